@@ -1,0 +1,33 @@
+/*
+ * clock — thin wrappers over clock_gettime. Any thread.
+ */
+#include "common/clock.h"
+
+#include <stdio.h>
+#include <time.h>
+
+uint64_t clock_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+double clock_mono_s(void)
+{
+	return (double)clock_mono_ns() / 1e9;
+}
+
+char *clock_wall_str(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%03ld", ts.tv_nsec / 1000000);
+	return buf;
+}

@@ -1,0 +1,80 @@
+/*
+ * conf — twinfs configuration: one table of keys (name, type, default,
+ * bounds, doc) drives the YAML loader, the defaults, `config check`,
+ * `config print` and the command-line overrides (conf_set). Errors are
+ * collected with file:line:column, never only the first. Main thread only.
+ */
+#ifndef TWINFS_CONF_H
+#define TWINFS_CONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum conf_mode { CONF_MODE_ASYNC = 0, CONF_MODE_SYNC = 1 };
+
+struct conf {
+	char *node_name;	/* node.name; default: hostname */
+	char *store;		/* store: directory holding the user's files */
+	char *state;		/* state: journal, ids, control socket */
+	char *mountpoint;	/* mountpoint (primary) */
+	char *listen;		/* listen: HOST:PORT (secondary) */
+	char *peer;		/* peer: HOST:PORT (primary) */
+	int mode;		/* mode: enum conf_mode */
+	char *psk_file;		/* tls.psk_file */
+	char *tls_cert;		/* tls.cert */
+	char *tls_key;		/* tls.key */
+	char *tls_peer_cert;	/* tls.peer_cert (pinned) */
+	bool insecure;		/* tls.insecure: allow non-loopback without keys */
+	uint64_t journal_size_limit;	/* journal.size_limit, bytes */
+	uint32_t journal_commit_ms;	/* journal.commit_ms: group-commit window */
+	uint64_t block_size;	/* delta.block_size, bytes (power of two) */
+	uint32_t sync_timeout_s;	/* sync.timeout: degrade sync->async after */
+	uint32_t heartbeat_s;	/* net.heartbeat */
+	int log_level;		/* log.level: LOG_ERR..LOG_DEBUG */
+	char *fuse_options;	/* fuse.options: extra -o options */
+};
+
+/* One located problem. */
+struct conf_error {
+	char *file;	/* NULL for command-line values */
+	int line, column;	/* 1-based; 0 when unknown */
+	char *key;	/* dotted key or NULL */
+	char *msg;
+};
+
+struct conf_diag {
+	struct conf_error *v;
+	int n, cap;
+};
+
+/* What a config is for; decides which keys are required. */
+enum conf_purpose {
+	CONF_FOR_ANY,		/* config check: store+state, and mountpoint or listen */
+	CONF_FOR_MOUNT,		/* store, state, mountpoint */
+	CONF_FOR_SERVE,		/* store, state, listen */
+};
+
+void conf_init(struct conf *c);		/* every key at its default */
+void conf_free(struct conf *c);
+
+/* Loads FILE over *c. Returns 0, or -EINVAL with every problem in *d. */
+int conf_load_file(struct conf *c, const char *file, struct conf_diag *d);
+/* Sets dotted KEY from a command-line string (same parsing and bounds as
+ * the file). Returns 0 or -EINVAL with the problem in *d. */
+int conf_set(struct conf *c, const char *key, const char *value, struct conf_diag *d);
+/* Checks required keys and paths for PURPOSE. Returns 0 or -EINVAL. */
+int conf_validate(const struct conf *c, enum conf_purpose purpose, struct conf_diag *d);
+
+/* Prints the effective config as YAML (every key, defaults filled in). */
+void conf_print(FILE *out, const struct conf *c);
+/* Prints "file:line:col: key: msg" lines, one per error. */
+void conf_diag_print(FILE *out, const struct conf_diag *d);
+void conf_diag_free(struct conf_diag *d);
+/* Prints one line per key: name, type, default, doc (for --help). */
+void conf_print_keys(FILE *out);
+
+/* Parses "host:port" / "[v6]:port"; port 1..65535. 0 or -EINVAL. */
+int conf_parse_addr(const char *s, char *host, size_t hostlen, uint16_t *port);
+
+#endif

@@ -1,0 +1,9 @@
+/*
+ * conf_cmd — the `twinfs config check|print|keys` subcommand.
+ */
+#ifndef TWINFS_CONF_CMD_H
+#define TWINFS_CONF_CMD_H
+
+int conf_cmd(int argc, char **argv);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * twinfs — entry point: dispatches `twinfs SUBCOMMAND ...` from one table.
+ * Each subcommand lives in its module (conf/, fs/, netsync/, bench/), parses
+ * its own options with getopt_long, has --help, and returns a sysexits code.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sysexits.h>
+
+#include "common/cli.h"
+#include "common/log.h"
+#include "version.h"
+
+
+
+static const struct cli_command commands[] = {
+
+	{ NULL, NULL, NULL },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: twinfs SUBCOMMAND [OPTIONS]\n"
+		"A replicated file store for two Linux servers.\n\n"
+		"Subcommands:\n");
+	for (const struct cli_command *c = commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	fprintf(out,
+		"\n'twinfs SUBCOMMAND --help' describes each one.\n"
+		"  -h, --help     show this help\n"
+		"  -V, --version  print the version\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *name;
+
+	log_setup("twinfs", LOG_NOTICE, LOG_SINK_STDERR);
+	if (argc < 2) {
+		usage(stderr);
+		return EX_USAGE;
+	}
+	name = argv[1];
+	if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 ||
+	    strcmp(name, "help") == 0) {
+		usage(stdout);
+		return EX_OK;
+	}
+	if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
+		printf("twinfs %s\n", TWINFS_VERSION);
+		return EX_OK;
+	}
+	for (const struct cli_command *c = commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c->fn(argc - 1, argv + 1);
+	fprintf(stderr, "twinfs: unknown subcommand '%s'\n"
+		"Try 'twinfs --help' for the list.\n", name);
+	return EX_USAGE;
+}
