@@ -225,10 +225,6 @@ void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct journal_op op = { .type = JOP_RENAME, .flags = flags };
 	int rc = 0;
 
-	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
 	record_lock(fs);
 	/* Neither parent's path changes by this rename (the kernel refuses
 	 * to move a directory below itself), so the paths computed after it
