@@ -13,6 +13,13 @@
  * waits for the peer: the DRBD "protocol C" promise at close and fsync.
  * fsync always commits the journal before syncing the store, so after a
  * crash the journal names at least every file whose data was synced.
+ *
+ * Dirty ranges are recorded twice, before and after the store write. The
+ * call before makes the file's durability mark durable before its first
+ * change of an epoch, so a crash right after the write still finds the
+ * file marked; the call after (a lock and a range merge) guarantees that a
+ * batch the sender took in between, reading the old bytes, is followed by
+ * another one with the new bytes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,7 +85,7 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 {
 	struct fs *fs = fs_of(req);
 	struct inode *dir = inode_get(fs->itab, parent);
-	struct journal_op op = { .type = JOP_CREATE };
+	struct record rec;
 	struct fuse_entry_param e;
 	struct cred_saved cs;
 	struct fs_file *f = NULL;
@@ -86,7 +93,7 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	bool created = true;
 	int fd, rc = 0;
 
-	record_lock(fs);
+	record_begin(fs, &rec, JOP_CREATE, dir, name, NULL, NULL);
 	cred_enter(req, &cs);
 	fd = openat(dir->fd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW,
 		    mode & 07777);
@@ -110,14 +117,11 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		inode_unref(fs->itab, inode_get(fs->itab, e.ino), 1);
 		goto out_close;
 	}
-	if (created) {
-		op.mode = e.attr.st_mode;
-		op.uid = e.attr.st_uid;
-		op.gid = e.attr.st_gid;
-		op.ino = e.attr.st_ino;
-		record_op(fs, &op, dir, name, NULL, NULL);
-	}
-	record_unlock(fs);
+	rec.op.mode = e.attr.st_mode;
+	rec.op.uid = e.attr.st_uid;
+	rec.op.gid = e.attr.st_gid;
+	rec.op.ino = e.attr.st_ino;
+	record_end(fs, &rec, created);
 	fi->fh = (uintptr_t)f;
 	fs_file_opts(fi);
 	fuse_reply_create(req, &e, fi);
@@ -125,7 +129,9 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 out_close:
 	close(fd);
 out_unlock:
-	record_unlock(fs);
+	/* A file we created stays in the store even if we fail to open it
+	 * for the kernel: record it. */
+	record_end(fs, &rec, created && fd >= 0);
 	fuse_reply_err(req, -rc);
 }
 
@@ -178,6 +184,7 @@ void fs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = f->fd;
 	out.buf[0].pos = off;
+	record_write(fs, f->inode, f->fd, (uint64_t)off, fuse_buf_size(in));
 	n = fuse_buf_copy(&out, in, 0);
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
@@ -249,6 +256,7 @@ void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 	struct fs *fs = fs_of(req);
 	struct fs_file *f = fs_file_of(fi);
 
+	record_write(fs, f->inode, f->fd, (uint64_t)offset, (uint64_t)length);
 	if (fallocate(f->fd, mode, offset, length) < 0) {
 		fuse_reply_err(req, errno);
 		return;
@@ -268,6 +276,7 @@ void fs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	loff_t from = off_in, to = off_out;
 	ssize_t n;
 
+	record_write(fs, out->inode, out->fd, (uint64_t)off_out, len);
 	n = copy_file_range(in->fd, &from, out->fd, &to, len, (unsigned)flags);
 	if (n < 0) {
 		fuse_reply_err(req, errno);

@@ -161,38 +161,30 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 		 * wait for. */
 		.wait_peer = NULL,
 	};
+	struct journal_opts jo = {
+		.state_dir = m->c.state,
+		.store_dir = m->c.store,
+		.size_limit = m->c.journal_size_limit,
+		.commit_ms = m->c.journal_commit_ms,
+	};
 	int rc;
 
-#ifdef TWINFS_HAVE_JOURNAL
-	{
-		struct journal_opts jo = {
-			.state_dir = m->c.state,
-			.store_dir = m->c.store,
-			.size_limit = m->c.journal_size_limit,
-			.commit_ms = m->c.journal_commit_ms,
-		};
+	rc = journal_open(&jo, &m->journal);
+	if (rc < 0) {
+		log_error("cannot open the journal; check the state directory",
+			  "state=%s err=\"%s\"", m->c.state, strerror(-rc));
+		if (ready_fd >= 0) {
+			ssize_t w = write(ready_fd, &rc, sizeof(rc));
 
-		rc = journal_open(&jo, &m->journal);
-		if (rc < 0) {
-			log_error("cannot open the journal; check the state "
-				  "directory", "state=%s err=\"%s\"", m->c.state,
-				  strerror(-rc));
-			if (ready_fd >= 0) {
-				ssize_t w = write(ready_fd, &rc, sizeof(rc));
-
-				(void)w;
-				close(ready_fd);
-			}
-			return rc;
+			(void)w;
+			close(ready_fd);
 		}
+		return rc;
 	}
-#endif
 	o.journal = m->journal;
 	rc = fs_run(&o);
 	/* primary_stop(m->primary, flush_ms) goes here once merged. */
-#ifdef TWINFS_HAVE_JOURNAL
 	journal_close(m->journal);
-#endif
 	return rc;
 }
 
