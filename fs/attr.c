@@ -38,7 +38,7 @@ void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
-		fuse_reply_attr(req, &st, fs->timeout);
+		fuse_reply_attr(req, (fs_fix_stat(&st), &st), fs->timeout);
 }
 
 /* Applies the changes of one setattr to the store; returns 0 or -errno,
@@ -138,7 +138,7 @@ void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
-		fuse_reply_attr(req, &st, fs->timeout);
+		fuse_reply_attr(req, (fs_fix_stat(&st), &st), fs->timeout);
 }
 
 void fs_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -232,6 +232,15 @@ void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	char *buf = NULL;
 	ssize_t n;
 
+	/* SELinux labels a FUSE mount as a whole (genfscon or context=),
+	 * never per file, and a label is per-host policy that must not be
+	 * replicated. Saying "not supported" (rather than "no such
+	 * attribute") also lets `ls -l` stop asking for every file, which
+	 * the kernel cannot cache for us: one round trip per file. */
+	if (strcmp(name, "security.selinux") == 0) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
 	if (i->type == S_IFLNK) {
 		fuse_reply_err(req, ENODATA);
 		return;

@@ -41,6 +41,7 @@ int fs_do_lookup(struct fs *fs, struct inode *parent, const char *name,
 		close(fd);
 		return rc;
 	}
+	fs_fix_stat(&e->attr);
 	i = inode_ref(fs->itab, fd, &e->attr, &rc);
 	if (!i)
 		return rc;

@@ -33,6 +33,16 @@
 #include "fs/fs_internal.h"
 #include "fs/record.h"
 
+/*
+ * Large writes start their disk IO at once (sync_file_range WRITE does not
+ * wait). The kernel sends us a file's dirty pages in bulk (at close, or
+ * when its writeback budget is full), so without this the store's disk
+ * sits idle while we copy and only starts at the final sync; with it the
+ * store is written while the copy is still arriving, as a native copy's
+ * writeback would be. Small writes are left to the store's own writeback.
+ */
+#define FS_EARLY_WRITEBACK (256 * 1024)
+
 void fs_wait_peer(struct fs *fs)
 {
 	int rc;
@@ -192,6 +202,8 @@ void fs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 	}
 	f->written = true;
 	record_write(fs, f->inode, f->fd, (uint64_t)off, (uint64_t)n);
+	if (n >= FS_EARLY_WRITEBACK)
+		sync_file_range(f->fd, off, n, SYNC_FILE_RANGE_WRITE);
 	fuse_reply_write(req, (size_t)n);
 }
 
