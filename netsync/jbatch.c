@@ -241,7 +241,6 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 		return -ENOMEM;
 	journal_ns_lock(j);
 	pthread_mutex_lock(&j->mu);
-	j->notified = false;
 	if (j->head_seq == j->sent_seq && !j->dirty_head && j->lost_paths.n == 0) {
 		rc = -EAGAIN;
 		goto out_unlock;
@@ -291,6 +290,17 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	j->sent_seq = end;
 	if (j->dirty_head == NULL)
 		j->barrier_seq = 0;
+	/* Everything signalled so far is in this batch, except what came after
+	 * the BATCH record or was left behind by max_bytes: re-signal that. */
+	{
+		uint64_t v;
+
+		if (read(j->evfd, &v, sizeof v) < 0 && errno != EAGAIN)
+			log_warn("journal cannot clear its eventfd", "err=%s", strerror(errno));
+	}
+	j->notified = false;
+	if (j->head_seq > end || j->dirty_head || j->lost_paths.n)
+		journal_notify_locked(j);
 	pthread_mutex_unlock(&j->mu);
 
 	/* Resolve paths and read records without mu: writers keep going. */
