@@ -264,7 +264,8 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 		rc = -ENOMEM;
 		goto out_unlock;
 	}
-	memcpy(segs, j->segs, j->nsegs * sizeof(*segs));
+	if (j->nsegs)
+		memcpy(segs, j->segs, j->nsegs * sizeof(*segs));
 	nsegs = j->nsegs;
 	for (struct jinode *e = j->dirty_head, *next; e; e = next) {
 		struct jtaken *t = &taken[n_taken];
@@ -490,8 +491,10 @@ int journal_ack(struct journal *j, uint64_t seq)
 			j->disk_bytes -= j->segs[k].bytes;
 			k++;
 		}
-		memmove(j->segs, j->segs + k, (j->nsegs - k) * sizeof(*j->segs));
-		j->nsegs -= k;
+		if (k) {
+			memmove(j->segs, j->segs + k, (j->nsegs - k) * sizeof(*j->segs));
+			j->nsegs -= k;
+		}
 	}
 	journal_end_epoch_locked(j);
 	pthread_cond_broadcast(&j->acked_cv);

@@ -189,7 +189,8 @@ static int jseg_list(int dirfd, struct jseg_info **out, size_t *n_out)
 		}
 		v[n++] = (struct jseg_info){ .first_seq = first, .last_seq = first - 1 };
 	}
-	qsort(v, n, sizeof(*v), jseg_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), jseg_cmp);
 	*out = v;
 	*n_out = n;
 	v = NULL;
@@ -338,8 +339,10 @@ int jseg_scan(int dirfd, uint64_t after_seq, bool repair,
 				goto out_free;
 			k++;
 		}
-		memmove(segs, segs + k, (nsegs - k) * sizeof(*segs));
-		nsegs -= k;
+		if (k) {
+			memmove(segs, segs + k, (nsegs - k) * sizeof(*segs));
+			nsegs -= k;
+		}
 	}
 	if (repair && (out->cut || out->lost) && fsync(dirfd) < 0) {
 		rc = -errno;
