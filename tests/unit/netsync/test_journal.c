@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -609,8 +610,8 @@ static void test_notify_fd(void **state)
 
 struct acker {
 	struct journal *j;
-	volatile int stop;
-	int batches;
+	atomic_int stop;
+	atomic_int batches;
 };
 
 static void *acker_main(void *arg)
