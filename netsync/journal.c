@@ -73,6 +73,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -580,13 +582,34 @@ static bool journal_op_has_path2(enum journal_op_type t)
 	return t == JOP_RENAME || t == JOP_LINK;
 }
 
+/* Store-relative: no leading '/', no empty, "." or ".." component. */
+static bool journal_path_ok(const char *p)
+{
+	if (!p)
+		return false;
+	if (p[0] == '\0')
+		return true;
+	for (;;) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		if (!slash)
+			return true;
+		p = slash + 1;
+	}
+}
+
 int64_t journal_append(struct journal *j, const struct journal_op *op)
 {
 	char dir[PATH_MAX];
 	int64_t seq, wait = 0, m;
 	int rc;
 
-	if (!op->path || !journal_op_name(op->type) || op->type >= JOP_MARK_DIR)
+	if (!journal_path_ok(op->path) || !journal_op_name(op->type) ||
+	    op->type >= JOP_MARK_DIR ||
+	    (journal_op_has_path2(op->type) && !journal_path_ok(op->path2)))
 		return -EINVAL;
 	pthread_mutex_lock(&j->mu);
 	/* The directories whose entries (or whose child's attributes) change.
@@ -618,7 +641,7 @@ int64_t journal_append(struct journal *j, const struct journal_op *op)
 		}
 	}
 	seq = journal_append_locked(j, op, false);
-	if (seq == -ENOSPC || seq == -E2BIG) {
+	if (seq < 0) {
 		if (seq == -ENOSPC && !j->overflow) {
 			j->overflow = true;
 			log_warn("journal is full; recording paths for rescan until the "
@@ -637,6 +660,36 @@ int64_t journal_append(struct journal *j, const struct journal_op *op)
 out_unlock:
 	pthread_mutex_unlock(&j->mu);
 	return seq;
+}
+
+/*
+ * Out of file descriptors: the journal cannot keep one for this inode, so
+ * it cannot follow the file across renames. It names the file by its
+ * current path in a durable NEEDS_SCAN and enters overflow, so every later
+ * op is a NEEDS_SCAN too until the epoch ends, and no later record can
+ * move the file away from the name that will be scanned. mu held.
+ */
+static int journal_mark_by_path_locked(struct journal *j, struct jinode *e, int fd)
+{
+	char *path = NULL;
+	int64_t seq;
+	int rc;
+
+	journal_inode_drop(j, e);
+	rc = journal_fd_path(j, fd, &path);
+	if (rc < 0)
+		return rc == -ENOENT ? 0 : rc;
+	if (!j->overflow) {
+		j->overflow = true;
+		log_warn("journal is out of file descriptors; recording paths for "
+			 "rescan until the peer catches up (raise LimitNOFILE)",
+			 "dir=%s path=%s", j->dir, path);
+	}
+	seq = journal_needs_scan_locked(j, path);
+	free(path);
+	if (seq < 0)
+		return (int)seq;
+	return journal_wait_durable_locked(j, (uint64_t)seq);
 }
 
 /*
@@ -669,6 +722,8 @@ int journal_mark_dirty(struct journal *j, uint64_t ino, int fd,
 			e->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 			if (e->fd < 0) {
 				rc = -errno;
+				if (rc == -EMFILE || rc == -ENFILE)
+					rc = journal_mark_by_path_locked(j, e, fd);
 				goto out_unlock;
 			}
 		}
@@ -866,6 +921,19 @@ static void journal_recover_lost(const char *path, const char *why, void *arg)
 		log_error("journal out of memory while recovering marks", "path=%s", path);
 }
 
+/* The journal keeps one fd per written inode until the peer has it; let
+ * it use the hard limit rather than the default soft 1024. */
+static void journal_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_debug("cannot raise the open file limit", "err=%s", strerror(errno));
+	}
+}
+
 static int journal_mkdir_p(const char *state, const char *dir)
 {
 	if (mkdir(state, 0700) < 0 && errno != EEXIST)
@@ -889,7 +957,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	j->dirfd = j->evfd = j->seg_fd = -1;
+	j->dirfd = j->evfd = j->seg_fd = j->lockfd = -1;
 	pthread_mutex_init(&j->ns_mu, NULL);
 	pthread_mutex_init(&j->ack_mu, NULL);
 	pthread_mutex_init(&j->mu, NULL);
@@ -932,6 +1000,15 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 			  "dir=%s err=%s", j->dir, strerror(-rc));
 		goto out_free;
 	}
+	/* One process owns a journal. list_pending only reads, without it. */
+	j->lockfd = openat(j->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (j->lockfd < 0 || flock(j->lockfd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		log_error("journal is in use by another twinfs process; stop it first",
+			  "dir=%s err=%s", j->dir, strerror(-rc));
+		goto out_free;
+	}
+	journal_raise_nofile();
 	rc = jseg_ack_read(j->dirfd, &j->acked_seq);
 	if (rc < 0) {
 		log_error("journal ack file is unreadable; remove STATE/journal to "
@@ -1033,6 +1110,8 @@ void journal_close(struct journal *j)
 		close(j->evfd);
 	if (j->dirfd >= 0)
 		close(j->dirfd);
+	if (j->lockfd >= 0)
+		close(j->lockfd);
 	free(j->dir);
 	free(j->store);
 	pthread_cond_destroy(&j->commit_cv);

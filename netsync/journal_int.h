@@ -66,6 +66,7 @@ struct journal {
 	char *store;			/* realpath of the store root */
 	size_t store_len;
 	int dirfd;			/* STATE/journal */
+	int lockfd;			/* STATE/journal/lock, flock'd: one owner */
 	uint64_t size_limit;
 	uint32_t commit_ms;
 

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -906,6 +907,69 @@ static void test_group_commit(void **state)
 	journal_batch_free(b);
 }
 
+static void test_bad_paths_and_lock(void **state)
+{
+	static const char *bad[] = { "/abs", "a/../b", "a//b", "./a", "a/", "..", "a/." };
+	struct fx *f = *state;
+	struct journal *j2;
+
+	fx_open(f);
+	journal_ns_lock(f->j);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct journal_op op = { .type = JOP_CREATE, .path = bad[i] };
+
+		if (journal_append(f->j, &op) != -EINVAL)
+			fail_msg("path '%s' accepted", bad[i]);
+	}
+	assert_int_equal(journal_append(f->j, &(struct journal_op){ .type = JOP_RENAME,
+			 .path = "ok", .path2 = "../x" }), -EINVAL);
+	assert_int_equal(journal_append(f->j, &(struct journal_op){ .type = JOP_MARK_DIR,
+			 .path = "x" }), -EINVAL);	/* the journal's own types */
+	journal_ns_unlock(f->j);
+	/* One owner per journal directory. */
+	assert_int_equal(journal_open(&f->o, &j2), -EBUSY);
+}
+
+/* Out of fds: the file is named by path (NEEDS_SCAN) and the journal
+ * switches to needs-scan records until everything is acked. */
+static void test_out_of_fds(void **state)
+{
+	struct fx *f = *state;
+	struct journal_batch *b;
+	struct rlimit old, rl;
+	uint64_t ino;
+	int fd, fds[4096], n = 0;
+
+	fd = fx_file(f, "victim", "abc", &ino);
+	fx_open(f);
+	fx_append(f, JOP_MKDIR, "d", NULL, 0);
+	assert_int_equal(journal_commit(f->j), 0);	/* the segment is open */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	rl = old;
+	rl.rlim_cur = 256;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	while (n < 4096 && (fds[n] = dup(0)) >= 0)
+		n++;
+	assert_int_equal(journal_mark_dirty(f->j, ino, fd, 0, 3), 0);
+	while (n > 0)
+		close(fds[--n]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	fx_append(f, JOP_RENAME, "victim", "moved", 0);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(count_type(b, JOP_NEEDS_SCAN, "victim"), 1);
+	assert_int_equal(count_type(b, JOP_NEEDS_SCAN, "moved"), 1);
+	assert_int_equal(count_type(b, JOP_RENAME, NULL), 0);
+	assert_int_equal(b->n_files, 0);
+	assert_int_equal(journal_ack(f->j, b->end_seq), 0);
+	journal_batch_free(b);
+	/* Acked: back to normal records. */
+	fx_append(f, JOP_RENAME, "moved", "back", 0);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(count_type(b, JOP_RENAME, NULL), 1);
+	journal_batch_free(b);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -921,6 +985,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_crash_list_pending, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_mark_dirty_speed, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_bad_paths_and_lock, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_out_of_fds, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
