@@ -907,6 +907,77 @@ static void test_group_commit(void **state)
 	journal_batch_free(b);
 }
 
+/* Marks from earlier sessions stay in force until acked. */
+static void test_marks_survive_reopens(void **state)
+{
+	struct fx *f = *state;
+	struct collected *c = calloc(1, sizeof(*c));
+	uint64_t ino;
+
+	fx_mkdir(f, "d");
+	sleep(2);	/* older than any mark, with the slack */
+	fx_open(f);
+	close(fx_file(f, "d/first", "1", &ino));
+	fx_append(f, JOP_CREATE, "d/first", NULL, ino);
+	fx_reopen(f);
+	sleep(2);
+	close(fx_file(f, "d/second", "2", &ino));
+	fx_append(f, JOP_CREATE, "d/second", NULL, ino);
+	journal_close(f->j);
+	f->j = NULL;
+	/* Drop the create records' evidence: only the marks can find them. */
+	assert_int_equal(journal_list_pending(f->state, f->store, collect, c), 0);
+	assert_non_null(has_path(c, "d/first"));
+	assert_non_null(has_path(c, "d/second"));
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t k = i + 1; k < c->n; k++)
+			if (strcmp(c->paths[i], c->paths[k]) == 0)
+				fail_msg("%s listed twice", c->paths[i]);
+	free(c);
+}
+
+static void test_append_throughput(void **state)
+{
+	struct fx *f = *state;
+	struct journal_stats st;
+	const int N = 200000;
+	uint64_t t0, t1, t2;
+
+	fx_open(f);
+	t0 = clock_mono_ns();
+	journal_ns_lock(f->j);
+	for (int i = 0; i < 100; i++) {	/* the 100 directory marks, each a commit */
+		char p[32];
+		struct journal_op op = { .type = JOP_MKDIR, .path = p, .mode = 0755 };
+
+		snprintf(p, sizeof p, "d%03d/sub", i);
+		assert_true(journal_append(f->j, &op) > 0);
+	}
+	journal_ns_unlock(f->j);
+	t1 = clock_mono_ns();
+	print_message("append: 100 first changes in 100 dirs (each waits for its mark): "
+		      "%.1f ms\n", (t1 - t0) / 1e6);
+	t0 = clock_mono_ns();
+	journal_ns_lock(f->j);
+	for (int i = 0; i < N; i++) {
+		char p[32];
+		struct journal_op op = { .type = JOP_CREATE, .path = p, .mode = 0644 };
+
+		snprintf(p, sizeof p, "d%03d/file-%06d", i % 100, i);
+		assert_true(journal_append(f->j, &op) > 0);
+	}
+	journal_ns_unlock(f->j);
+	t1 = clock_mono_ns();
+	assert_int_equal(journal_commit(f->j), 0);
+	t2 = clock_mono_ns();
+	journal_get_stats(f->j, &st);
+	print_message("append: then %d creates into the same dirs in %.1f ms (%.0f ns/op, %llu bytes "
+		      "on disk), final commit %.1f ms\n", N, (t1 - t0) / 1e6,
+		      (double)(t1 - t0) / N, (unsigned long long)st.disk_bytes, (t2 - t1) / 1e6);
+	assert_int_equal(st.head_seq, (uint64_t)N + 200);	/* + one MARK_DIR per dir */
+	assert_true(t1 - t0 < 2000000000ull);	/* no per-op sync */
+}
+
 static void test_bad_paths_and_lock(void **state)
 {
 	static const char *bad[] = { "/abs", "a/../b", "a//b", "./a", "a/", "..", "a/." };
@@ -986,6 +1057,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mark_dirty_speed, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_paths_and_lock, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_marks_survive_reopens, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_append_throughput, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_fds, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
