@@ -168,7 +168,7 @@ static int jbatch_resolve(struct journal *j, struct jtaken *t, struct journal_di
 	f->ino = t->ino;
 	f->whole = t->whole;
 	if (f->whole) {
-		if (fstat(rfd, &st) == 0)
+		if (fstat(rfd, &st) == 0 && S_ISREG(st.st_mode))
 			f->bytes = (uint64_t)st.st_size;
 		return 0;
 	}

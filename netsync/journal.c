@@ -43,7 +43,8 @@
  *
  * Recovery. journal_open scans the segments after the ack (jseg.c), cuts a
  * torn or damaged tail, and keeps every later record for re-sending. Each
- * mark after the ack becomes dirty paths sent whole: the marked file, and
+ * mark after the ack becomes dirty inodes sent whole (opened O_PATH, so
+ * they follow later renames like any dirty file): the marked file, and
  * each entry of a marked directory whose ctime >= the time stored in the
  * mark (its mtime field, taken 1 s early because the kernel's ctime clock
  * is coarse). Nothing else in the tree is looked at. journal_list_pending
@@ -913,12 +914,37 @@ static int journal_recover_rec(const uint8_t *rec, size_t len, uint64_t seq, voi
 	return 0;
 }
 
+/*
+ * A recovered path becomes an ordinary dirty inode (sent whole) holding an
+ * O_PATH fd, so it follows later renames like any other dirty file. A path
+ * that is gone needs nothing here (its directory is listed too). Without an
+ * fd the path is kept as a name (fd -1 in the batch). journal_open only.
+ */
 static void journal_recover_lost(const char *path, const char *why, void *arg)
 {
 	struct journal *j = arg;
+	char full[PATH_MAX];
+	struct jinode *e;
+	struct stat st;
+	int fd;
 
-	if (pathset_add(&j->lost_paths, path, 0) < 0)
+	snprintf(full, sizeof full, "%s%s%s", j->store, path[0] ? "/" : "", path);
+	fd = open(full, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return;
+	if (fd >= 0 && fstat(fd, &st) == 0 && (e = journal_inode_get(j, st.st_ino)) != NULL) {
+		if (e->fd < 0) {
+			e->fd = fd;
+			fd = -1;
+		}
+		e->whole = true;
+		rangeset_clear(&e->ranges);
+		journal_inode_dirty(j, e);
+	} else if (pathset_add(&j->lost_paths, path, 0) < 0) {
 		log_error("journal out of memory while recovering marks", "path=%s", path);
+	}
+	if (fd >= 0)
+		close(fd);
 }
 
 /* The journal keeps one fd per written inode until the peer has it; let
@@ -1029,15 +1055,14 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	j->sent_seq = j->acked_seq;
 	j->rotate_next = true;	/* never append after a cut tail */
 
-	rc = jpending_resolve_marks(j->store, rec.marks, rec.n, journal_recover_lost, j);
-	if (rc < 0)
-		goto out_marks;
-
 	j->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (j->evfd < 0) {
 		rc = -errno;
 		goto out_marks;
 	}
+	rc = jpending_resolve_marks(j->store, rec.marks, rec.n, journal_recover_lost, j);
+	if (rc < 0)
+		goto out_marks;
 	rc = -pthread_create(&j->committer, NULL, journal_committer, j);
 	if (rc < 0)
 		goto out_marks;
@@ -1051,13 +1076,13 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 		journal_mark_time(&op);
 		journal_append_locked(j, &op, true);
 	}
-	if (j->head_seq > j->sent_seq || j->lost_paths.n)
+	if (j->head_seq > j->sent_seq || j->lost_paths.n || j->dirty_head)
 		journal_notify_locked(j);
 	pthread_mutex_unlock(&j->mu);
 	if (scan.cut || rec.n)
 		log_notice("journal recovered", "dir=%s acked=%" PRIu64 " head=%" PRIu64
-			   " marks=%zu dirty_paths=%zu cut=%d", j->dir, j->acked_seq,
-			   j->head_seq, rec.n, j->lost_paths.n, scan.cut);
+			   " marks=%zu dirty_files=%" PRIu64 " cut=%d", j->dir, j->acked_seq,
+			   j->head_seq, rec.n, j->n_dirty + j->lost_paths.n, scan.cut);
 	for (size_t i = 0; i < rec.n; i++)
 		free(rec.marks[i].path);
 	free(rec.marks);

@@ -795,16 +795,30 @@ static void test_crash_list_pending(void **state)
 	assert_null(has_path(c, "keep"));
 
 	/* Reopening recovers the same: the marked files come back as whole
-	 * dirty files. */
+	 * dirty files that follow renames made after the restart. */
 	fx_open(f);
+	{
+		char p1[256], p2[256];
+
+		snprintf(p1, sizeof p1, "%s/sub/f49", f->store);
+		snprintf(p2, sizeof p2, "%s/sub/f49-renamed", f->store);
+		assert_int_equal(rename(p1, p2), 0);
+		fx_append(f, JOP_RENAME, "sub/f49", "sub/f49-renamed", 0);
+	}
 	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
 	{
 		const struct journal_dirty *d = find_file(b, "keep/old");
+		char c11[11];
 
 		assert_non_null(d);
 		assert_true(d->whole);
-		assert_int_equal(d->fd, -1);
-		assert_non_null(find_file(b, "sub/f49"));
+		assert_true(d->fd >= 0);
+		assert_int_equal(d->bytes, 10);
+		assert_int_equal(pread(d->fd, c11, 10, 0), 10);
+		assert_memory_equal(c11, "00000X0000", 10);
+		assert_non_null(find_file(b, "sub/f48"));
+		assert_non_null(find_file(b, "sub/f49-renamed"));
+		assert_null(find_file(b, "sub/f49"));
 		assert_null(find_file(b, "untouched"));
 	}
 	assert_int_equal(journal_ack(f->j, b->end_seq), 0);
