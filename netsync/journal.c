@@ -62,7 +62,8 @@
  * Known window: append() and mark_dirty() are called after the store was
  * changed, so a crash between that change and the mark becoming durable
  * (a few ms, once per dir/file per epoch) loses the mark; the application
- * never saw that call return.
+ * never saw that call return. mark_dirty(ino, fd, off, 0) before a write
+ * makes the file's mark durable first and closes the window for data.
  */
 #include "netsync/journal.h"
 
@@ -698,7 +699,9 @@ static int journal_mark_by_path_locked(struct journal *j, struct jinode *e, int 
  * mutex, the hash lookup and the range merge; everything else (dup of the
  * fd, path lookup, MARK_FILE, waiting for it) happens once per inode and
  * epoch. The loop re-looks the inode up after waiting because forget or an
- * epoch end may have run meanwhile.
+ * epoch end may have run meanwhile. With len 0 it only makes sure the mark
+ * is durable: an fs that calls it so before its first write to a file
+ * closes the crash window described at the top of this file.
  */
 int journal_mark_dirty(struct journal *j, uint64_t ino, int fd,
 		       uint64_t off, uint64_t len)
@@ -759,6 +762,8 @@ int journal_mark_dirty(struct journal *j, uint64_t ino, int fd,
 				goto out_unlock;
 		}
 	}
+	if (len == 0)
+		goto out_unlock;	/* only the mark was asked for (see below) */
 	if (e->whole)
 		goto out_dirty;
 	rc = rangeset_add(&e->ranges, off, len);

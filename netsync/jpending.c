@@ -208,6 +208,10 @@ int journal_list_pending(const char *state_dir, const char *store_dir,
 	uint64_t acked;
 	int dfd, rc;
 
+	struct stat st;
+
+	if (stat(state_dir, &st) < 0)
+		return -errno;	/* a mistyped --state is an error, not "nothing" */
 	snprintf(dir, sizeof dir, "%s/journal", state_dir);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)

@@ -727,6 +727,19 @@ static void test_marks_per_epoch(void **state)
 	assert_int_equal(count_type(b, JOP_MARK_FILE, "dir/old"), 1);
 	assert_int_equal(count_type(b, JOP_MARK_DIR, "dir"), 1);
 	journal_batch_free(b);
+
+	/* len 0: the mark only, before a write; nothing becomes dirty. */
+	assert_int_equal(journal_ack(f->j, journal_barrier(f->j)), 0);	/* all taken */
+	journal_get_stats(f->j, &st);
+	assert_int_equal(st.epoch, 3);
+	assert_int_equal(journal_mark_dirty(f->j, ino_old, fo, 0, 0), 0);
+	journal_get_stats(f->j, &st);
+	assert_int_equal(st.dirty_files, 0);
+	assert_int_equal(st.durable_seq, st.head_seq);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(count_type(b, JOP_MARK_FILE, "dir/old"), 1);
+	assert_int_equal(b->n_files, 0);
+	journal_batch_free(b);
 	close(fo);
 	close(fn);
 	close(fn2);
@@ -827,6 +840,7 @@ static void test_crash_list_pending(void **state)
 	c->n = 0;
 	assert_int_equal(journal_list_pending(f->state, f->store, collect, c), 0);
 	assert_int_equal(c->n, 0);
+	assert_int_equal(journal_list_pending("/nonexistent/state", f->store, collect, c), -ENOENT);
 	free(c);
 }
 
