@@ -328,6 +328,15 @@ int jseg_scan(int dirfd, uint64_t after_seq, bool repair,
 		}
 	}
 	nsegs = valid;
+	out->head_seq = expect ? expect - 1 : 0;
+	/* A last segment without records (its first record was torn) would
+	 * share its name with the next segment the journal starts: drop it. */
+	if (repair && nsegs > 0 && segs[nsegs - 1].last_seq < segs[nsegs - 1].first_seq) {
+		rc = jseg_unlink(dirfd, segs[nsegs - 1].first_seq);
+		if (rc < 0)
+			goto out_free;
+		nsegs--;
+	}
 	/* Segments wholly acknowledged are of no use (keep the last: it tells
 	 * where the seq continues). */
 	if (repair) {
@@ -350,12 +359,6 @@ int jseg_scan(int dirfd, uint64_t after_seq, bool repair,
 	}
 	out->segs = segs;
 	out->nsegs = nsegs;
-	out->head_seq = expect ? expect - 1 : 0;
-	for (size_t i = nsegs; i-- > 0;)
-		if (segs[i].last_seq >= segs[i].first_seq) {
-			out->head_seq = segs[i].last_seq;
-			break;
-		}
 	return 0;
 out_free:
 	free(segs);

@@ -329,6 +329,48 @@ static void test_torn_tail(void **state)
 	}
 }
 
+/* A segment whose only record is torn (or whose header is): the next
+ * segment reuses its name; acking must not delete the live one. */
+static void test_torn_first_record_of_segment(void **state)
+{
+	static const off_t keep[] = { 32, 40, 20 };	/* header, header + 8, half a header */
+	struct fx *f = *state;
+
+	for (size_t c = 0; c < sizeof(keep) / sizeof(keep[0]); c++) {
+		struct journal_batch *b;
+		struct journal_stats st;
+		char seg[256];
+
+		fx_teardown(state);
+		fx_setup(state);
+		f = *state;
+		fx_open(f);
+		fx_append(f, JOP_CREATE, "a", NULL, 0);	/* MARK_DIR "" + create: seq 1, 2 */
+		fx_reopen(f);				/* the next record starts seg 3 */
+		fx_append(f, JOP_CREATE, "b", NULL, 0);
+		journal_close(f->j);
+		f->j = NULL;
+		last_segment(f, seg, sizeof seg);
+		assert_int_equal(truncate(seg, keep[c]), 0);
+		fx_open(f);
+		journal_get_stats(f->j, &st);
+		assert_int_equal(st.head_seq, 2);
+		fx_append(f, JOP_CREATE, "c", NULL, 0);
+		assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+		assert_int_equal(b->recs[b->n_recs - 2].seq, b->end_seq - 1);
+		assert_int_equal(journal_ack(f->j, 2), 0);
+		journal_batch_free(b);
+		fx_reopen(f);
+		journal_get_stats(f->j, &st);
+		assert_int_equal(st.acked_seq, 2);
+		assert_int_equal(st.head_seq, 5);	/* MARK_DIR, create c, batch */
+		assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+		assert_int_equal(b->first_seq, 3);
+		assert_int_equal(count_type(b, JOP_CREATE, "c"), 1);
+		journal_batch_free(b);
+	}
+}
+
 /* ---- ack trims segments ---- */
 
 static void test_ack_trims_segments(void **state)
@@ -1075,6 +1117,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_order_and_seqs, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_keeps_unacked, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_torn_first_record_of_segment, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ack_trims_segments, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_size_limit, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_batch_take_requeue_rewind, fx_setup, fx_teardown),
