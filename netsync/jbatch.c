@@ -273,11 +273,11 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 		next = e->dnext;
 		if (bounded && n_taken > 0 && budget + e->ranges.bytes > max_bytes)
 			continue;
-		t->fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
-		if (t->fd < 0) {
-			rc = -errno;
-			goto out_unlock;
-		}
+		/* The batch takes the journal's fd; the inode's next write dups
+		 * the fs's fd again. Clean inodes hold no fd, so open fds stay
+		 * bounded by dirty + in-flight files. */
+		t->fd = e->fd;
+		e->fd = -1;
 		t->ino = e->ino;
 		t->whole = e->whole;
 		t->ranges = e->ranges;
@@ -406,8 +406,12 @@ void journal_requeue(struct journal *j, struct journal_batch *b)
 				continue;
 			}
 			e = journal_inode_find(j, f->ino);
-			if (!e || e->fd < 0)
+			if (!e)
 				continue;	/* forgotten: the inode is gone */
+			if (e->fd < 0) {
+				e->fd = f->fd;	/* the batch is freed below */
+				f->fd = -1;
+			}
 			for (size_t k = 0; !f->whole && !e->whole && k < f->n_ranges; k++)
 				if (rangeset_add(&e->ranges, f->ranges[k].off, f->ranges[k].len) < 0)
 					e->whole = true;

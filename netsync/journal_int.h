@@ -33,7 +33,7 @@ struct jinode {
 	bool on_dirty;
 	bool whole;			/* send the whole file */
 	uint64_t ino;
-	int fd;				/* the journal's dup, or -1 */
+	int fd;				/* the journal's dup while dirty, or -1 */
 	uint64_t mark_epoch;		/* epoch in which it is covered: created
 					 * in it, or its MARK_FILE appended */
 	uint64_t mark_seq;		/* that MARK_FILE's seq (0: created) */

@@ -629,6 +629,57 @@ static void test_batch_take_requeue_rewind(void **state)
 	close(fc);
 }
 
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* The journal holds fds only for dirty (and in-flight) inodes. */
+static void test_fds_bounded(void **state)
+{
+	struct fx *f = *state;
+	struct journal_batch *b;
+	int base, fds[200];
+	uint64_t inos[200];
+
+	fx_open(f);
+	for (int i = 0; i < 200; i++) {
+		char p[16];
+
+		snprintf(p, sizeof p, "f%03d", i);
+		fds[i] = fx_file(f, p, NULL, &inos[i]);
+		fx_append(f, JOP_CREATE, p, NULL, inos[i]);
+	}
+	base = count_fds();
+	for (int i = 0; i < 200; i++)
+		assert_int_equal(journal_mark_dirty(f->j, inos[i], fds[i], 0, 1), 0);
+	assert_int_equal(count_fds(), base + 200);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(b->n_files, 200);
+	journal_requeue(f->j, b);	/* fds go back to the inodes */
+	assert_int_equal(count_fds(), base + 200);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(b->n_files, 200);
+	journal_batch_free(b);
+	assert_int_equal(count_fds(), base);
+	/* A write after the take works as before. */
+	assert_int_equal(journal_mark_dirty(f->j, inos[7], fds[7], 5, 1), 0);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(b->n_files, 1);
+	assert_string_equal(b->files[0].path, "f007");
+	assert_int_equal(b->files[0].ranges[0].off, 5);
+	journal_batch_free(b);
+	for (int i = 0; i < 200; i++)
+		close(fds[i]);
+}
+
 static void test_notify_fd(void **state)
 {
 	struct fx *f = *state;
@@ -1122,6 +1173,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_size_limit, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_batch_take_requeue_rewind, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_notify_fd, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_fds_bounded, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_barrier_wait_acked, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_marks_per_epoch, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_list_pending, fx_setup, fx_teardown),
