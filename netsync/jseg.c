@@ -265,6 +265,11 @@ int jseg_scan(int dirfd, uint64_t after_seq, bool repair,
 			break;
 		}
 		rc = jseg_reader_open(&r, dirfd, s->first_seq);
+		if (rc == -ENOENT && !repair) {
+			/* Read-only scan of a live journal: an ack deleted it. */
+			expect = 0;
+			continue;
+		}
 		if (rc == -EBADMSG) {
 			/* A header that never became durable: an empty new segment. */
 			out->cut = true;
