@@ -14,12 +14,11 @@
  * fsync always commits the journal before syncing the store, so after a
  * crash the journal names at least every file whose data was synced.
  *
- * Dirty ranges are recorded twice, before and after the store write. The
- * call before makes the file's durability mark durable before its first
- * change of an epoch, so a crash right after the write still finds the
- * file marked; the call after (a lock and a range merge) guarantees that a
- * batch the sender took in between, reading the old bytes, is followed by
- * another one with the new bytes.
+ * Each store write is bracketed: record_write_begin makes the file's
+ * durability mark durable before its first change of an epoch (so a crash
+ * right after the write still finds the file marked; after that it is a
+ * lock and a lookup), and record_write after the write merges the range
+ * the sender must read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -194,7 +193,7 @@ void fs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = f->fd;
 	out.buf[0].pos = off;
-	record_write(fs, f->inode, f->fd, (uint64_t)off, fuse_buf_size(in));
+	record_write_begin(fs, f->inode, f->fd);
 	n = fuse_buf_copy(&out, in, 0);
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
@@ -268,7 +267,7 @@ void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 	struct fs *fs = fs_of(req);
 	struct fs_file *f = fs_file_of(fi);
 
-	record_write(fs, f->inode, f->fd, (uint64_t)offset, (uint64_t)length);
+	record_write_begin(fs, f->inode, f->fd);
 	if (fallocate(f->fd, mode, offset, length) < 0) {
 		fuse_reply_err(req, errno);
 		return;
@@ -288,7 +287,7 @@ void fs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	loff_t from = off_in, to = off_out;
 	ssize_t n;
 
-	record_write(fs, out->inode, out->fd, (uint64_t)off_out, len);
+	record_write_begin(fs, out->inode, out->fd);
 	n = copy_file_range(in->fd, &from, out->fd, &to, len, (unsigned)flags);
 	if (n < 0) {
 		fuse_reply_err(req, errno);

@@ -141,6 +141,20 @@ void record_end(struct fs *fs, struct record *r, bool applied)
 	r->paths = NULL;
 }
 
+void record_write_begin(struct fs *fs, struct inode *i, int fd)
+{
+	int rc;
+
+	if (!fs->journal)
+		return;
+	/* len 0: only the file's durability mark, no range. */
+	rc = journal_mark_dirty(fs->journal, i->ino, fd, 0, 0);
+	if (rc < 0)
+		log_error("could not mark a file before writing it",
+			  "ino=%llu err=\"%s\"", (unsigned long long)i->ino,
+			  strerror(-rc));
+}
+
 void record_write(struct fs *fs, struct inode *i, int fd, uint64_t off,
 		  uint64_t len)
 {

@@ -34,9 +34,11 @@ void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
 		  struct inode *dir2, const char *name2);
 void record_end(struct fs *fs, struct record *r, bool applied);
 
-/* Data of inode I in [off, off+len) is about to change (before: the
- * journal makes the file's mark durable first) or changed (after: the
- * range is merged; cheap). FD is an fd on the inode. */
+/* Data of inode I is about to change: the journal makes the file's
+ * durability mark durable first (once per file and epoch; cheap after). */
+void record_write_begin(struct fs *fs, struct inode *i, int fd);
+/* Data of inode I in [off, off+len) changed (a range merge). FD is an fd
+ * on the inode. */
 void record_write(struct fs *fs, struct inode *i, int fd, uint64_t off,
 		  uint64_t len);
 void record_truncate(struct fs *fs, struct inode *i, uint64_t size);
