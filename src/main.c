@@ -10,10 +10,11 @@
 #include "common/cli.h"
 #include "common/log.h"
 #include "version.h"
-
+#include "bench/bench_cmd.h"
 
 
 static const struct cli_command commands[] = {
+	{ "bench", bench_cmd_main, "copy and IO benchmarks on folders and mounts" },
 
 	{ NULL, NULL, NULL },
 };
