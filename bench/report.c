@@ -358,7 +358,7 @@ void report_write_html(FILE *f, const struct result_set *s)
 
 	localtime_r(&now, &tm);
 	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %z", &tm);
-	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
 	      "<title>twinfs bench report</title>\n<style>\n"
 	      "body{font-family:sans-serif;margin:2em;color:#222}\n"
 	      "table{border-collapse:collapse;margin:1em 0}\n"
