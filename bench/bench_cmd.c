@@ -20,6 +20,7 @@
 #include "bench/io.h"
 #include "bench/progress.h"
 #include "bench/report.h"
+#include "bench/stop.h"
 #include "bench/sweep.h"
 #include "bench/tree.h"
 #include "common/cli.h"
@@ -186,6 +187,16 @@ static void bench_dataset_progress(uint64_t done, uint64_t total, void *arg)
 	progress_update(arg, done);
 }
 
+/* The exit code once a command has cleaned up: 130 after Ctrl-C. */
+static int bench_exit(int rc)
+{
+	if (stop_requested()) {
+		fprintf(stderr, "twinfs bench: interrupted; the files it wrote were removed\n");
+		return 128 + 2;
+	}
+	return rc ? cli_exit_code(rc) : EX_OK;
+}
+
 enum {
 	OPT_TARGET = 256, OPT_SOURCE, OPT_LARGE, OPT_SMALL_COUNT, OPT_SMALL_TOTAL,
 	OPT_RUNS, OPT_REPLICATED, OPT_JSON, OPT_CSV, OPT_REPORT, OPT_KEEP,
@@ -312,9 +323,13 @@ static int bench_copy(int argc, char **argv)
 		rc = dataset_plan(&ds, seed, large, (uint32_t)small_count, small_total);
 		if (rc)
 			return cli_exit_code(rc);
-		printf("Generating the dataset in %s: 1 large file of %s, %d small files "
-		       "totalling %s\n", dataset_dir, size_format_iec(large, a, sizeof a),
-		       small_count, size_format_iec(small_total, b, sizeof b));
+		if (large == 0 && small_count == 0)
+			return cli_usage_error("bench copy", "--large 0 and --small-count 0 "
+					       "leave nothing to copy");
+		printf("Generating the dataset in %s: %s large file, %d small files "
+		       "totalling %s\n", dataset_dir,
+		       large ? size_format_iec(large, a, sizeof a) : "no",
+		       small_count, size_format_iec(small_count ? small_total : 0, b, sizeof b));
 		fflush(stdout);
 		progress_init(&p, stdout, o.progress, "generating dataset",
 			      large + small_total);
@@ -340,7 +355,7 @@ out_dataset:
 		dataset_remove(&ds);
 	dataset_free(&ds);
 	result_set_free(&results);
-	return rc ? cli_exit_code(rc) : EX_OK;
+	return bench_exit(rc);
 }
 
 /* Options shared by `bench io` and `bench sweep`. */
@@ -524,7 +539,7 @@ static int bench_io(int argc, char **argv)
 		rc = report_write_outputs(&results, a.json, a.csv, a.report);
 	}
 	result_set_free(&results);
-	return rc ? cli_exit_code(rc) : EX_OK;
+	return bench_exit(rc);
 }
 
 static int bench_sweep(int argc, char **argv)
@@ -556,11 +571,12 @@ static int bench_sweep(int argc, char **argv)
 	if (rc == 0)
 		rc = report_write_outputs(&results, a.json, a.csv, a.report);
 	result_set_free(&results);
-	return rc ? cli_exit_code(rc) : EX_OK;
+	return bench_exit(rc);
 }
 
 int bench_cmd_main(int argc, char **argv)
 {
+	stop_install();
 	if (argc < 2) {
 		bench_usage(stderr);
 		return EX_USAGE;

@@ -12,12 +12,14 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench/histogram.h"
 #include "bench/progress.h"
+#include "bench/stop.h"
 #include "bench/tree.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -50,6 +52,10 @@ long long copy_file(const char *src, const char *dst, void *buf,
 	for (;;) {
 		ssize_t n = read(in, buf, bufsize), w;
 
+		if (stop_requested()) {
+			rc = -EINTR;
+			goto out_out;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -60,7 +66,7 @@ long long copy_file(const char *src, const char *dst, void *buf,
 			break;
 		for (ssize_t off = 0; off < n; off += w) {
 			w = write(out, (char *)buf + off, (size_t)(n - off));
-			if (w < 0 && errno == EINTR) {
+			if (w < 0 && errno == EINTR && !stop_requested()) {
 				w = 0;
 				continue;
 			}
@@ -110,9 +116,12 @@ static int copy_replication_sync(const struct copy_opts *o)
 			  "exe=\"%s\" err=\"%s\"", o->self_exe, strerror(rc));
 		return -rc;
 	}
+	/* On Ctrl-C the child got the signal too (same process group). */
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
+	if (stop_requested())
+		return -EINTR;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	log_error("the peer did not acknowledge the copy: 'twinfs sync' failed",
@@ -182,6 +191,8 @@ static int copy_one(const struct dataset *ds, const struct dataset_file *f,
 	}
 	n = copy_file(src, dst, buf, COPY_BUFSIZE, o->durability == COPY_FSYNC,
 		      p, done);
+	if (n == -EINTR && stop_requested())
+		return (int)n;
 	if (n < 0) {
 		log_error("copy failed", "src=\"%s\" dst=\"%s\" err=\"%s\"", src, dst,
 			  strerror((int)-n));
@@ -189,6 +200,15 @@ static int copy_one(const struct dataset *ds, const struct dataset_file *f,
 	}
 	histogram_record(h, clock_mono_ns() - t0);
 	return 0;
+}
+
+static double copy_cpu_s(void)
+{
+	struct rusage u;
+
+	getrusage(RUSAGE_SELF, &u);
+	return (double)u.ru_utime.tv_sec + (double)u.ru_utime.tv_usec / 1e6 +
+	       (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
 }
 
 /* One phase ("large" or "small") of one run on one target. */
@@ -199,6 +219,7 @@ static int copy_phase(const struct dataset *ds, const char *target,
 	char path[PATH_MAX], label[128], a[32], b[32];
 	struct progress p;
 	uint64_t done = 0, t0, t1;
+	double cpu0;
 	size_t files = large ? 1 : ds->nsmall;
 	int rc = 0;
 
@@ -216,6 +237,7 @@ static int copy_phase(const struct dataset *ds, const char *target,
 		large ? "large" : "small", target, files, files == 1 ? "" : "s",
 		size_format_iec(run->bytes, a, sizeof a));
 	fflush(o->log);
+	cpu0 = copy_cpu_s();
 	t0 = clock_mono_ns();
 	if (large) {
 		char *slash;
@@ -251,6 +273,9 @@ static int copy_phase(const struct dataset *ds, const char *target,
 		return rc;
 	clock_wall_str(run->end, sizeof run->end);
 	run->seconds = (double)(t1 - t0) / 1e9;
+	run->cpu_pct = (copy_cpu_s() - cpu0) / run->seconds /
+		       (double)(sysconf(_SC_NPROCESSORS_ONLN) > 0 ?
+				sysconf(_SC_NPROCESSORS_ONLN) : 1) * 100.0;
 	copy_lat(h, &run->lat);
 	fprintf(o->log, "End   %s  %.3f s, %.1f MB/s (%s/s), %.1f files/s\n",
 		run->end, run->seconds, (double)run->bytes / run->seconds / 1e6,
@@ -287,6 +312,7 @@ static void copy_pick_median(struct result *r)
 	r->bytes = m->bytes;
 	r->files = m->files;
 	r->seconds = m->seconds;
+	r->cpu_pct = m->cpu_pct;
 	r->lat = m->lat;
 	memcpy(r->start, m->start, sizeof r->start);
 	memcpy(r->end, m->end, sizeof r->end);

@@ -42,7 +42,7 @@ int dataset_plan(struct dataset *ds, uint64_t seed, uint64_t large_size,
 		 uint32_t small_count, uint64_t small_total);
 
 /* Writes a planned dataset into a new folder under parent_dir (mkdtemp) and
- * fsyncs every file so that its pages can later be dropped from the cache.
+ * syncs it (syncfs) so that its pages can later be dropped from the cache.
  * progress(done_bytes, total_bytes, arg) is called now and then (may be
  * NULL). Returns 0 or -errno (logged, naming the file). */
 int dataset_write(struct dataset *ds, const char *parent_dir,

@@ -20,6 +20,7 @@
 
 #include "bench/histogram.h"
 #include "bench/progress.h"
+#include "bench/stop.h"
 #include "common/clock.h"
 #include "common/log.h"
 
@@ -105,6 +106,10 @@ int io_files_layout(struct io_files *f, const char *dir, int n, uint64_t size,
 
 			io_fill(buf, chunk, off ^ ((uint64_t)i << 40) ^ 0x5eed);
 			ssize_t w = pwrite(fd, buf, len, (off_t)off);
+			if (stop_requested()) {
+				rc = -EINTR;
+				goto out_free;
+			}
 			if (w != (ssize_t)len) {
 				rc = w < 0 ? -errno : -EIO;
 				goto out_log;
@@ -242,7 +247,7 @@ static int io_sync_loop(struct io_job *j, int fd, char *buf, struct io_next *n,
 	const struct io_opts *o = j->o;
 	uint64_t now = clock_mono_ns();
 
-	while (now < deadline) {
+	while (now < deadline && !stop_requested()) {
 		int is_read;
 		uint64_t off, t0 = now;
 		ssize_t r;
@@ -251,7 +256,7 @@ static int io_sync_loop(struct io_job *j, int fd, char *buf, struct io_next *n,
 		r = is_read ? pread(fd, buf, o->pat.bs, (off_t)off)
 			    : pwrite(fd, buf, o->pat.bs, (off_t)off);
 		if (r < 0 && errno == EINTR)
-			continue;
+			break;
 		if (r < 0)
 			return -errno;
 		now = clock_mono_ns();
@@ -351,7 +356,7 @@ static int io_uring_loop(struct io_job *j, int fd, char *buf, struct io_next *n,
 			refill[nrefill++] = i;
 		}
 		io_uring_cq_advance(&ring, seen);
-		if (rc || now >= deadline)
+		if (rc || now >= deadline || stop_requested())
 			continue;	/* drain what is still in flight */
 		if (io_maybe_drop(j, fd, n))
 			now = clock_mono_ns();
@@ -510,7 +515,7 @@ int io_run(const struct io_files *f, struct io_opts *o, struct result *r)
 
 		for (;;) {
 			uint64_t ms = (clock_mono_ns() - t0) / 1000000;
-			if (ms >= (uint64_t)(o->runtime * 1000))
+			if (ms >= (uint64_t)(o->runtime * 1000) || stop_requested())
 				break;
 			progress_update(&p, ms);
 			usleep(100000);
@@ -525,7 +530,7 @@ int io_run(const struct io_files *f, struct io_opts *o, struct result *r)
 	for (int i = 0; i < o->jobs; i++) {
 		struct io_job *j = &jobs[i];
 
-		if (j->rc && !rc) {
+		if (j->rc && !rc && !stop_requested()) {
 			rc = j->rc;
 			log_error("IO failed", "file=\"%s\" pattern=%s err=\"%s\"%s",
 				  j->path, o->pat.name, strerror(-rc),
@@ -541,6 +546,8 @@ int io_run(const struct io_files *f, struct io_opts *o, struct result *r)
 		if (j->t_end > t_max)
 			t_max = j->t_end;
 	}
+	if (!rc && stop_requested())
+		rc = -EINTR;
 	if (rc)
 		goto out_free;
 	r->kind = RESULT_IO;

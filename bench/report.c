@@ -173,6 +173,7 @@ void report_write_json(FILE *f, const struct result_set *s)
 				json_double(&j, u->seconds > 0 ?
 					    (double)u->bytes / u->seconds / 1e6 : 0.0);
 				json_key(&j, "files"); json_uint(&j, u->files);
+				json_key(&j, "cpu_pct"); json_double(&j, u->cpu_pct);
 				report_json_lat(&j, &u->lat);
 				json_key(&j, "start"); json_string(&j, u->start);
 				json_key(&j, "end"); json_string(&j, u->end);

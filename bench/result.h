@@ -18,6 +18,7 @@ struct result_lat {		/* microseconds */
 struct result_run {		/* one run of a copy phase */
 	uint64_t bytes, files;
 	double seconds;
+	double cpu_pct;		/* this process: CPU / wall / cores * 100 */
 	struct result_lat lat;	/* per-file copy time */
 	char start[32], end[32];
 };

@@ -108,4 +108,17 @@ check "dataset removed after a failed sync" [ -z "$(ls -A "$T/ds")" ]
 check "bad size exits 64" [ $rc -eq 64 ]
 check "bad size is named" grep -q -- "--large '12X': not a size" "$T/e3"
 
+# Ctrl-C in the middle of a phase: exit 130, copies and dataset removed.
+"$TWINFS_BIN" bench copy --target "$T/a" --large 8M --small-count 2000 \
+	--small-total 8M --dataset-dir "$T/ds" >"$T/outi" 2>&1 &
+pid=$!
+track_pid $pid
+check "interrupt test reached a phase" wait_until 60 grep -q '^Start' "$T/outi"
+kill -INT $pid
+wait $pid; rc=$?
+check "Ctrl-C exits 130" [ $rc -eq 130 ]
+check "Ctrl-C says the files were removed" grep -q "interrupted; the files it wrote were removed" "$T/outi"
+check "target empty after Ctrl-C" [ -z "$(ls -A "$T/a")" ]
+check "dataset removed after Ctrl-C" [ -z "$(ls -A "$T/ds")" ]
+
 finish
