@@ -52,6 +52,7 @@ check "report folder has results.json, results.csv, report.html" \
 check "report.html has no script and no remote reference" \
 	sh -c '! grep -Eqi "<script|https?://[^\"]*\.(js|css)|<link" "$1"' _ "$T/rep/report.html"
 check "report.html is well-formed" xmllint --noout "$T/rep/report.html"
+check "report.html has a latency-percentile table" grep -q "<h2>Latency percentiles</h2>" "$T/rep/report.html"
 python3 - "$T/rep/report.html" "$T/svg" <<'PY'
 import re, sys
 svgs = re.findall(r"<svg.*?</svg>", open(sys.argv[1]).read(), re.S)

@@ -7,7 +7,7 @@ command -v python3 >/dev/null || skip "python3 missing"
 
 mkdir -p "$T/t"
 "$TWINFS_BIN" bench io --target "$T/t" --size 16M --runtime 1 \
-	--json "$T/all.json" --csv "$T/all.csv" >"$T/out" 2>"$T/err"; rc=$?
+	--json "$T/all.json" --csv "$T/all.csv" --report "$T/rep" >"$T/out" 2>"$T/err"; rc=$?
 cat "$T/out"
 check "all patterns exit 0" [ $rc -eq 0 ]
 check "all 7 patterns have IOPS > 0 and sane latencies" python3 - "$T/all.json" <<'PY'
@@ -28,6 +28,10 @@ for r in res:
 PY
 check "human table with IOPS and percentiles" grep -Eq '^pattern +target +IOPS +throughput +lat p50 +p99 +p99.9 +CPU%' "$T/out"
 check "CSV has 7 rows" [ "$(wc -l <"$T/all.csv")" -eq 8 ]
+if command -v xmllint >/dev/null; then
+	check "report.html is well-formed" xmllint --noout "$T/rep/report.html"
+	check "report.html has a bar per pattern" [ "$(grep -c '<rect ' "$T/rep/report.html")" -eq 7 ]
+fi
 check "test files removed" [ -z "$(ls -A "$T/t")" ]
 
 "$TWINFS_BIN" bench io --target "$T/t" --size 16M --runtime 1 --iodepth 8 --jobs 2 \
