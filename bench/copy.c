@@ -353,6 +353,11 @@ int copy_run(const struct dataset *ds, const struct copy_opts *o,
 		snprintf(work, sizeof work, "%s/twinfs-bench-copy.%d", target,
 			 (int)getpid());
 		fprintf(o->log, "== target %zu/%zu: %s\n", t + 1, o->ntargets, target);
+		/* A replicated pair starts each phase quiet: changes made
+		 * before the benchmark, or the removal of the previous run's
+		 * copies, are waited for here, outside any timed phase. */
+		if (o->replicated_state && (rc = copy_replication_sync(o)))
+			break;
 		for (int run = 0; run < o->runs && !rc; run++) {
 			if (o->runs > 1)
 				fprintf(o->log, "-- run %d/%d\n", run + 1, o->runs);
@@ -375,6 +380,8 @@ int copy_run(const struct dataset *ds, const struct copy_opts *o,
 			int rm = tree_remove(work);
 			if (rm && !rc)
 				rc = rm;
+			if (!rc && o->replicated_state)
+				rc = copy_replication_sync(o);
 		}
 		for (int k = 0; k < np && !rc; k++)
 			copy_pick_median(&out->v[idx[k]]);
