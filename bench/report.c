@@ -318,8 +318,9 @@ static void report_html_chart(FILE *f, const struct result_set *s,
 		}
 		if (by_target)
 			label[n] = r->target;
-		else if (r->jobs > 1 && s->command && strcmp(s->command, "sweep") == 0)
-			snprintf(lbuf[n], sizeof lbuf[n], "%s x%d", r->name, r->jobs);
+		else if (s->command && strcmp(s->command, "sweep") == 0)
+			snprintf(lbuf[n], sizeof lbuf[n], "%s, %d thread%s", r->name,
+				 r->jobs, r->jobs == 1 ? "" : "s");
 		else
 			snprintf(lbuf[n], sizeof lbuf[n], "%s", r->name);
 		if (!by_target)
