@@ -10,7 +10,10 @@
 #
 # Shared and virtual disks are noisy (a neighbour's burst can halve a run),
 # so each pattern runs --repeat times (default 3), alternating twinfs and
-# fio, and the medians are compared; every run's IOPS is listed too.
+# fio. Both the medians and the best runs are compared; the verdict uses
+# the best runs, because contention only ever slows a run down, so the
+# best of N is the better estimate of what the target can do. Every run's
+# IOPS is listed too.
 #
 # Matching fio options: ioengine=psync for iodepth 1 and io_uring above
 # (what twinfs uses), one file per job (fio's default naming), invalidate=1
@@ -65,7 +68,7 @@ dflag=""
 
 printf '# target %s, size %s per job, %s job(s), iodepth %s (%s), %ss, direct=%s\n' \
 	"$target" "$size" "$jobs" "$iodepth" "$engine" "$runtime" "$direct"
-printf '%-14s %12s %12s %8s %10s %10s   %s\n' pattern twinfs_iops fio_iops ratio twinfs_MB/s fio_MB/s "(medians of $repeat; every run)"
+printf '%-14s %11s %11s %7s %11s %11s %7s   %s\n' pattern twinfs_med fio_med ratio twinfs_best fio_best ratio "every run (IOPS)"
 bad=0
 for p in $patterns; do
 	case $p in
@@ -102,10 +105,12 @@ for i in range(n):
     fi.append(j["read"]["iops"] + j["write"]["iops"])
     fim.append((j["read"]["io_bytes"] + j["write"]["io_bytes"]) / (j["job_runtime"] / 1e3) / 1e6)
 t, f = statistics.median(tw), statistics.median(fi)
+tb, fb = max(tw), max(fi)
 ratio = t / f if f else float("inf")
-flag = "" if 0.85 <= ratio <= 1.15 else "  <-- outside 15%"
-print("%-14s %12.0f %12.0f %8.3f %10.1f %10.1f   twinfs %s fio %s%s" % (name, t, f, ratio,
-      statistics.median(twm), statistics.median(fim), "/".join("%.0f" % x for x in tw),
+best = tb / fb if fb else float("inf")
+flag = "" if 0.85 <= best <= 1.15 else "  <-- best runs differ by more than 15%"
+print("%-14s %11.0f %11.0f %7.3f %11.0f %11.0f %7.3f   twinfs %s fio %s%s" % (name, t, f,
+      ratio, tb, fb, best, "/".join("%.0f" % x for x in tw),
       "/".join("%.0f" % x for x in fi), flag))
 sys.exit(0 if not flag else 1)
 PY
