@@ -167,10 +167,11 @@ static int bench_check_targets(const char *cmd, const char *const *t, size_t n)
 	if (n == 0)
 		return cli_usage_error(cmd, "--target DIR is required");
 	for (size_t i = 0; i < n; i++) {
-		if (stat(t[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
+		int bad = stat(t[i], &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+
+		if (bad) {
 			fprintf(stderr, "twinfs bench %s: target '%s' is not a folder (%s); "
-				"create it or mount it first\n", cmd, t[i],
-				errno && !S_ISDIR(st.st_mode) ? strerror(errno) : "not a directory");
+				"create it or mount it first\n", cmd, t[i], strerror(bad));
 			return EX_NOINPUT;
 		}
 		if (access(t[i], W_OK | X_OK) < 0) {
