@@ -434,7 +434,7 @@ static void *journal_committer(void *arg)
 	pthread_mutex_lock(&j->mu);
 	for (;;) {
 		struct jbuf t;
-		uint64_t last;
+		uint64_t last, t0;
 		int rc;
 
 		while (j->buf.len == 0 && !j->closing)
@@ -460,9 +460,12 @@ static void *journal_committer(void *arg)
 		last = out.last_seq;
 		pthread_mutex_unlock(&j->mu);
 
+		t0 = clock_mono_ns();
 		rc = j->io_error ? j->io_error : journal_write_out(j, &out);
 
 		pthread_mutex_lock(&j->mu);
+		j->n_commits++;
+		j->commit_ns += clock_mono_ns() - t0;
 		if (rc < 0) {
 			if (!j->io_error)
 				log_error("journal write failed; changes are no longer "
@@ -820,14 +823,23 @@ int journal_commit(struct journal *j)
  * batch will end with a BATCH record at a seq > head_seq, so head_seq + 1 is
  * enough, provided that batch takes *all* dirty data: take_batch ignores
  * max_bytes while a barrier is owed. If everything is taken already, the
- * last batch's end covers it. Peers ack batch ends (end_seq).
+ * last batch's end covers it. A take caught between appending its BATCH
+ * record and collecting the dirty files (it waits for the record to be
+ * durable) already covers everything if nothing was appended since, so
+ * its end is the answer. Peers ack batch ends (end_seq).
  */
 uint64_t journal_barrier(struct journal *j)
 {
 	uint64_t s;
 
 	pthread_mutex_lock(&j->mu);
-	if (j->head_seq > j->sent_seq || j->dirty_head || j->lost_paths.n) {
+	if (j->taking_end && j->taking_end == j->head_seq) {
+		/* A take is waiting for its BATCH record to be durable; it will
+		 * carry every record, and (seeing barrier_seq) all dirty data. */
+		s = j->taking_end;
+		if (s > j->barrier_seq)
+			j->barrier_seq = s;
+	} else if (j->head_seq > j->sent_seq || j->dirty_head || j->lost_paths.n) {
 		s = j->head_seq + 1;
 		if (s > j->barrier_seq)
 			j->barrier_seq = s;
