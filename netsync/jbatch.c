@@ -155,9 +155,7 @@ static int jbatch_resolve(struct journal *j, struct jtaken *t, struct journal_di
 		return rc;
 	/* The fs may have handed us a write-only fd; the sender must read. */
 	snprintf(link, sizeof link, "/proc/self/fd/%d", t->fd);
-	rfd = open(link, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (rfd < 0)
-		rfd = open(link, O_RDONLY | O_CLOEXEC);
+	rfd = open(link, O_RDONLY | O_CLOEXEC);	/* a symlink's O_PATH fd fails: keep it */
 	if (rfd >= 0) {
 		close(t->fd);
 	} else {
