@@ -36,7 +36,8 @@
  * created in the epoch (its create record carries its ino) is covered by its
  * directory's mark, so it never waits: copying 10,000 files into 50
  * folders costs ~50 waits. Every later change of a marked inode is a mutex,
- * a hash lookup and a range merge. The epoch ends when the peer has acked
+ * a hash lookup and a range merge (plus one dup of the fs's fd after each
+ * batch took the journal's: clean inodes hold no fd). The epoch ends when the peer has acked
  * every record and no dirty data is left: the in-memory marks are dropped
  * and the next change marks again. The epoch boundary is the ack file
  * itself (records <= acked are void), so no EPOCH record is written.
