@@ -648,11 +648,16 @@ int64_t journal_append(struct journal *j, const struct journal_op *op)
 	}
 	seq = journal_append_locked(j, op, false);
 	if (seq < 0) {
-		if (seq == -ENOSPC && !j->overflow) {
+		/* Whatever the reason (full, an op too large for a record, no
+		 * memory), the op becomes NEEDS_SCAN and the journal goes to
+		 * overflow: a later record must not move or remove the path
+		 * before the sender scans it. */
+		if (!j->overflow) {
 			j->overflow = true;
-			log_warn("journal is full; recording paths for rescan until the "
-				 "peer catches up", "dir=%s size_limit=%" PRIu64,
-				 j->dir, j->size_limit);
+			log_warn("journal cannot record an op; recording paths for rescan "
+				 "until the peer catches up", "dir=%s path=%s err=%s "
+				 "size_limit=%" PRIu64, j->dir, op->path, strerror((int)-seq),
+				 j->size_limit);
 		}
 		seq = journal_needs_scan_locked(j, op->path);
 		if (seq > 0 && journal_op_has_path2(op->type) && op->path2)

@@ -1280,6 +1280,30 @@ static void test_bad_paths_and_lock(void **state)
 	assert_int_equal(journal_open(&f->o, &j2), -EBUSY);
 }
 
+/* An op too large for a record (a 2 MiB xattr) is recorded as NEEDS_SCAN
+ * and later ops follow as NEEDS_SCAN until everything is acked. */
+static void test_op_too_large(void **state)
+{
+	struct fx *f = *state;
+	struct journal_batch *b;
+	char *big = calloc(1, 2u << 20);
+	struct journal_op op = { .type = JOP_SETXATTR, .path = "x", .xname = "user.big",
+				 .xvalue = big, .xsize = 2u << 20 };
+
+	fx_open(f);
+	journal_ns_lock(f->j);
+	assert_true(journal_append(f->j, &op) > 0);
+	journal_ns_unlock(f->j);
+	fx_append(f, JOP_RENAME, "x", "y", 0);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(count_type(b, JOP_SETXATTR, NULL), 0);
+	assert_int_equal(count_type(b, JOP_RENAME, NULL), 0);
+	assert_int_equal(count_type(b, JOP_NEEDS_SCAN, "x"), 1);
+	assert_int_equal(count_type(b, JOP_NEEDS_SCAN, "y"), 1);
+	journal_batch_free(b);
+	free(big);
+}
+
 /* Out of fds: the file is named by path (NEEDS_SCAN) and the journal
  * switches to needs-scan records until everything is acked. */
 static void test_out_of_fds(void **state)
@@ -1342,6 +1366,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_marks_survive_reopens, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_append_throughput, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_fds, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_op_too_large, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
