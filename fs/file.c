@@ -153,9 +153,11 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int fd;
 
 	/* O_TRUNC reaches us only as a separate setattr (we do not ask for
-	 * atomic_o_trunc), so the truncate is journalled there. */
+	 * atomic_o_trunc), so the truncate is journalled there. O_NOFOLLOW
+	 * was already honoured by the kernel on the user's path; on our
+	 * /proc/self/fd magic link it would fail every open with ELOOP. */
 	fs_procpath(proc, i->fd);
-	fd = open(proc, fs_store_flags(fs, fi) & ~O_TRUNC);
+	fd = open(proc, fs_store_flags(fs, fi) & ~(O_TRUNC | O_NOFOLLOW));
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;

@@ -193,6 +193,17 @@ static void links_and_nodes(void)
 	n = readlinkat(rootfd, "s", buf, sizeof(buf) - 1);
 	buf[n > 0 ? n : 0] = '\0';
 	say("readlink s: %s", buf);
+	{	/* O_NOFOLLOW: fine on a file, ELOOP on a symlink (rsync, tar) */
+		int fd = openat(rootfd, "h2", O_RDONLY | O_NOFOLLOW);
+
+		res("open O_NOFOLLOW file", fd < 0 ? -1 : 0);
+		if (fd >= 0)
+			close(fd);
+		fd = openat(rootfd, "s", O_RDONLY | O_NOFOLLOW);
+		res("open O_NOFOLLOW symlink", fd < 0 ? -1 : 0);
+		if (fd >= 0)
+			close(fd);
+	}
 	res("mkfifo", mkfifoat(rootfd, "fifo", 0640));
 	res("mknod sock", mknodat(rootfd, "sock", S_IFSOCK | 0600, 0));
 	res("mknod reg", mknodat(rootfd, "reg", S_IFREG | 0604, 0));
