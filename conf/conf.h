@@ -41,11 +41,17 @@ struct conf_error {
 	int line, column;	/* 1-based; 0 when unknown */
 	char *key;	/* dotted key or NULL */
 	char *msg;
+	bool warning;	/* a note that does not make the config invalid */
 };
 
 struct conf_diag {
 	struct conf_error *v;
 	int n, cap;
+	int n_errors;		/* entries that are not warnings */
+	/* Set by the caller before loading: a directory that does not exist
+	 * yet is a warning, not an error (`config check` without --for: the
+	 * file may be written before the directories are made). */
+	bool lenient_paths;
 };
 
 /* What a config is for; decides which keys are required. */

@@ -11,9 +11,11 @@
 #include "common/log.h"
 #include "version.h"
 
+#include "conf/conf_cmd.h"
 
 
 static const struct cli_command commands[] = {
+	{ "config", conf_cmd, "check or print a YAML config file" },
 
 	{ NULL, NULL, NULL },
 };

@@ -5,6 +5,7 @@
 
 out=$("$TWINFS_BIN" --help); rc=$?
 check "--help exits 0" [ $rc -eq 0 ]
+check "--help lists config" sh -c 'printf "%s" "$1" | grep -q "^  config "' _ "$out"
 check "--version" sh -c '"$1" --version | grep -Eq "^twinfs [0-9]+\.[0-9]+\.[0-9]+$"' _ "$TWINFS_BIN"
 
 "$TWINFS_BIN" frobnicate >"$T/out" 2>"$T/err"; rc=$?
