@@ -12,10 +12,12 @@
 #include "version.h"
 
 #include "conf/conf_cmd.h"
+#include "netsync/serve_cmd.h"
 
 
 static const struct cli_command commands[] = {
 	{ "config", conf_cmd, "check or print a YAML config file" },
+	{ "serve", serve_cmd, "run the secondary: receive and apply a primary's changes" },
 
 	{ NULL, NULL, NULL },
 };
