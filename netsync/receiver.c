@@ -37,6 +37,7 @@ struct receiver {
 	struct recv_fd fds[RECV_FD_CACHE];
 	uint64_t tick;
 	bool is_root;		/* may chown */
+	bool replay;		/* started dirty: re-applying a half-applied batch */
 	char failed[PROTO_PATH_MAX + 1];
 };
 
@@ -61,6 +62,7 @@ int receiver_open(const char *store_dir, const char *state_dir, struct receiver 
 	if (rc < 0)
 		goto out_strdup;
 	r->is_root = geteuid() == 0;
+	r->replay = r->st.dirty;
 	*out = r;
 	return 0;
 
@@ -431,6 +433,19 @@ static int recv_rename(struct receiver *r, const struct journal_op *op)
 		return rc;
 	if (renameat2(from.dirfd, from.name, to.dirfd, to.name, flags) == 0) {
 		rc = 0;
+		/*
+		 * rename() between two hard links of one inode does nothing
+		 * (POSIX). In a live stream that is what the primary did too. In
+		 * a replay it means a LINK re-created the source that this rename
+		 * had already moved away, so the source must go.
+		 */
+		if (r->replay && !flags && recv_exists(from.dirfd, from.name, &st)) {
+			struct stat st2;
+
+			if (recv_exists(to.dirfd, to.name, &st2) && st.st_ino == st2.st_ino &&
+			    st.st_dev == st2.st_dev && unlinkat(from.dirfd, from.name, 0) < 0)
+				rc = recv_fail(r, op->path, -errno);
+		}
 	} else {
 		rc = -errno;
 		if (rc == -ENOENT && !recv_exists(from.dirfd, from.name, &st) &&
@@ -623,6 +638,7 @@ int receiver_batch_end(struct receiver *r, uint64_t seq)
 		return rc;
 	r->st.applied_seq = seq;
 	r->st.dirty = false;
+	r->replay = false;
 	r->st.batches++;
 	return 0;
 }
