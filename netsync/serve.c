@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -67,6 +68,7 @@ struct serve {
 	char peer_name[PROTO_TEXT_MAX + 1];
 	uint64_t peer_generation;
 	uint64_t state_since_ns, last_rx_ns, last_tx_ns;
+	uint64_t conn_rx;	/* frame bytes received on this connection */
 
 	/* status */
 	uint64_t bytes_received;
@@ -363,11 +365,12 @@ static void serve_read_cb(struct bufferevent *bev, void *arg)
 			return;
 		if (rc < 0) {
 			serve_conn_fail(s, PROTO_E_BADFRAME,
-					"bad frame (magic, type, length or checksum) after %llu bytes",
-					(unsigned long long)s->bytes_received);
+					"bad frame (magic, type, length or checksum) after %llu good bytes",
+					(unsigned long long)s->conn_rx);
 			return;
 		}
 		s->bytes_received += PROTO_HDR_LEN + f.h.len;
+		s->conn_rx += PROTO_HDR_LEN + f.h.len;
 		serve_on_frame(s, &f);
 		if (s->bev)
 			proto_frame_consume(in, &f);
@@ -440,6 +443,8 @@ static void serve_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 		serve_refuse(fd, PROTO_E_BUSY, "busy: another primary is connected");
 		return;
 	}
+	/* ACKs and heartbeats are tiny and latency matters (sync mode) */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	s->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (!s->bev) {
 		evutil_closesocket(fd);
@@ -447,6 +452,7 @@ static void serve_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 	}
 	snprintf(s->peer, sizeof(s->peer), "%s", who);
 	s->peer_name[0] = '\0';
+	s->conn_rx = 0;
 	s->connections++;
 	s->last_rx_ns = s->last_tx_ns = clock_mono_ns();
 	bufferevent_set_max_single_read(s->bev, SERVE_MAX_READ);
@@ -478,7 +484,8 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 		serve_conn_free(s);
 		return;
 	}
-	if (s->state == PEER_STREAMING && now - s->last_tx_ns >= beat) {
+	/* half a tick of slack so that a 1 s heartbeat goes out on every tick */
+	if (s->state == PEER_STREAMING && now - s->last_tx_ns + beat / 2 >= beat) {
 		proto_encode_heartbeat(bufferevent_get_output(s->bev), now / 1000000);
 		s->last_tx_ns = now;
 	}

@@ -64,6 +64,8 @@ check "status: bytes_received counted" [ "$(jget bytes_received)" -gt 100 ]
 check "STATE/applied persisted" grep -q '^seq 3$' "$ST/applied"
 
 check "second primary refused as busy" "$CLIENT" 127.0.0.1 "$PORT" busy
+check "a silent primary gets heartbeats, then is dropped" "$CLIENT" 127.0.0.1 "$PORT" silent
+check "silent: serve logs the timeout" grep -q 'primary silent for too long' "$T/serve.log"
 
 # a second serve on the same state directory refuses to start
 "$TWINFS_BIN" serve --store "$S" --state "$ST" --listen "127.0.0.1:$(free_port)" -f \
@@ -90,6 +92,28 @@ check "missing --listen exits 64" [ $rc -eq 64 ]
 	>"$T/ms.out" 2>&1; rc=$?
 check "missing store exits 64" [ $rc -eq 64 ]
 check "missing store is named" grep -q "$T/missing" "$T/ms.out"
+
+# --config, with a flag overriding the file
+P2=$(free_port)
+cat >"$T/serve.yaml" <<EOF2
+store: $S
+state: $T/state-conf
+listen: 127.0.0.1:1
+net:
+  heartbeat: 2
+EOF2
+"$TWINFS_BIN" serve --config "$T/serve.yaml" --listen "127.0.0.1:$P2" -f >"$T/conf.log" 2>&1 &
+CPID=$!
+track_pid $CPID
+check "serve --config starts" wait_until 10 "$CLIENT" ctl "$T/state-conf" ping
+check "serve --config: --listen overrides the file" sh -c \
+	'"$1" ctl "$2" status | grep -q "\"listen\":\"127.0.0.1:$3\""' _ "$CLIENT" "$T/state-conf" "$P2"
+kill -TERM $CPID
+check "serve --config stops" wait_until 10 gone $CPID
+printf 'store: %s\nstate: %s\nlisten: 127.0.0.1:1\nbogus_key: 1\n' "$S" "$ST" >"$T/bad.yaml"
+"$TWINFS_BIN" serve --config "$T/bad.yaml" -f >"$T/bad.out" 2>&1; rc=$?
+check "bad config exits 78" [ $rc -eq 78 ]
+check "bad config error has file:line" grep -q "bad.yaml:4:" "$T/bad.out"
 
 # detached: usable on the next line, resumes from the persisted seq
 "$TWINFS_BIN" serve --store "$S" --state "$ST" --listen "127.0.0.1:$PORT"; rc=$?

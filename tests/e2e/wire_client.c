@@ -4,7 +4,9 @@
  * breaks it) over a real TCP connection and checks how serve answers:
  *   wire_client HOST PORT MODE      (exit 0: serve behaved as expected)
  *   wire_client ctl STATE_DIR REQUEST   (prints the control socket reply)
- * Modes: valid NAME (mkdir+create+data+attr+batch, expects ACK), garbage,
+ * Modes: valid NAME (mkdir+create+data+attr+batch, expects ACK), stream
+ * NAME MIB (throughput: MIB MiB in 1 MiB blocks, waits for the ACK), silent
+ * (HELLO then nothing: expects heartbeats, then a drop), garbage,
  * http, truncated, badcheck, badhash, escape, oversized, version, busy.
  */
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -216,10 +219,91 @@ static int mode_valid(const char *name)
 		}
 		proto_frame_consume(in, &f);
 	}
+	proto_frame_consume(in, &f);
 	proto_encode_goodbye(out, "done");
 	send_buf(fd, out);
 	close(fd);
+	evbuffer_free(in);
+	evbuffer_free(out);
 	return 0;
+}
+
+/* Streams MIB MiB into NAME in 1 MiB DATA blocks (batches of 64 MiB),
+ * waits for the last ACK and prints the rate. For measuring serve. */
+static int mode_stream(const char *name, unsigned mib)
+{
+	int fd = conn_open();
+	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+	size_t bs = PROTO_BLOCK_SIZE;
+	uint8_t *block = malloc(bs);
+	uint64_t seq, last = 0;
+	struct proto_frame f;
+	struct timespec t0, t1;
+	double s;
+
+	for (size_t i = 0; i < bs; i++)
+		block[i] = (uint8_t)(i * 2654435761u >> 13);
+	send_hello(fd, PROTO_VERSION);
+	seq = expect_hello(fd, in);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	proto_encode_op(out, ++seq, &(struct journal_op){ .type = JOP_CREATE, .path = name,
+							 .mode = 0100644 });
+	for (unsigned i = 0; i < mib; i++) {
+		/* the block is added by reference: the same buffer is sent again,
+		 * which is fine because it never changes */
+		proto_encode_data(out, name, (uint64_t)i * bs, block, (uint32_t)bs,
+				  NULL, NULL, NULL);
+		if ((i + 1) % 64 == 0 || i + 1 == mib)
+			proto_encode_batch_end(out, last = ++seq);
+		send_buf(fd, out);
+	}
+	for (;;) {
+		uint64_t acked;
+
+		if (recv_frame(fd, in, &f) != 1)
+			return 1;
+		if (f.h.type == PROTO_ERROR)
+			return 1;
+		if (f.h.type == PROTO_ACK && proto_decode_seq(&f, &acked) == 0 && acked >= last)
+			break;
+		proto_frame_consume(in, &f);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("streamed %u MiB in %.3f s: %.1f MiB/s (acked %llu, durable on serve)\n",
+	       mib, s, mib / s, (unsigned long long)last);
+	close(fd);
+	free(block);
+	evbuffer_free(in);
+	evbuffer_free(out);
+	return 0;
+}
+
+/* Says HELLO, then nothing: serve must send heartbeats and drop the
+ * connection after 5 silent heartbeat intervals. */
+static int mode_silent(void)
+{
+	int fd = conn_open();
+	struct evbuffer *in = evbuffer_new();
+	struct timespec t0, t1;
+	struct proto_frame f;
+	int beats = 0, rc;
+	double s;
+
+	send_hello(fd, PROTO_VERSION);
+	expect_hello(fd, in);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while ((rc = recv_frame(fd, in, &f)) == 1) {
+		if (f.h.type == PROTO_HEARTBEAT)
+			beats++;
+		proto_frame_consume(in, &f);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("dropped after %.1f s, %d heartbeats\n", s, beats);
+	close(fd);
+	evbuffer_free(in);
+	return beats >= 4 && s >= 4.0 && s <= 9.0 ? 0 : 1;
 }
 
 /* A valid CREATE op frame as raw bytes. */
@@ -267,6 +351,10 @@ int main(int argc, char **argv)
 	mode = argv[3];
 	if (strcmp(mode, "valid") == 0)
 		return mode_valid(argc > 4 ? argv[4] : "dir");
+	if (strcmp(mode, "silent") == 0)
+		return mode_silent();
+	if (strcmp(mode, "stream") == 0 && argc == 6)
+		return mode_stream(argv[4], (unsigned)atoi(argv[5]));
 
 	in = evbuffer_new();
 	fd = conn_open();
