@@ -34,6 +34,7 @@
 #include "netsync/proto.h"
 #include "netsync/receiver.h"
 #include "netsync/state.h"
+#include "netsync/syncer.h"
 
 #define SERVE_DEAD_BEATS 5	/* missed heartbeats before the link is dead */
 #define SERVE_CLOSE_GRACE_NS (2ull * 1000000000ull)
@@ -58,6 +59,7 @@ struct serve {
 	struct control_server *ctl;
 	struct event *tick, *sigterm, *sigint;
 	struct receiver *recv;
+	struct syncer *syncer;	/* syncfs off the loop */
 	struct state_node node;
 	char node_name[256];
 
@@ -304,9 +306,8 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 
 		if (proto_decode_seq(f, &seq) < 0)
 			goto bad;
-		rc = receiver_batch_end(s->recv, seq);
-		if (rc < 0) {
-			serve_apply_failed(s, "sync", rc);
+		if (receiver_batch_seal(s->recv, seq) == 1) {
+			syncer_request(s->syncer, seq);	/* ACK in serve_synced */
 			break;
 		}
 		receiver_get_stats(s->recv, &st);
@@ -349,6 +350,31 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 	return;
 bad:
 	serve_conn_fail(s, PROTO_E_BADFRAME, "malformed %s frame", proto_type_name(f->h.type));
+}
+
+/* The syncer made everything up to seq durable: record it, then ACK (on
+ * whatever connection is up: acks are cumulative and true either way). */
+static void serve_synced(uint64_t seq, int err, void *arg)
+{
+	struct serve *s = arg;
+	int rc = err;
+
+	if (rc == 0)
+		rc = receiver_batch_durable(s->recv, seq);
+	if (rc < 0) {
+		log_error("cannot make the store durable", "store=%s err=\"%s\"", s->o->store,
+			  strerror(-rc));
+		if (s->bev && s->state == PEER_STREAMING)
+			serve_conn_fail(s, PROTO_E_APPLY, "sync of the store on %s failed: %s",
+					s->node_name, strerror(-rc));
+		else
+			serve_set_error(s, "sync of the store failed: %s", strerror(-rc));
+		return;
+	}
+	if (s->bev && s->state == PEER_STREAMING) {
+		proto_encode_ack(bufferevent_get_output(s->bev), seq);
+		s->last_tx_ns = clock_mono_ns();
+	}
 }
 
 static void serve_read_cb(struct bufferevent *bev, void *arg)
@@ -627,9 +653,14 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 		rc = -ENOMEM;
 		goto out_recv;
 	}
+	rc = syncer_start(s.base, receiver_store_fd(s.recv), serve_synced, &s, &s.syncer);
+	if (rc < 0) {
+		log_error("cannot start the sync thread", "err=\"%s\"", strerror(-rc));
+		goto out_base;
+	}
 	rc = serve_listen(&s);
 	if (rc < 0)
-		goto out_base;
+		goto out_syncer;
 	rc = control_server_start(s.base, o->state, serve_ctl_cmds, &s, &s.ctl);
 	if (rc < 0) {
 		log_error("cannot serve the control socket", "state=%s err=\"%s\"%s", o->state,
@@ -680,6 +711,18 @@ out_events:
 	control_server_stop(s.ctl);
 out_lis:
 	evconnlistener_free(s.lis);
+out_syncer:
+	{
+		/* a sync still in flight at shutdown: record it, it is durable */
+		struct receiver_stats st;
+		int err;
+		uint64_t seq = syncer_stop(s.syncer, &err);
+
+		receiver_get_stats(s.recv, &st);
+		if (!err && seq > 0 &&
+		    (seq > st.applied_seq || (seq == st.applied_seq && st.dirty)))
+			receiver_batch_durable(s.recv, seq);
+	}
 out_base:
 	event_base_free(s.base);
 out_recv:
