@@ -24,8 +24,8 @@
 
 #define RECV_FD_CACHE 8
 /* Above this many touched files/directories in one batch, one syncfs is
- * cheaper than that many fsyncs. */
-#define RECV_TOUCH_MAX 128
+ * cheaper than that many fsyncs (see netsync/syncer.c). */
+#define RECV_TOUCH_MAX SYNCER_FSYNC_MAX
 
 struct recv_fd {
 	char *path;	/* NULL: free slot */

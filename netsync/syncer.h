@@ -17,6 +17,11 @@
 
 #include <event2/event.h>
 
+/* Up to this many files/directories are fsynced one by one; beyond it
+ * (in one batch, or in the batches queued together) one syncfs of the
+ * filesystem is cheaper. */
+#define SYNCER_FSYNC_MAX 16
+
 /* What must be synced for one batch. fds are owned (closed when done). */
 struct sync_set {
 	int *fds;		/* files and directories to fsync */
