@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,13 +51,21 @@ static int conn_open(void)
 	return fd;
 }
 
+static int send_buf_try(int fd, struct evbuffer *b)
+{
+	while (evbuffer_get_length(b))
+		if (evbuffer_write(b, fd) < 0)
+			return -errno;
+	return 0;
+}
+
 static void send_buf(int fd, struct evbuffer *b)
 {
-	while (evbuffer_get_length(b)) {
-		if (evbuffer_write(b, fd) < 0) {
-			fprintf(stderr, "wire_client: send: %s\n", strerror(errno));
-			exit(2);
-		}
+	int rc = send_buf_try(fd, b);
+
+	if (rc < 0) {
+		fprintf(stderr, "wire_client: send: %s\n", strerror(-rc));
+		exit(2);
 	}
 }
 
@@ -257,15 +266,21 @@ static int mode_stream(const char *name, unsigned mib)
 				  NULL, NULL, NULL);
 		if ((i + 1) % 64 == 0 || i + 1 == mib)
 			proto_encode_batch_end(out, last = ++seq);
-		send_buf(fd, out);
+		if (send_buf_try(fd, out) < 0)
+			break;	/* serve closed: read its ERROR below */
 	}
 	for (;;) {
 		uint64_t acked;
 
 		if (recv_frame(fd, in, &f) != 1)
 			return 1;
-		if (f.h.type == PROTO_ERROR)
+		if (f.h.type == PROTO_ERROR) {
+			struct proto_error e;
+
+			if (proto_decode_error(&f, &e) == 0)
+				printf("error %s: %s\n", proto_err_name(e.code), e.text);
 			return 1;
+		}
 		if (f.h.type == PROTO_ACK && proto_decode_seq(&f, &acked) == 0 && acked >= last)
 			break;
 		proto_frame_consume(in, &f);
@@ -466,6 +481,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: wire_client HOST PORT MODE [NAME] | ctl STATE REQUEST\n");
 		return 2;
 	}
+	signal(SIGPIPE, SIG_IGN);
 	host = argv[1];
 	port = argv[2];
 	mode = argv[3];
