@@ -190,7 +190,6 @@ static void serve_conn_fail(struct serve *s, uint32_t code, const char *fmt, ...
 	serve_set_error(s, "%s", text);
 	if (!s->bev)
 		return;
-	bufferevent_disable(s->bev, EV_READ);
 	proto_encode_error(bufferevent_get_output(s->bev), code, text);
 	s->last_tx_ns = clock_mono_ns();
 	serve_set_state(s, PEER_CLOSING);
@@ -392,6 +391,11 @@ static void serve_read_cb(struct bufferevent *bev, void *arg)
 	int rc;
 
 	s->last_rx_ns = clock_mono_ns();
+	if (s->state == PEER_CLOSING) {
+		/* lingering close: discard, see serve_write_cb */
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
 	while (s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING)) {
 		rc = proto_frame_next(in, &f);
 		if (rc == 0)
@@ -410,13 +414,21 @@ static void serve_read_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
+/*
+ * Lingering close. Closing a socket that still has unread input makes the
+ * kernel send a RST, and a RST can overtake the ERROR frame we just wrote:
+ * the primary would see "connection reset" instead of "No space left on
+ * device". So once the ERROR is written we only shut down our sending
+ * side and keep reading (and discarding) until the primary closes too, or
+ * the grace period in the tick runs out.
+ */
 static void serve_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct serve *s = arg;
 
 	if (s->state == PEER_CLOSING &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-		serve_conn_free(s);
+		shutdown(bufferevent_getfd(bev), SHUT_WR);
 }
 
 static void serve_event_cb(struct bufferevent *bev, short what, void *arg)
@@ -433,10 +445,12 @@ static void serve_event_cb(struct bufferevent *bev, short what, void *arg)
 	} else if (what & BEV_EVENT_ERROR) {
 		int e = EVUTIL_SOCKET_ERROR();
 
-		log_warn("connection to the primary failed", "peer=%s err=\"%s\"", s->peer,
-			 evutil_socket_error_to_string(e));
-		serve_set_error(s, "connection to %s failed: %s", s->peer,
-				evutil_socket_error_to_string(e));
+		if (s->state != PEER_CLOSING) {	/* keep the reason we were closing */
+			log_warn("connection to the primary failed", "peer=%s err=\"%s\"",
+				 s->peer, evutil_socket_error_to_string(e));
+			serve_set_error(s, "connection to %s failed: %s", s->peer,
+					evutil_socket_error_to_string(e));
+		}
 		serve_conn_free(s);
 	}
 }
@@ -447,11 +461,18 @@ static void serve_refuse(evutil_socket_t fd, uint32_t code, const char *text)
 {
 	struct evbuffer *b = evbuffer_new();
 
+	char junk[4096];
+
 	if (b) {
 		proto_encode_error(b, code, text);
 		evbuffer_write(b, fd);
 		evbuffer_free(b);
 	}
+	/* what the peer already sent (its HELLO) is read so that closing does
+	 * not turn into a RST that could overtake the ERROR */
+	shutdown(fd, SHUT_WR);
+	while (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
+		;
 	evutil_closesocket(fd);
 }
 

@@ -105,6 +105,7 @@ if mount -t tmpfs -o size=2m tmpfs "$T/small" 2>/dev/null; then
 	track_pid $FPID
 	wait_until 10 "$CLIENT" ctl "$T/small-state" ping >/dev/null
 	out=$("$CLIENT" 127.0.0.1 "$P3" stream big 8); rc=$?
+	note "stream on a full disk: $out"
 	check "disk full: the stream fails" [ $rc -ne 0 ]
 	check "disk full: ERROR apply names the cause" sh -c \
 		'printf "%s" "$1" | grep -q "error apply: write .big. on .*: No space left on device"' _ "$out"

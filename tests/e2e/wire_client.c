@@ -250,6 +250,7 @@ static int mode_stream(const char *name, unsigned mib)
 	uint64_t seq, last = 0;
 	struct proto_frame f;
 	struct timespec t0, t1;
+	int rc = 1;
 	double s;
 
 	for (size_t i = 0; i < bs; i++)
@@ -273,13 +274,13 @@ static int mode_stream(const char *name, unsigned mib)
 		uint64_t acked;
 
 		if (recv_frame(fd, in, &f) != 1)
-			return 1;
+			goto out_free;
 		if (f.h.type == PROTO_ERROR) {
 			struct proto_error e;
 
 			if (proto_decode_error(&f, &e) == 0)
 				printf("error %s: %s\n", proto_err_name(e.code), e.text);
-			return 1;
+			goto out_free;
 		}
 		if (f.h.type == PROTO_ACK && proto_decode_seq(&f, &acked) == 0 && acked >= last)
 			break;
@@ -289,11 +290,13 @@ static int mode_stream(const char *name, unsigned mib)
 	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("streamed %u MiB in %.3f s: %.1f MiB/s (acked %llu, durable on serve)\n",
 	       mib, s, mib / s, (unsigned long long)last);
+	rc = 0;
+out_free:
 	close(fd);
-	free(block);
 	evbuffer_free(in);
-	evbuffer_free(out);
-	return 0;
+	evbuffer_free(out);	/* before the block it references */
+	free(block);
+	return rc;
 }
 
 /* Creates N files of SIZE bytes in 20 folders (CREATE, DATA, ATTR each),
