@@ -205,7 +205,7 @@ static void serve_send_hello(struct serve *s)
 
 	receiver_get_stats(s->recv, &st);
 	h.applied_seq = st.applied_seq;
-	h.flags = st.dirty ? PROTO_HELLO_F_DIRTY : 0;
+	h.flags = receiver_beyond_applied(s->recv) ? PROTO_HELLO_F_DIRTY : 0;
 	memcpy(h.node_id, s->node.id, 16);
 	proto_encode_hello(bufferevent_get_output(s->bev), &h);
 	s->last_tx_ns = clock_mono_ns();
@@ -358,7 +358,16 @@ bad:
 	serve_conn_fail(s, PROTO_E_BADFRAME, "malformed %s frame", proto_type_name(f->h.type));
 }
 
-/* The syncer made everything up to seq durable: record it, then ACK (on
+/* Syncer thread: the batch up to seq is durable; record it before the
+ * loop may ACK (STATE/applied stays dirty while the stream is active). */
+static int serve_commit_state(uint64_t seq, void *arg)
+{
+	struct serve *s = arg;
+
+	return state_applied_put(receiver_applied_file(s->recv), seq, true);
+}
+
+/* The syncer made everything up to seq durable and recorded it: ACK (on
  * whatever connection is up: acks are cumulative and true either way). */
 static void serve_synced(uint64_t seq, int err, void *arg)
 {
@@ -366,7 +375,7 @@ static void serve_synced(uint64_t seq, int err, void *arg)
 	int rc = err;
 
 	if (rc == 0)
-		rc = receiver_batch_durable(s->recv, seq);
+		receiver_batch_committed(s->recv, seq);
 	if (rc < 0) {
 		log_error("cannot make the store durable", "store=%s err=\"%s\"", s->o->store,
 			  strerror(-rc));
@@ -523,7 +532,12 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 	struct serve *s = arg;
 	uint64_t now = clock_mono_ns();
 	uint64_t beat = (uint64_t)s->o->heartbeat_s * 1000000000ull;
+	int rc;
 
+	/* quiet for a second: write STATE/applied clean (see receiver_idle) */
+	if (now - s->last_rx_ns >= 1000000000ull && (rc = receiver_idle(s->recv)) < 0)
+		log_error("cannot update STATE/applied", "state=%s err=\"%s\"", s->o->state,
+			  strerror(-rc));
 	if (!s->bev)
 		return;
 	if (s->state == PEER_CLOSING) {
@@ -681,7 +695,8 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 		rc = -ENOMEM;
 		goto out_recv;
 	}
-	rc = syncer_start(s.base, receiver_store_fd(s.recv), serve_synced, &s, &s.syncer);
+	rc = syncer_start(s.base, receiver_store_fd(s.recv), serve_synced, serve_commit_state,
+			  &s, &s.syncer);
 	if (rc < 0) {
 		log_error("cannot start the sync thread", "err=\"%s\"", strerror(-rc));
 		goto out_base;
@@ -741,15 +756,15 @@ out_lis:
 	evconnlistener_free(s.lis);
 out_syncer:
 	{
-		/* a sync still in flight at shutdown: record it, it is durable */
-		struct receiver_stats st;
+		/* syncs still queued at shutdown are finished (and recorded by
+		 * serve_commit_state); then STATE/applied is written clean if
+		 * nothing after it was applied */
 		int err;
 		uint64_t seq = syncer_stop(s.syncer, &err);
 
-		receiver_get_stats(s.recv, &st);
-		if (!err && seq > 0 &&
-		    (seq > st.applied_seq || (seq == st.applied_seq && st.dirty)))
-			receiver_batch_durable(s.recv, seq);
+		if (!err && seq > 0)
+			receiver_batch_committed(s.recv, seq);
+		receiver_idle(s.recv);
 	}
 out_base:
 	event_base_free(s.base);

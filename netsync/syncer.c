@@ -28,6 +28,7 @@ struct syncer {
 	int efd;		/* eventfd: syncer -> loop */
 	struct event *ev;
 	syncer_done_fn done;
+	syncer_commit_fn commit;
 	void *arg;
 	pthread_t thr;
 
@@ -124,6 +125,8 @@ static void *syncer_main(void *arg)
 				target = j->seq;
 			free(j);
 		}
+		if (err == 0 && s->commit)
+			err = s->commit(target, s->arg);
 		pthread_mutex_lock(&s->mu);
 		if (target > s->synced)
 			s->synced = target;
@@ -154,8 +157,8 @@ static void syncer_wake_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-int syncer_start(struct event_base *base, int fs_fd, syncer_done_fn done, void *arg,
-		 struct syncer **out)
+int syncer_start(struct event_base *base, int fs_fd, syncer_done_fn done,
+		 syncer_commit_fn commit, void *arg, struct syncer **out)
 {
 	struct syncer *s = calloc(1, sizeof(*s));
 	int rc;
@@ -163,6 +166,7 @@ int syncer_start(struct event_base *base, int fs_fd, syncer_done_fn done, void *
 	if (!s)
 		return -ENOMEM;
 	s->done = done;
+	s->commit = commit;
 	s->arg = arg;
 	s->tail = &s->head;
 	pthread_mutex_init(&s->mu, NULL);

@@ -61,7 +61,9 @@ check "mode applied" [ "$(stat -c %a "$S/d1/file")" = 640 ]
 check "mtime applied" [ "$(stat -c %Y "$S/d1/file")" = 1234567890 ]
 check "status: applied_seq 3" [ "$(jget applied_seq)" = 3 ]
 check "status: bytes_received counted" [ "$(jget bytes_received)" -gt 100 ]
-check "STATE/applied persisted" grep -q '^seq 3$' "$ST/applied"
+check "STATE/applied persisted" grep -q 'seq=0*3 ' "$ST/applied"
+not_dirty() { [ "$(jget dirty)" = false ]; }
+check "STATE/applied written clean once idle" wait_until 5 not_dirty
 
 check "second primary refused as busy" "$CLIENT" 127.0.0.1 "$PORT" busy
 check "a silent primary gets heartbeats, then is dropped" "$CLIENT" 127.0.0.1 "$PORT" silent
