@@ -60,6 +60,7 @@ struct serve {
 	struct event *tick, *sigterm, *sigint;
 	struct receiver *recv;
 	struct syncer *syncer;	/* syncfs off the loop */
+	uint64_t commit_seq;	/* sync thread only: last seq recorded */
 	struct state_node node;
 	char node_name[256];
 
@@ -364,6 +365,10 @@ static int serve_commit_state(uint64_t seq, void *arg)
 {
 	struct serve *s = arg;
 
+	/* a replayed older batch never moves the recorded seq back */
+	if (seq < s->commit_seq)
+		seq = s->commit_seq;
+	s->commit_seq = seq;
 	return state_applied_put(receiver_applied_file(s->recv), seq, true);
 }
 
@@ -694,6 +699,12 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 	if (!s.base) {
 		rc = -ENOMEM;
 		goto out_recv;
+	}
+	{
+		struct receiver_stats st;
+
+		receiver_get_stats(s.recv, &st);
+		s.commit_seq = st.applied_seq;
 	}
 	rc = syncer_start(s.base, receiver_store_fd(s.recv), serve_synced, serve_commit_state,
 			  &s, &s.syncer);
