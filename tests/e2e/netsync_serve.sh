@@ -142,6 +142,13 @@ printf 'store: %s\nstate: %s\nlisten: 127.0.0.1:1\nbogus_key: 1\n' "$S" "$ST" >"
 check "bad config exits 78" [ $rc -eq 78 ]
 check "bad config error has file:line" grep -q "bad.yaml:4:" "$T/bad.out"
 
+# the state directory may not live inside the store
+"$TWINFS_BIN" serve --store "$S" --state "$S/d1/.state" --listen "127.0.0.1:$PORT" -f \
+	>"$T/in.out" 2>&1; rc=$?
+check "state inside the store exits 64" [ $rc -eq 64 ]
+check "state inside the store is explained" grep -q 'inside the store' "$T/in.out"
+check "state inside the store not created" [ ! -e "$S/d1/.state" ]
+
 # detached: usable on the next line, resumes from the persisted seq
 "$TWINFS_BIN" serve --store "$S" --state "$ST" --listen "127.0.0.1:$PORT"; rc=$?
 check "detached serve returns 0" [ $rc -eq 0 ]
