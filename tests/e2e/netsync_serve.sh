@@ -75,6 +75,12 @@ check "silent: serve logs the timeout" grep -q 'primary silent for too long' "$T
 check "second serve on the same state exits 69" [ $rc -eq 69 ]
 check "second serve says why" grep -q 'another daemon uses this state directory' "$T/second.log"
 
+# a detaching serve that cannot listen (port taken) exits with the reason
+"$TWINFS_BIN" serve --store "$S" --state "$T/state-busy" --listen "127.0.0.1:$PORT" \
+	>"$T/busy.out" 2>&1; rc=$?
+check "detached serve on a taken port exits 69" [ $rc -eq 69 ]
+check "detached serve on a taken port says so" grep -q 'Address already in use' "$T/busy.out"
+
 kill -TERM $SPID
 check "SIGTERM stops serve" wait_until 10 gone $SPID
 wait $SPID; rc=$?
