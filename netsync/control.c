@@ -268,7 +268,6 @@ int control_server_start(struct event_base *base, const char *state_dir,
 {
 	struct control_server *s;
 	struct sockaddr_un sa;
-	mode_t old_mask;
 	int fd, rc;
 
 	rc = control_sock_path(state_dir, &sa);
@@ -286,11 +285,16 @@ int control_server_start(struct event_base *base, const char *state_dir,
 		rc = -errno;
 		goto out_free;
 	}
-	old_mask = umask(0077);
-	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old_mask);
-	if (rc < 0) {
+	/* Not umask(): it is process-wide, and in a mount other threads are
+	 * creating files. The state directory is 0700 anyway; chmod right
+	 * after bind closes the remaining window. */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		rc = -errno;
+		goto out_close;
+	}
+	if (chmod(sa.sun_path, 0600) < 0) {
+		rc = -errno;
+		unlink(sa.sun_path);
 		goto out_close;
 	}
 	s->lis = evconnlistener_new(base, control_accept_cb, s,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -147,6 +148,18 @@ static void test_status_and_json(void **state)
 	free(reply);
 }
 
+static void test_socket_mode(void **state)
+{
+	struct fixture *fx = *state;
+	struct stat st;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", fx->dir, CONTROL_SOCK_NAME);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
+}
+
 static void test_ping_unknown_failing(void **state)
 {
 	struct fixture *fx = *state;
@@ -253,6 +266,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_status_and_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ping_unknown_failing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred_and_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_second_server_and_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_client_dropped, setup, teardown),
