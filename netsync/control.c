@@ -26,7 +26,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "netsync/json.h"
+#include "netsync/ctljson.h"
 
 #define CONTROL_READ_TIMEOUT_MS 5000
 
@@ -132,17 +132,17 @@ void control_req_send(struct control_req *req)
 void control_req_error(struct control_req *req, const char *fmt, ...)
 {
 	char text[512];
-	struct json_out j;
+	struct ctljson j;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	evbuffer_drain(req->out, evbuffer_get_length(req->out));
-	json_begin(&j, req->out);
-	json_bool(&j, "ok", false);
-	json_str(&j, "error", text);
-	json_end(&j);
+	ctljson_begin(&j, req->out);
+	ctljson_bool(&j, "ok", false);
+	ctljson_str(&j, "error", text);
+	ctljson_end(&j);
 	control_req_send(req);
 }
 
@@ -163,12 +163,12 @@ static void control_dispatch(struct control_req *r, char *line)
 		return;
 	}
 	if (strcmp(argv[0], "ping") == 0) {
-		struct json_out j;
+		struct ctljson j;
 
-		json_begin(&j, r->out);
-		json_bool(&j, "ok", true);
-		json_i64(&j, "pid", getpid());
-		json_end(&j);
+		ctljson_begin(&j, r->out);
+		ctljson_bool(&j, "ok", true);
+		ctljson_i64(&j, "pid", getpid());
+		ctljson_end(&j);
 		control_req_send(r);
 		return;
 	}
