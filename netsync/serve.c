@@ -712,6 +712,20 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 		log_error("cannot start the sync thread", "err=\"%s\"", strerror(-rc));
 		goto out_base;
 	}
+	{
+		/* another daemon on this state directory is the likelier mistake
+		 * than a taken port: say that first */
+		char *reply = NULL;
+
+		if (control_call(o->state, "ping", 1000, &reply) == 0) {
+			free(reply);
+			log_error("another daemon uses this state directory",
+				  "state=%s hint=\"stop it first, or use another --state\"",
+				  o->state);
+			rc = -EADDRINUSE;
+			goto out_syncer;
+		}
+	}
 	rc = serve_listen(&s);
 	if (rc < 0)
 		goto out_syncer;
