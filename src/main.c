@@ -13,11 +13,13 @@
 
 #include "bench/bench_cmd.h"
 #include "conf/conf_cmd.h"
+#include "netsync/serve_cmd.h"
 #include "src/mount_cmd.h"
 
 static const struct cli_command commands[] = {
 	{ "config", conf_cmd, "check or print a YAML config file" },
 	{ "mount", mount_cmd, "mount the store with FUSE and journal every change" },
+	{ "serve", serve_cmd, "run the secondary: receive and apply a primary's changes" },
 	{ "bench", bench_cmd_main, "copy and IO benchmarks on folders and mounts" },
 	{ NULL, NULL, NULL },
 };
