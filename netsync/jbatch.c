@@ -1,0 +1,524 @@
+/*
+ * jbatch — the sender's side of the journal (netsync/journal.h): taking
+ * batches, putting them back, acks, rewinds and the end of an epoch.
+ * Runs on the sender (primary) thread; shares struct journal with
+ * journal.c through journal_int.h. Reads segment files, writes only the
+ * ack file and deletes acked segments; never touches the store's data.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "netsync/journal.h"
+#include "netsync/journal_int.h"
+#include "netsync/jrec.h"
+
+/* A dirty inode taken out of the table for one batch. */
+struct jtaken {
+	uint64_t ino;
+	int fd;
+	bool whole;
+	struct rangeset ranges;
+};
+
+void journal_batch_free(struct journal_batch *b)
+{
+	struct jbatch *jb = (struct jbatch *)b;
+
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n_files; i++) {
+		free(b->files[i].path);
+		free(b->files[i].ranges);
+		if (b->files[i].fd >= 0)
+			close(b->files[i].fd);
+	}
+	free(b->files);
+	free(b->recs);
+	free(jb->raw);
+	free(jb);
+}
+
+/*
+ * Copies records first..end from the segment files into jb->raw and
+ * decodes them into b->recs. The records are durable (take_batch waited),
+ * so the committer only ever appends beyond them. segs is a snapshot of
+ * the segment list. Caller holds the ns lock (which serialises takes and
+ * owns the read cursor), not mu.
+ */
+static int jbatch_read_recs(struct journal *j, const struct jseg_info *segs, size_t nsegs,
+			    uint64_t first, uint64_t end, struct jbatch *jb)
+{
+	size_t raw_len = 0, raw_cap = 0, n = 0, want = (size_t)(end - first + 1);
+	struct journal_batch *b = &jb->b;
+	uint64_t expect = first;
+	size_t si = 0;
+	int rc = 0;
+
+	b->recs = calloc(want, sizeof(*b->recs));
+	if (!b->recs)
+		return -ENOMEM;
+	while (si < nsegs && !(segs[si].last_seq >= first && segs[si].first_seq <= first))
+		si++;
+	for (; si < nsegs && expect <= end; si++) {
+		struct jseg_reader r;
+		const uint8_t *rec;
+		uint64_t seq, off;
+		int64_t len;
+
+		rc = jseg_reader_open(&r, j->dirfd, segs[si].first_seq);
+		if (rc < 0)
+			goto out;
+		if (j->rd_seq == expect && j->rd_seg == segs[si].first_seq)
+			jseg_reader_seek(&r, j->rd_off);
+		while (expect <= end) {
+			len = jseg_reader_next(&r, &rec, &seq, &off);
+			if (len <= 0)
+				break;
+			if (seq < expect)
+				continue;
+			if (seq != expect) {
+				len = -EBADMSG;
+				break;
+			}
+			if (raw_len + (size_t)len > raw_cap) {
+				size_t ncap = raw_cap ? raw_cap * 2 : 256 * 1024;
+				uint8_t *np;
+
+				while (ncap < raw_len + (size_t)len)
+					ncap *= 2;
+				np = realloc(jb->raw, ncap);
+				if (!np) {
+					len = -ENOMEM;
+					break;
+				}
+				jb->raw = np;
+				raw_cap = ncap;
+			}
+			memcpy(jb->raw + raw_len, rec, (size_t)len);
+			raw_len += (size_t)len;
+			expect++;
+			j->rd_seq = expect;
+			j->rd_seg = segs[si].first_seq;
+			j->rd_off = off + (uint64_t)len;
+		}
+		jseg_reader_close(&r);
+		if (len < 0) {
+			rc = (int)len;
+			goto out;
+		}
+	}
+	if (expect <= end) {
+		rc = -EIO;
+		goto out;
+	}
+	for (size_t pos = 0; pos < raw_len; n++) {
+		uint64_t seq;
+		int64_t len = jrec_check(jb->raw + pos, raw_len - pos, &seq);
+
+		if (len < 0 || jrec_decode(jb->raw + pos, (size_t)len, &b->recs[n]) < 0) {
+			rc = -EBADMSG;
+			goto out;
+		}
+		pos += (size_t)len;
+	}
+	b->n_recs = n;
+out:
+	if (rc < 0) {
+		j->rd_seq = 0;
+		log_error("journal cannot read back its records; the peer will need a "
+			  "full resync", "dir=%s first=%" PRIu64 " end=%" PRIu64 " err=%s",
+			  j->dir, first, end, strerror(-rc));
+	}
+	return rc;
+}
+
+/* Turns one taken inode into a batch file: path as of now (the ns lock
+ * is held), a read-only fd owned by the batch, ranges. Returns 0, -ENOENT
+ * when the inode is gone (the caller drops it), or -errno. */
+static int jbatch_resolve(struct journal *j, struct jtaken *t, struct journal_dirty *f)
+{
+	char link[64];
+	struct stat st;
+	int rc, rfd;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	rc = journal_fd_path(j, t->fd, &f->path);
+	if (rc < 0)
+		return rc;
+	/* The fs may have handed us a write-only fd; the sender must read. */
+	snprintf(link, sizeof link, "/proc/self/fd/%d", t->fd);
+	rfd = open(link, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (rfd < 0)
+		rfd = open(link, O_RDONLY | O_CLOEXEC);
+	if (rfd >= 0) {
+		close(t->fd);
+	} else {
+		rfd = t->fd;
+	}
+	t->fd = -1;
+	f->fd = rfd;
+	f->ino = t->ino;
+	f->whole = t->whole;
+	if (f->whole) {
+		if (fstat(rfd, &st) == 0)
+			f->bytes = (uint64_t)st.st_size;
+		return 0;
+	}
+	f->ranges = malloc((t->ranges.n ? t->ranges.n : 1) * sizeof(*f->ranges));
+	if (!f->ranges)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->ranges.n; i++) {
+		f->ranges[i].off = t->ranges.v[i].off;
+		f->ranges[i].len = t->ranges.v[i].end - t->ranges.v[i].off;
+	}
+	f->n_ranges = t->ranges.n;
+	f->bytes = t->ranges.bytes;
+	return 0;
+}
+
+static void jbatch_add_lost(const struct pathset_entry *e, void *arg)
+{
+	struct journal_batch *b = arg;
+	struct journal_dirty *f = &b->files[b->n_files];
+
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(e->path);
+	if (!f->path)
+		return;
+	f->fd = -1;
+	f->whole = true;
+	b->n_files++;
+}
+
+static int jbatch_inflight_add(struct journal *j, uint64_t end, uint64_t bytes)
+{
+	if (j->n_inflight == j->cap_inflight) {
+		size_t ncap = j->cap_inflight ? j->cap_inflight * 2 : 8;
+		struct jinflight *ni = realloc(j->inflight, ncap * sizeof(*ni));
+
+		if (!ni)
+			return -ENOMEM;
+		j->inflight = ni;
+		j->cap_inflight = ncap;
+	}
+	j->inflight[j->n_inflight++] = (struct jinflight){ end, bytes };
+	return 0;
+}
+
+/*
+ * Takes a batch. Ordering: under the ns lock no namespace op can run, so
+ * the BATCH record appended here is the exact point the batch describes:
+ * every record before it is in the batch, and the paths of the dirty
+ * files are resolved (readlink of the journal's fd) while nothing can
+ * rename them. Data written after the take stays dirty for the next one.
+ * The records are made durable before they are handed out, so the peer is
+ * never ahead of the primary's own journal.
+ */
+int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_batch **out)
+{
+	struct jtaken *taken = NULL;
+	struct jseg_info *segs = NULL;
+	struct pathset lost;
+	size_t n_taken = 0, nsegs = 0, n_lost;
+	struct journal_op bop = { .type = JOP_BATCH, .path = "" };
+	struct jbatch *jb;
+	uint64_t first, end, budget = 0;
+	bool bounded;
+	int64_t seq;
+	int rc;
+
+	pathset_init(&lost);
+	jb = calloc(1, sizeof(*jb));
+	if (!jb)
+		return -ENOMEM;
+	journal_ns_lock(j);
+	pthread_mutex_lock(&j->mu);
+	j->notified = false;
+	if (j->head_seq == j->sent_seq && !j->dirty_head && j->lost_paths.n == 0) {
+		rc = -EAGAIN;
+		goto out_unlock;
+	}
+	seq = journal_append_locked(j, &bop, true);
+	if (seq < 0) {
+		rc = (int)seq;
+		goto out_unlock;
+	}
+	end = (uint64_t)seq;
+	first = j->sent_seq + 1;
+	rc = journal_wait_durable_locked(j, end);
+	if (rc < 0)
+		goto out_unlock;
+
+	/* Take the dirty inodes (all of them while a barrier is owed). */
+	bounded = max_bytes > 0 && j->barrier_seq == 0;
+	taken = calloc(j->n_dirty ? j->n_dirty : 1, sizeof(*taken));
+	segs = malloc((j->nsegs ? j->nsegs : 1) * sizeof(*segs));
+	if (!taken || !segs) {
+		rc = -ENOMEM;
+		goto out_unlock;
+	}
+	memcpy(segs, j->segs, j->nsegs * sizeof(*segs));
+	nsegs = j->nsegs;
+	for (struct jinode *e = j->dirty_head, *next; e; e = next) {
+		struct jtaken *t = &taken[n_taken];
+
+		next = e->dnext;
+		if (bounded && n_taken > 0 && budget + e->ranges.bytes > max_bytes)
+			continue;
+		t->fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
+		if (t->fd < 0) {
+			rc = -errno;
+			goto out_unlock;
+		}
+		t->ino = e->ino;
+		t->whole = e->whole;
+		t->ranges = e->ranges;
+		rangeset_init(&e->ranges);
+		budget += t->ranges.bytes;
+		n_taken++;
+		journal_inode_clean(j, e);
+	}
+	lost = j->lost_paths;
+	pathset_init(&j->lost_paths);
+	j->sent_seq = end;
+	if (j->dirty_head == NULL)
+		j->barrier_seq = 0;
+	pthread_mutex_unlock(&j->mu);
+
+	/* Resolve paths and read records without mu: writers keep going. */
+	jb->b.first_seq = first;
+	jb->b.end_seq = end;
+	n_lost = lost.n;
+	jb->b.files = calloc(n_taken + n_lost + 1, sizeof(*jb->b.files));
+	if (!jb->b.files) {
+		rc = -ENOMEM;
+		goto out_requeue;
+	}
+	for (size_t i = 0; i < n_taken; i++) {
+		struct journal_dirty *f = &jb->b.files[jb->b.n_files];
+
+		rc = jbatch_resolve(j, &taken[i], f);
+		if (rc == 0) {
+			jb->b.n_files++;
+			jb->b.data_bytes += f->bytes;
+			continue;
+		}
+		free(f->path);
+		free(f->ranges);
+		if (f->fd >= 0)
+			close(f->fd);
+		if (rc != -ENOENT) {
+			log_warn("journal cannot resolve a dirty file; it will be rescanned",
+				 "ino=%" PRIu64 " err=%s", taken[i].ino, strerror(-rc));
+		}
+	}
+	pathset_each(&lost, jbatch_add_lost, &jb->b);
+	rc = jbatch_read_recs(j, segs, nsegs, first, end, jb);
+	if (rc < 0)
+		goto out_requeue;
+
+	pthread_mutex_lock(&j->mu);
+	jbatch_inflight_add(j, end, jb->b.data_bytes);
+	pthread_mutex_unlock(&j->mu);
+	journal_ns_unlock(j);
+	rc = 0;
+	*out = &jb->b;
+	jb = NULL;
+	goto out_free;
+
+out_requeue:
+	journal_ns_unlock(j);
+	journal_requeue(j, &jb->b);
+	jb = NULL;
+	goto out_free;
+out_unlock:
+	pthread_mutex_unlock(&j->mu);
+	journal_ns_unlock(j);
+out_free:
+	for (size_t i = 0; i < n_taken; i++) {
+		if (taken[i].fd >= 0)
+			close(taken[i].fd);
+		rangeset_free(&taken[i].ranges);
+	}
+	free(taken);
+	free(segs);
+	pathset_clear(&lost);
+	if (jb)
+		journal_batch_free(&jb->b);
+	return rc;
+}
+
+static void jbatch_inflight_drop(struct journal *j, uint64_t upto, uint64_t only)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < j->n_inflight; i++) {
+		struct jinflight *f = &j->inflight[i];
+
+		if (f->end_seq <= upto || f->end_seq == only)
+			continue;
+		j->inflight[k++] = *f;
+	}
+	j->n_inflight = k;
+}
+
+/*
+ * Puts a batch back: the next take starts again at its first record (the
+ * peer dedups by seq), and its files' ranges are merged into whatever was
+ * dirtied since. Files whose inode was forgotten meanwhile are gone and
+ * dropped. Batches already acked are simply freed.
+ */
+void journal_requeue(struct journal *j, struct journal_batch *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_lock(&j->mu);
+	if (b->end_seq > j->acked_seq) {
+		if (b->first_seq && j->sent_seq >= b->first_seq)
+			j->sent_seq = b->first_seq - 1 > j->acked_seq ? b->first_seq - 1 : j->acked_seq;
+		for (size_t i = 0; i < b->n_files; i++) {
+			struct journal_dirty *f = &b->files[i];
+			struct jinode *e;
+
+			if (!f->ino || f->fd < 0) {
+				if (f->path && pathset_add(&j->lost_paths, f->path, 0) < 0)
+					log_error("journal out of memory; path not requeued",
+						  "path=%s", f->path);
+				continue;
+			}
+			e = journal_inode_find(j, f->ino);
+			if (!e || e->fd < 0)
+				continue;	/* forgotten: the inode is gone */
+			for (size_t k = 0; !f->whole && !e->whole && k < f->n_ranges; k++)
+				if (rangeset_add(&e->ranges, f->ranges[k].off, f->ranges[k].len) < 0)
+					e->whole = true;
+			if (f->whole || e->ranges.n > JOURNAL_RANGES_MAX)
+				e->whole = true;
+			if (e->whole)
+				rangeset_clear(&e->ranges);
+			journal_inode_dirty(j, e);
+		}
+		jbatch_inflight_drop(j, 0, b->end_seq);
+		j->notified = false;
+		journal_notify_locked(j);
+	}
+	pthread_mutex_unlock(&j->mu);
+	journal_batch_free(b);
+}
+
+/*
+ * Ends the epoch if everything is acknowledged: no unacked record, no
+ * dirty data, nothing in flight. The ack file already says so durably,
+ * so the marks (in memory) can go: the next change marks again. mu held.
+ */
+void journal_end_epoch_locked(struct journal *j)
+{
+	if (j->acked_seq < j->head_seq || j->dirty_head || j->lost_paths.n || j->n_inflight)
+		return;
+	j->epoch++;
+	pathset_clear(&j->marked_dirs);
+	pathset_clear(&j->needs_scan);
+	j->overflow = false;
+	j->barrier_seq = 0;
+	for (size_t i = 0; i < j->itab_nb; i++)
+		while (j->itab[i])
+			journal_inode_drop(j, j->itab[i]);
+	/* The active segment now holds only acked records: start a new one so
+	 * that the next ack can delete it. */
+	if (j->nsegs && j->segs[j->nsegs - 1].last_seq >= j->segs[j->nsegs - 1].first_seq)
+		j->rotate_next = true;
+}
+
+int journal_ack(struct journal *j, uint64_t seq)
+{
+	uint64_t *dead = NULL;
+	size_t n_dead = 0;
+	int rc = 0;
+
+	pthread_mutex_lock(&j->ack_mu);
+	pthread_mutex_lock(&j->mu);
+	if (seq > j->head_seq) {
+		pthread_mutex_unlock(&j->mu);
+		log_error("peer acknowledged a seq the journal never wrote; ignoring it",
+			  "seq=%" PRIu64 " head=%" PRIu64, seq, j->head_seq);
+		rc = -EINVAL;
+		goto out_unlock_ack;
+	}
+	if (seq <= j->acked_seq) {
+		pthread_mutex_unlock(&j->mu);
+		goto out_unlock_ack;
+	}
+	pthread_mutex_unlock(&j->mu);
+
+	rc = jseg_ack_write(j->dirfd, seq);
+	if (rc < 0) {
+		log_error("cannot write the journal ack file; acked records stay on disk",
+			  "dir=%s err=%s", j->dir, strerror(-rc));
+		goto out_unlock_ack;
+	}
+
+	pthread_mutex_lock(&j->mu);
+	j->acked_seq = seq;
+	if (j->sent_seq < seq)
+		j->sent_seq = seq;
+	jbatch_inflight_drop(j, seq, 0);
+	dead = malloc((j->nsegs ? j->nsegs : 1) * sizeof(*dead));
+	if (dead) {
+		size_t k = 0;
+
+		/* Never the last segment: the committer may be appending to it. */
+		while (k + 1 < j->nsegs && j->segs[k].last_seq <= seq) {
+			dead[n_dead++] = j->segs[k].first_seq;
+			j->disk_bytes -= j->segs[k].bytes;
+			k++;
+		}
+		memmove(j->segs, j->segs + k, (j->nsegs - k) * sizeof(*j->segs));
+		j->nsegs -= k;
+	}
+	journal_end_epoch_locked(j);
+	pthread_cond_broadcast(&j->acked_cv);
+	pthread_mutex_unlock(&j->mu);
+
+	for (size_t i = 0; i < n_dead; i++) {
+		char name[JSEG_NAME_MAX];
+
+		jseg_name(name, sizeof name, dead[i]);
+		if (unlinkat(j->dirfd, name, 0) < 0 && errno != ENOENT)
+			log_warn("cannot delete an acked journal segment", "dir=%s seg=%s err=%s",
+				 j->dir, name, strerror(errno));
+	}
+	free(dead);
+out_unlock_ack:
+	pthread_mutex_unlock(&j->ack_mu);
+	return rc;
+}
+
+int journal_rewind(struct journal *j, uint64_t peer_seq)
+{
+	bool ack;
+
+	pthread_mutex_lock(&j->mu);
+	if (peer_seq > j->head_seq || peer_seq < j->acked_seq) {
+		uint64_t acked = j->acked_seq, head = j->head_seq;
+
+		pthread_mutex_unlock(&j->mu);
+		log_warn("journal cannot resume from the peer's seq; a full resync is needed",
+			 "peer_seq=%" PRIu64 " acked=%" PRIu64 " head=%" PRIu64,
+			 peer_seq, acked, head);
+		return -ERANGE;
+	}
+	j->sent_seq = peer_seq;
+	ack = peer_seq > j->acked_seq;
+	j->notified = false;
+	journal_notify_locked(j);
+	pthread_mutex_unlock(&j->mu);
+	return ack ? journal_ack(j, peer_seq) : 0;
+}

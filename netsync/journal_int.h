@@ -1,0 +1,142 @@
+/*
+ * journal_int — the journal's private state, shared by its own sources
+ * (journal.c: lifecycle, append, marks, commit; jbatch.c: batches, acks;
+ * jpending.c: recovery of marks, offline listing) and its unit tests.
+ * Nothing outside netsync/journal*.c, jbatch.c, jpending.c includes it.
+ */
+#ifndef TWINFS_JOURNAL_INT_H
+#define TWINFS_JOURNAL_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "netsync/journal.h"
+#include "netsync/jseg.h"
+#include "netsync/pathset.h"
+#include "netsync/rangeset.h"
+
+/* Segment size at which the committer starts a new segment file. 64 MiB;
+ * unit tests lower it to exercise rotation and trimming. */
+extern uint64_t journal_segment_bytes;
+/* Above this many disjoint dirty ranges an inode is sent whole (its ranges
+ * are dropped), which bounds memory for random writers. */
+#define JOURNAL_RANGES_MAX 1024
+/* Marks record a time a little before now: the kernel stamps ctime from
+ * a coarse clock that can lag CLOCK_REALTIME. */
+#define JOURNAL_MARK_SLACK_NS 1000000000ull
+
+/* One inode the fs has written or created. Protected by journal.mu. */
+struct jinode {
+	struct jinode *hnext;		/* inode hash chain */
+	struct jinode *dnext, *dprev;	/* dirty list, when on_dirty */
+	bool on_dirty;
+	bool whole;			/* send the whole file */
+	uint64_t ino;
+	int fd;				/* the journal's dup, or -1 */
+	uint64_t mark_epoch;		/* epoch in which it is covered: created
+					 * in it, or its MARK_FILE appended */
+	uint64_t mark_seq;		/* that MARK_FILE's seq (0: created) */
+	struct rangeset ranges;
+};
+
+/* Encoded records not yet written, with the offsets where a new segment
+ * starts. Protected by journal.mu; the committer swaps it out. */
+struct jbuf {
+	uint8_t *p;
+	size_t len, cap;
+	struct jbuf_break { size_t off; uint64_t first_seq; } *brk;
+	size_t nbrk, capbrk;
+	uint64_t last_seq;
+};
+
+/* A batch handed to the sender, with the memory its records point into. */
+struct jbatch {
+	struct journal_batch b;
+	uint8_t *raw;
+};
+
+/* An outstanding (taken, not yet acked) batch, for requeue and stats. */
+struct jinflight {
+	uint64_t end_seq, bytes;
+};
+
+struct journal {
+	char *dir;			/* STATE/journal */
+	char *store;			/* realpath of the store root */
+	size_t store_len;
+	int dirfd;			/* STATE/journal */
+	uint64_t size_limit;
+	uint32_t commit_ms;
+
+	pthread_mutex_t ns_mu;		/* journal_ns_lock; also held by take_batch */
+	pthread_mutex_t ack_mu;		/* serialises ack file writers */
+	pthread_mutex_t mu;		/* everything below */
+	pthread_cond_t commit_cv;	/* committer: there is work / a waiter */
+	pthread_cond_t durable_cv;	/* durable_seq moved, or an I/O error */
+	pthread_cond_t acked_cv;	/* acked_seq moved, or closing */
+
+	uint64_t head_seq, durable_seq, acked_seq, sent_seq, epoch;
+	uint64_t barrier_seq;		/* a batch ending at >= this is owed */
+	struct jbuf buf;
+	uint64_t first_buffered_ns;	/* when buf became non-empty */
+	uint32_t commit_waiters;
+	int io_error;			/* sticky -errno from the committer */
+	bool closing;
+	bool overflow;			/* size limit hit: ops become needs-scan */
+	bool rotate_next;		/* next record starts a new segment */
+
+	struct jseg_info *segs;		/* live segments, including buffered bytes */
+	size_t nsegs, capsegs;
+	uint64_t disk_bytes;		/* sum of segs[].bytes */
+
+	struct pathset marked_dirs;	/* MARK_DIR this epoch; value = seq */
+	struct pathset needs_scan;	/* NEEDS_SCAN this epoch; value = seq */
+	struct pathset lost_paths;	/* recovered dirty paths (no fd) */
+	struct jinode **itab;
+	size_t itab_nb, itab_n;
+	struct jinode *dirty_head;
+	uint64_t n_dirty;
+
+	struct jinflight *inflight;	/* sorted by end_seq */
+	size_t n_inflight, cap_inflight;
+
+	int evfd;
+	bool notified;			/* evfd written since the last take */
+
+	/* Read cursor of take_batch (ns_mu): where next_seq starts on disk. */
+	uint64_t rd_seq, rd_seg, rd_off;
+
+	int seg_fd;			/* active segment (committer only) */
+	pthread_t committer;
+	bool committer_started;
+};
+
+/* journal.c helpers used by jbatch.c and jpending.c (mu held). */
+int64_t journal_append_locked(struct journal *j, const struct journal_op *op,
+			      bool bypass_limit);
+int journal_wait_durable_locked(struct journal *j, uint64_t seq);
+void journal_notify_locked(struct journal *j);
+struct jinode *journal_inode_find(struct journal *j, uint64_t ino);
+struct jinode *journal_inode_get(struct journal *j, uint64_t ino);
+void journal_inode_dirty(struct journal *j, struct jinode *e);
+void journal_inode_clean(struct journal *j, struct jinode *e);
+void journal_inode_drop(struct journal *j, struct jinode *e);
+void journal_end_epoch_locked(struct journal *j);
+/* Relative path of the inode behind fd ("" = root), malloc'd; -ENOENT if
+ * it is unlinked or outside the store. Any thread, no lock needed. */
+int journal_fd_path(struct journal *j, int fd, char **out);
+
+/* jpending.c: turns the marks after the ack into paths. Calls fn(path,
+ * why) for the file of each MARK_FILE, and for each entry of each
+ * MARK_DIR directory (and the directory) whose ctime >= the mark time. */
+struct jpending_mark {
+	enum journal_op_type type;
+	char *path;
+	struct timespec when;
+};
+int jpending_resolve_marks(const char *store, const struct jpending_mark *m, size_t n,
+			   void (*fn)(const char *path, const char *why, void *arg),
+			   void *arg);
+
+#endif

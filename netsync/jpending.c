@@ -1,0 +1,206 @@
+/*
+ * jpending — what is not yet on the peer, from the files alone: resolves
+ * durability marks into paths (for journal_open's recovery) and lists
+ * every pending path offline (journal_list_pending, for `twinfs status
+ * --pending` while the mount is down or after it was killed). Runs on the
+ * caller's thread; reads the journal and the store's directory entries,
+ * writes nothing.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "netsync/journal.h"
+#include "netsync/journal_int.h"
+#include "netsync/jrec.h"
+#include "netsync/jseg.h"
+#include "netsync/pathset.h"
+
+static bool jpending_ts_ge(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec >= b->tv_nsec);
+}
+
+static void jpending_join(char *buf, size_t len, const char *dir, const char *name)
+{
+	if (dir[0])
+		snprintf(buf, len, "%s/%s", dir, name);
+	else
+		snprintf(buf, len, "%s", name);
+}
+
+/*
+ * A marked directory: every entry whose ctime is at or after the mark was
+ * created, renamed, written or had its attributes changed since (creating,
+ * renaming and writing all set ctime). The directory itself is listed
+ * when its own ctime says entries were added or removed, which also
+ * covers names that no longer exist (a removal is visible only there).
+ */
+static int jpending_scan_dir(const char *store, const char *dir, const struct timespec *when,
+			     void (*fn)(const char *path, const char *why, void *arg), void *arg)
+{
+	char full[PATH_MAX], rel[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	int dfd;
+	DIR *d;
+
+	jpending_join(full, sizeof full, store, dir);
+	if (dir[0] == '\0')
+		snprintf(full, sizeof full, "%s", store);
+	dfd = open(full, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		/* Gone or replaced since the mark: its parent's mark covers it. */
+		return 0;
+	}
+	if (fstat(dfd, &st) == 0 && jpending_ts_ge(&st.st_ctim, when))
+		fn(dir, "marked-dir", arg);
+	d = fdopendir(dfd);
+	if (!d) {
+		int rc = -errno;
+
+		close(dfd);
+		return rc;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;	/* removed meanwhile */
+		if (!jpending_ts_ge(&st.st_ctim, when))
+			continue;
+		jpending_join(rel, sizeof rel, dir, de->d_name);
+		fn(rel, "marked-dir-entry", arg);
+	}
+	closedir(d);
+	return 0;
+}
+
+int jpending_resolve_marks(const char *store, const struct jpending_mark *m, size_t n,
+			   void (*fn)(const char *path, const char *why, void *arg),
+			   void *arg)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc;
+
+		if (m[i].type == JOP_MARK_FILE) {
+			fn(m[i].path, "marked-file", arg);
+			continue;
+		}
+		rc = jpending_scan_dir(store, m[i].path, &m[i].when, fn, arg);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- offline listing ---- */
+
+struct jpending_ctx {
+	struct pathset seen;
+	struct jpending_mark *marks;
+	size_t n_marks, cap_marks;
+	void (*fn)(const char *path, const char *why, void *arg);
+	void *arg;
+	int rc;
+};
+
+/* Emits each path once, with the first reason found. */
+static void jpending_emit(const char *path, const char *why, void *arg)
+{
+	struct jpending_ctx *c = arg;
+	int rc = pathset_add(&c->seen, path, 0);
+
+	if (rc < 0)
+		c->rc = rc;
+	if (rc == 1)
+		c->fn(path, why, c->arg);
+}
+
+static int jpending_rec(const uint8_t *rec, size_t len, uint64_t seq, void *arg)
+{
+	struct jpending_ctx *c = arg;
+	struct journal_rec jr;
+
+	if (jrec_decode(rec, len, &jr) < 0)
+		return 0;
+	switch (jr.op.type) {
+	case JOP_BATCH:
+	case JOP_EPOCH:
+		return 0;
+	case JOP_MARK_DIR:
+	case JOP_MARK_FILE:
+		if (c->n_marks == c->cap_marks) {
+			size_t ncap = c->cap_marks ? c->cap_marks * 2 : 64;
+			struct jpending_mark *nm = realloc(c->marks, ncap * sizeof(*nm));
+
+			if (!nm)
+				return -ENOMEM;
+			c->marks = nm;
+			c->cap_marks = ncap;
+		}
+		c->marks[c->n_marks] = (struct jpending_mark){ jr.op.type, strdup(jr.op.path),
+							       jr.op.mtime };
+		if (!c->marks[c->n_marks].path)
+			return -ENOMEM;
+		c->n_marks++;
+		return 0;
+	default:
+		break;
+	}
+	jpending_emit(jr.op.path, journal_op_name(jr.op.type), c);
+	if ((jr.op.type == JOP_RENAME || jr.op.type == JOP_LINK) && jr.op.path2)
+		jpending_emit(jr.op.path2, journal_op_name(jr.op.type), c);
+	return c->rc;
+}
+
+int journal_list_pending(const char *state_dir, const char *store_dir,
+			 void (*fn)(const char *path, const char *why, void *arg),
+			 void *arg)
+{
+	struct jpending_ctx c = { .fn = fn, .arg = arg };
+	char dir[PATH_MAX], *store = NULL;
+	struct jseg_scan scan;
+	uint64_t acked;
+	int dfd, rc;
+
+	snprintf(dir, sizeof dir, "%s/journal", state_dir);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : -errno;	/* never mounted: nothing */
+	store = realpath(store_dir, NULL);
+	if (!store) {
+		rc = -errno;
+		goto out_close;
+	}
+	pathset_init(&c.seen);
+	rc = jseg_ack_read(dfd, &acked);
+	if (rc < 0)
+		goto out_free;
+	rc = jseg_scan(dfd, acked, false, jpending_rec, &c, &scan);
+	if (rc < 0)
+		goto out_free;
+	if (scan.lost)
+		jpending_emit("", "journal-damaged", &c);
+	jseg_scan_free(&scan);
+	rc = jpending_resolve_marks(store, c.marks, c.n_marks, jpending_emit, &c);
+	if (rc == 0)
+		rc = c.rc;
+out_free:
+	for (size_t i = 0; i < c.n_marks; i++)
+		free(c.marks[i].path);
+	free(c.marks);
+	pathset_clear(&c.seen);
+	free(store);
+out_close:
+	close(dfd);
+	return rc;
+}
