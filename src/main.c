@@ -12,10 +12,12 @@
 #include "version.h"
 
 #include "conf/conf_cmd.h"
+#include "src/mount_cmd.h"
 
 
 static const struct cli_command commands[] = {
 	{ "config", conf_cmd, "check or print a YAML config file" },
+	{ "mount", mount_cmd, "mount the store with FUSE and journal every change" },
 
 	{ NULL, NULL, NULL },
 };

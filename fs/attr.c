@@ -1,0 +1,319 @@
+/*
+ * attr — FUSE handlers for attributes: getattr, setattr (mode, owner,
+ * size, times), extended attributes, statfs and access. Runs in any FUSE
+ * worker thread. Changes are applied to the store and recorded under the
+ * journal's namespace lock; it never reads file data.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "fs/fs_internal.h"
+#include "fs/record.h"
+
+static int fs_stat_inode(struct inode *i, struct stat *st)
+{
+	if (fstatat(i->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return 0;
+}
+
+void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = fs_of(req);
+	struct stat st;
+	int rc;
+
+	if (fi)
+		rc = fstat(fs_file_of(fi)->fd, &st) < 0 ? -errno : 0;
+	else
+		rc = fs_stat_inode(inode_get(fs->itab, ino), &st);
+	if (rc < 0)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_attr(req, &st, fs->timeout);
+}
+
+/* Applies the changes of one setattr to the store; returns 0 or -errno,
+ * and in *done the JATTR_* bits that were applied before any failure. */
+static int fs_apply_setattr(struct inode *i, int fd, const struct stat *attr,
+			    int to_set, uint32_t *done)
+{
+	char proc[FS_PROCPATH_MAX];
+	int r;
+
+	*done = 0;
+	fs_procpath(proc, i->fd);
+	if (to_set & FUSE_SET_ATTR_MODE) {
+		if (i->type == S_IFLNK)
+			return -EOPNOTSUPP;
+		r = fd >= 0 ? fchmod(fd, attr->st_mode) : chmod(proc, attr->st_mode);
+		if (r < 0)
+			return -errno;
+		*done |= JATTR_MODE;
+	}
+	if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		uid_t uid = to_set & FUSE_SET_ATTR_UID ? attr->st_uid : (uid_t)-1;
+		gid_t gid = to_set & FUSE_SET_ATTR_GID ? attr->st_gid : (gid_t)-1;
+
+		if (fchownat(i->fd, "", uid, gid,
+			     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		*done |= (to_set & FUSE_SET_ATTR_UID ? JATTR_UID : 0) |
+			 (to_set & FUSE_SET_ATTR_GID ? JATTR_GID : 0);
+	}
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		if (i->type != S_IFREG)
+			return i->type == S_IFDIR ? -EISDIR : -EINVAL;
+		r = fd >= 0 ? ftruncate(fd, attr->st_size) :
+			      truncate(proc, attr->st_size);
+		if (r < 0)
+			return -errno;
+		*done |= JATTR_SIZE;
+	}
+	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
+		struct timespec tv[2];
+
+		tv[0].tv_sec = 0;
+		tv[0].tv_nsec = UTIME_OMIT;
+		tv[1] = tv[0];
+		if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+			tv[0].tv_nsec = UTIME_NOW;
+		else if (to_set & FUSE_SET_ATTR_ATIME)
+			tv[0] = attr->st_atim;
+		if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+			tv[1].tv_nsec = UTIME_NOW;
+		else if (to_set & FUSE_SET_ATTR_MTIME)
+			tv[1] = attr->st_mtim;
+		r = fd >= 0 ? futimens(fd, tv) :
+			      utimensat(i->fd, "", tv,
+					AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+		if (r < 0)
+			return -errno;
+		*done |= (to_set & FUSE_SET_ATTR_ATIME ? JATTR_ATIME : 0) |
+			 (to_set & FUSE_SET_ATTR_MTIME ? JATTR_MTIME : 0);
+	}
+	return 0;
+}
+
+void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		int to_set, struct fuse_file_info *fi)
+{
+	struct fs *fs = fs_of(req);
+	struct inode *i = inode_get(fs->itab, ino);
+	int fd = fi ? fs_file_of(fi)->fd : -1;
+	struct journal_op op = { .type = JOP_SETATTR };
+	struct stat st;
+	uint32_t done;
+	int rc, r;
+
+	record_lock(fs);
+	rc = fs_apply_setattr(i, fd, attr, to_set, &done);
+	r = fs_stat_inode(i, &st);
+	if (done && r == 0) {
+		/* Record the values the store now holds (UTIME_NOW and the
+		 * kernel's setgid clearing resolved), so the peer gets the
+		 * same attributes, not its own clock. */
+		op.attr_mask = done;
+		op.mode = st.st_mode;
+		op.uid = st.st_uid;
+		op.gid = st.st_gid;
+		op.size = st.st_size;
+		op.atime = st.st_atim;
+		op.mtime = st.st_mtim;
+		if (done & JATTR_SIZE)
+			record_truncate(fs, i, st.st_size);
+		record_op(fs, &op, i, NULL, NULL, NULL);
+	}
+	record_unlock(fs);
+	if (rc == 0)
+		rc = r;
+	if (rc < 0)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_attr(req, &st, fs->timeout);
+}
+
+void fs_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fs *fs = fs_of(req);
+	struct statvfs sv;
+
+	if (fstatvfs(inode_root(fs->itab)->fd, &sv) < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+/* Only reached when the mount runs without default_permissions (the
+ * kernel checks access itself otherwise): the classic owner/group/other
+ * check against the caller, root passing all but execute of a file with
+ * no x bit. */
+void fs_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct fs *fs = fs_of(req);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct stat st;
+	gid_t groups[64];
+	mode_t bits;
+	int rc, n;
+
+	rc = fs_stat_inode(inode_get(fs->itab, ino), &st);
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	if (mask == F_OK) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	if (ctx->uid == 0) {
+		rc = (mask & X_OK) && !S_ISDIR(st.st_mode) &&
+		     !(st.st_mode & 0111) ? EACCES : 0;
+		fuse_reply_err(req, rc);
+		return;
+	}
+	if (ctx->uid == st.st_uid) {
+		bits = (st.st_mode >> 6) & 7;
+	} else {
+		bits = st.st_mode & 7;
+		if (ctx->gid == st.st_gid) {
+			bits = (st.st_mode >> 3) & 7;
+		} else {
+			n = fuse_req_getgroups(req, 64, groups);
+			for (int k = 0; k < n && k < 64; k++)
+				if (groups[k] == st.st_gid)
+					bits = (st.st_mode >> 3) & 7;
+		}
+	}
+	fuse_reply_err(req, (mask & ~bits & 7) ? EACCES : 0);
+}
+
+/* Extended attributes go through "/proc/self/fd/N" (O_PATH fds refuse the
+ * f*xattr calls). Symlinks hold no user xattrs on Linux; we answer as
+ * ext4 does for them instead of following the link. */
+void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		 const char *value, size_t size, int flags)
+{
+	struct fs *fs = fs_of(req);
+	struct inode *i = inode_get(fs->itab, ino);
+	struct journal_op op = {
+		.type = JOP_SETXATTR, .xname = name, .xvalue = value,
+		.xsize = size, .flags = (uint32_t)flags,
+	};
+	char proc[FS_PROCPATH_MAX];
+	int rc = 0;
+
+	if (i->type == S_IFLNK) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	fs_procpath(proc, i->fd);
+	record_lock(fs);
+	if (setxattr(proc, name, value, size, flags) < 0)
+		rc = -errno;
+	else
+		record_op(fs, &op, i, NULL, NULL, NULL);
+	record_unlock(fs);
+	fuse_reply_err(req, -rc);
+}
+
+void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct fs *fs = fs_of(req);
+	struct inode *i = inode_get(fs->itab, ino);
+	char proc[FS_PROCPATH_MAX];
+	char *buf = NULL;
+	ssize_t n;
+
+	if (i->type == S_IFLNK) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	fs_procpath(proc, i->fd);
+	if (size == 0) {
+		n = getxattr(proc, name, NULL, 0);
+		if (n < 0)
+			fuse_reply_err(req, errno);
+		else
+			fuse_reply_xattr(req, n);
+		return;
+	}
+	buf = malloc(size);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = getxattr(proc, name, buf, size);
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_buf(req, buf, n);
+	free(buf);
+}
+
+void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct fs *fs = fs_of(req);
+	struct inode *i = inode_get(fs->itab, ino);
+	char proc[FS_PROCPATH_MAX];
+	char *buf = NULL;
+	ssize_t n;
+
+	if (i->type == S_IFLNK) {
+		if (size == 0)
+			fuse_reply_xattr(req, 0);
+		else
+			fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	fs_procpath(proc, i->fd);
+	if (size == 0) {
+		n = listxattr(proc, NULL, 0);
+		if (n < 0)
+			fuse_reply_err(req, errno);
+		else
+			fuse_reply_xattr(req, n);
+		return;
+	}
+	buf = malloc(size);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = listxattr(proc, buf, size);
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_buf(req, buf, n);
+	free(buf);
+}
+
+void fs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct fs *fs = fs_of(req);
+	struct inode *i = inode_get(fs->itab, ino);
+	struct journal_op op = { .type = JOP_REMOVEXATTR, .xname = name };
+	char proc[FS_PROCPATH_MAX];
+	int rc = 0;
+
+	if (i->type == S_IFLNK) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	fs_procpath(proc, i->fd);
+	record_lock(fs);
+	if (removexattr(proc, name) < 0)
+		rc = -errno;
+	else
+		record_op(fs, &op, i, NULL, NULL, NULL);
+	record_unlock(fs);
+	fuse_reply_err(req, -rc);
+}

@@ -1,0 +1,258 @@
+/*
+ * entry — FUSE handlers for names: lookup/forget and the namespace
+ * operations (mkdir, mknod, symlink, link, unlink, rmdir, rename,
+ * readlink). Runs in any FUSE worker thread. Each change is applied to the
+ * store and then recorded, both under the journal's namespace lock; it
+ * never reads or writes file data.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "fs/cred.h"
+#include "fs/fs_internal.h"
+#include "fs/record.h"
+
+void fs_procpath(char *buf, int fd)
+{
+	snprintf(buf, FS_PROCPATH_MAX, "/proc/self/fd/%d", fd);
+}
+
+int fs_do_lookup(struct fs *fs, struct inode *parent, const char *name,
+		 struct fuse_entry_param *e)
+{
+	struct inode *i;
+	int fd, rc = 0;
+
+	memset(e, 0, sizeof(*e));
+	e->attr_timeout = fs->timeout;
+	e->entry_timeout = fs->timeout;
+	fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	i = inode_ref(fs->itab, fd, &e->attr, &rc);
+	if (!i)
+		return rc;
+	e->ino = inode_id(fs->itab, i);
+	return 0;
+}
+
+void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fs *fs = fs_of(req);
+	struct fuse_entry_param e;
+	int rc;
+
+	rc = fs_do_lookup(fs, inode_get(fs->itab, parent), name, &e);
+	if (rc == -ENOENT) {
+		/* Negative entry, cached as long as positive ones: only this
+		 * mount changes the store, and the kernel drops the negative
+		 * dentry when it creates the name through us. */
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = fs->timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	if (rc < 0)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct fs *fs = fs_of(req);
+
+	inode_unref(fs->itab, inode_get(fs->itab, ino), nlookup);
+	fuse_reply_none(req);
+}
+
+void fs_forget_multi(fuse_req_t req, size_t count,
+		     struct fuse_forget_data *forgets)
+{
+	struct fs *fs = fs_of(req);
+
+	for (size_t k = 0; k < count; k++)
+		inode_unref(fs->itab, inode_get(fs->itab, forgets[k].ino),
+			    forgets[k].nlookup);
+	fuse_reply_none(req);
+}
+
+/* Creates a directory, node or symlink NAME in PARENT as the caller,
+ * records it and replies with the new entry. */
+static void fs_make(fuse_req_t req, fuse_ino_t parent, const char *name,
+		    enum journal_op_type type, mode_t mode, dev_t rdev,
+		    const char *link)
+{
+	struct fs *fs = fs_of(req);
+	struct inode *dir = inode_get(fs->itab, parent);
+	struct fuse_entry_param e;
+	struct journal_op op = { .type = type };
+	struct cred_saved cs;
+	int rc = 0, r;
+
+	record_lock(fs);
+	cred_enter(req, &cs);
+	switch (type) {
+	case JOP_MKDIR:
+		r = mkdirat(dir->fd, name, mode);
+		break;
+	case JOP_SYMLINK:
+		r = symlinkat(link, dir->fd, name);
+		break;
+	default:
+		r = mknodat(dir->fd, name, mode, rdev);
+		break;
+	}
+	if (r < 0)
+		rc = -errno;
+	cred_leave(&cs);
+	if (rc < 0)
+		goto out_unlock;
+	rc = fs_do_lookup(fs, dir, name, &e);
+	if (rc < 0)
+		goto out_unlock;
+	op.mode = e.attr.st_mode;
+	op.uid = e.attr.st_uid;
+	op.gid = e.attr.st_gid;
+	op.rdev = e.attr.st_rdev;
+	op.ino = e.attr.st_ino;
+	op.path2 = link;
+	record_op(fs, &op, dir, name, NULL, NULL);
+out_unlock:
+	record_unlock(fs);
+	if (rc < 0)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	fs_make(req, parent, name, JOP_MKDIR, mode, 0, NULL);
+}
+
+void fs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+	      mode_t mode, dev_t rdev)
+{
+	/* A regular file made by mknod(2) is a create without an open. */
+	fs_make(req, parent, name, S_ISREG(mode) ? JOP_CREATE : JOP_MKNOD,
+		mode, rdev, NULL);
+}
+
+void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		const char *name)
+{
+	fs_make(req, parent, name, JOP_SYMLINK, S_IFLNK | 0777, 0, link);
+}
+
+void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+	     const char *newname)
+{
+	struct fs *fs = fs_of(req);
+	struct inode *i = inode_get(fs->itab, ino);
+	struct inode *dir = inode_get(fs->itab, newparent);
+	struct journal_op op = { .type = JOP_LINK };
+	struct fuse_entry_param e;
+	char proc[FS_PROCPATH_MAX];
+	int rc = 0;
+
+	record_lock(fs);
+	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the /proc link works for
+	 * any owner of the fd, and lands on the inode itself (a symlink is
+	 * not followed further). */
+	fs_procpath(proc, i->fd);
+	if (linkat(AT_FDCWD, proc, dir->fd, newname, AT_SYMLINK_FOLLOW) < 0) {
+		rc = -errno;
+		goto out_unlock;
+	}
+	rc = fs_do_lookup(fs, dir, newname, &e);
+	if (rc < 0)
+		goto out_unlock;
+	record_op(fs, &op, i, NULL, dir, newname);
+out_unlock:
+	record_unlock(fs);
+	if (rc < 0)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+static void fs_remove(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      enum journal_op_type type)
+{
+	struct fs *fs = fs_of(req);
+	struct inode *dir = inode_get(fs->itab, parent);
+	struct journal_op op = { .type = type };
+	int rc = 0;
+
+	record_lock(fs);
+	if (unlinkat(dir->fd, name, type == JOP_RMDIR ? AT_REMOVEDIR : 0) < 0)
+		rc = -errno;
+	else
+		record_op(fs, &op, dir, name, NULL, NULL);
+	record_unlock(fs);
+	fuse_reply_err(req, -rc);
+}
+
+void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fs_remove(req, parent, name, JOP_UNLINK);
+}
+
+void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fs_remove(req, parent, name, JOP_RMDIR);
+}
+
+void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+	       fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	struct fs *fs = fs_of(req);
+	struct inode *from = inode_get(fs->itab, parent);
+	struct inode *to = inode_get(fs->itab, newparent);
+	struct journal_op op = { .type = JOP_RENAME, .flags = flags };
+	int rc = 0;
+
+	record_lock(fs);
+	/* Neither parent's path changes by this rename (the kernel refuses
+	 * to move a directory below itself), so the paths computed after it
+	 * name the same directories as before. */
+	if (renameat2(from->fd, name, to->fd, newname, flags) < 0)
+		rc = -errno;
+	else
+		record_op(fs, &op, from, name, to, newname);
+	record_unlock(fs);
+	fuse_reply_err(req, -rc);
+}
+
+void fs_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fs *fs = fs_of(req);
+	struct inode *i = inode_get(fs->itab, ino);
+	char buf[PATH_MAX + 1];
+	ssize_t n;
+
+	n = readlinkat(i->fd, "", buf, sizeof(buf));
+	if (n < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	if ((size_t)n >= sizeof(buf)) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	buf[n] = '\0';
+	fuse_reply_readlink(req, buf);
+}

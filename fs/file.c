@@ -1,0 +1,290 @@
+/*
+ * file — FUSE handlers for open files: create, open, read, write, flush,
+ * release, fsync, fallocate, copy_file_range, lseek. Runs in any FUSE
+ * worker thread. Owns the store fds of open files (struct fs_file); data
+ * goes straight between the kernel and the store file, and the journal
+ * only hears which byte ranges changed (no journal IO per write).
+ *
+ * Durability and close: a close(2) on a local filesystem promises
+ * nothing about durability, so in async mode flush does no IO at all (a
+ * copy of 10,000 small files must not pay 10,000 journal commits). When a
+ * sync-mode hook is set, flush of a written file makes it durable
+ * locally (journal commit, then fdatasync of the store file) and then
+ * waits for the peer: the DRBD "protocol C" promise at close and fsync.
+ * fsync always commits the journal before syncing the store, so after a
+ * crash the journal names at least every file whose data was synced.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "fs/cred.h"
+#include "fs/fs_internal.h"
+#include "fs/record.h"
+
+void fs_wait_peer(struct fs *fs)
+{
+	int rc;
+
+	if (!fs->wait_peer)
+		return;
+	rc = fs->wait_peer(fs->wait_peer_arg);
+	if (rc < 0)
+		log_warn("peer did not confirm in time; continuing as async",
+			 "err=\"%s\"", strerror(-rc));
+}
+
+/* Store open flags for a kernel open: with the writeback cache the kernel
+ * may read pages of a file opened write-only and handles O_APPEND itself;
+ * O_DIRECT is served by direct_io on our side (the kernel's buffers are
+ * not aligned for the store), so the store fd is opened buffered. */
+static int fs_store_flags(struct fs *fs, struct fuse_file_info *fi)
+{
+	int flags = fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_DIRECT);
+
+	if (fs->writeback) {
+		if ((flags & O_ACCMODE) == O_WRONLY)
+			flags = (flags & ~O_ACCMODE) | O_RDWR;
+		flags &= ~O_APPEND;
+	}
+	return flags | O_CLOEXEC;
+}
+
+static void fs_file_opts(struct fuse_file_info *fi)
+{
+	if (fi->flags & O_DIRECT)
+		fi->direct_io = 1;
+	else
+		fi->keep_cache = 1;	/* only this mount changes the store */
+}
+
+static struct fs_file *fs_file_new(int fd, struct inode *i)
+{
+	struct fs_file *f = calloc(1, sizeof(*f));
+
+	if (f) {
+		f->fd = fd;
+		f->inode = i;
+	}
+	return f;
+}
+
+void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+	       mode_t mode, struct fuse_file_info *fi)
+{
+	struct fs *fs = fs_of(req);
+	struct inode *dir = inode_get(fs->itab, parent);
+	struct journal_op op = { .type = JOP_CREATE };
+	struct fuse_entry_param e;
+	struct cred_saved cs;
+	struct fs_file *f = NULL;
+	int flags = fs_store_flags(fs, fi) & ~O_TRUNC;
+	bool created = true;
+	int fd, rc = 0;
+
+	record_lock(fs);
+	cred_enter(req, &cs);
+	fd = openat(dir->fd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW,
+		    mode & 07777);
+	if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
+		/* Lost a race with another create of the same name: open
+		 * the existing file as open(2) would. */
+		created = false;
+		fd = openat(dir->fd, name, flags | (fi->flags & O_TRUNC));
+	}
+	if (fd < 0)
+		rc = -errno;
+	cred_leave(&cs);
+	if (rc < 0)
+		goto out_unlock;
+	rc = fs_do_lookup(fs, dir, name, &e);
+	if (rc < 0)
+		goto out_close;
+	f = fs_file_new(fd, inode_get(fs->itab, e.ino));
+	if (!f) {
+		rc = -ENOMEM;
+		inode_unref(fs->itab, inode_get(fs->itab, e.ino), 1);
+		goto out_close;
+	}
+	if (created) {
+		op.mode = e.attr.st_mode;
+		op.uid = e.attr.st_uid;
+		op.gid = e.attr.st_gid;
+		op.ino = e.attr.st_ino;
+		record_op(fs, &op, dir, name, NULL, NULL);
+	}
+	record_unlock(fs);
+	fi->fh = (uintptr_t)f;
+	fs_file_opts(fi);
+	fuse_reply_create(req, &e, fi);
+	return;
+out_close:
+	close(fd);
+out_unlock:
+	record_unlock(fs);
+	fuse_reply_err(req, -rc);
+}
+
+void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = fs_of(req);
+	struct inode *i = inode_get(fs->itab, ino);
+	char proc[FS_PROCPATH_MAX];
+	struct fs_file *f;
+	int fd;
+
+	/* O_TRUNC reaches us only as a separate setattr (we do not ask for
+	 * atomic_o_trunc), so the truncate is journalled there. */
+	fs_procpath(proc, i->fd);
+	fd = open(proc, fs_store_flags(fs, fi) & ~O_TRUNC);
+	if (fd < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	f = fs_file_new(fd, i);
+	if (!f) {
+		close(fd);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	fi->fh = (uintptr_t)f;
+	fs_file_opts(fi);
+	fuse_reply_open(req, fi);
+}
+
+void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	     struct fuse_file_info *fi)
+{
+	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+
+	buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	buf.buf[0].fd = fs_file_of(fi)->fd;
+	buf.buf[0].pos = off;
+	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
+
+void fs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
+		  off_t off, struct fuse_file_info *fi)
+{
+	struct fs *fs = fs_of(req);
+	struct fs_file *f = fs_file_of(fi);
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
+	ssize_t n;
+
+	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	out.buf[0].fd = f->fd;
+	out.buf[0].pos = off;
+	n = fuse_buf_copy(&out, in, 0);
+	if (n < 0) {
+		fuse_reply_err(req, (int)-n);
+		return;
+	}
+	f->written = true;
+	record_write(fs, f->inode, f->fd, (uint64_t)off, (uint64_t)n);
+	fuse_reply_write(req, (size_t)n);
+}
+
+/* Sync mode at close: local durability, then the peer. */
+static int fs_file_sync_peer(struct fs *fs, struct fs_file *f)
+{
+	int rc;
+
+	f->written = false;
+	rc = record_commit(fs);
+	if (rc == 0 && fdatasync(f->fd) < 0)
+		rc = -errno;
+	if (rc == 0)
+		fs_wait_peer(fs);
+	return rc;
+}
+
+void fs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = fs_of(req);
+	struct fs_file *f = fs_file_of(fi);
+	int rc = 0;
+
+	if (f->written && fs->wait_peer)
+		rc = fs_file_sync_peer(fs, f);
+	fuse_reply_err(req, -rc);
+}
+
+void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fs *fs = fs_of(req);
+	struct fs_file *f = fs_file_of(fi);
+
+	/* Pages written back after the last flush (writeback cache). */
+	if (f->written && fs->wait_peer)
+		fs_file_sync_peer(fs, f);
+	close(f->fd);
+	free(f);
+	fuse_reply_err(req, 0);
+}
+
+void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+	      struct fuse_file_info *fi)
+{
+	struct fs *fs = fs_of(req);
+	struct fs_file *f = fs_file_of(fi);
+	int rc;
+
+	rc = record_commit(fs);
+	if (rc == 0 && (datasync ? fdatasync(f->fd) : fsync(f->fd)) < 0)
+		rc = -errno;
+	if (rc == 0) {
+		f->written = false;
+		fs_wait_peer(fs);
+	}
+	fuse_reply_err(req, -rc);
+}
+
+void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
+		  off_t length, struct fuse_file_info *fi)
+{
+	struct fs *fs = fs_of(req);
+	struct fs_file *f = fs_file_of(fi);
+
+	if (fallocate(f->fd, mode, offset, length) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	f->written = true;
+	record_write(fs, f->inode, f->fd, (uint64_t)offset, (uint64_t)length);
+	fuse_reply_err(req, 0);
+}
+
+void fs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			struct fuse_file_info *fi_in, fuse_ino_t ino_out,
+			off_t off_out, struct fuse_file_info *fi_out,
+			size_t len, int flags)
+{
+	struct fs *fs = fs_of(req);
+	struct fs_file *in = fs_file_of(fi_in), *out = fs_file_of(fi_out);
+	loff_t from = off_in, to = off_out;
+	ssize_t n;
+
+	n = copy_file_range(in->fd, &from, out->fd, &to, len, (unsigned)flags);
+	if (n < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	out->written = true;
+	record_write(fs, out->inode, out->fd, (uint64_t)off_out, (uint64_t)n);
+	fuse_reply_write(req, (size_t)n);
+}
+
+void fs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+	      struct fuse_file_info *fi)
+{
+	off_t res = lseek(fs_file_of(fi)->fd, off, whence);
+
+	if (res < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_lseek(req, res);
+}

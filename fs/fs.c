@@ -1,0 +1,363 @@
+/*
+ * fs — the mounted filesystem's lifecycle: checks, session options, the
+ * kernel feature negotiation (init), the one fuse_lowlevel_ops table, the
+ * readiness probe and the multithreaded loop. fs_run() runs in the mount
+ * process's main thread; the handlers live in entry.c, attr.c, file.c and
+ * dir.c. It never touches the journal except through record.c.
+ *
+ * Speed: the store is changed only through this mount, so the kernel may
+ * cache everything for long: entries, negative entries and attributes for
+ * a day, file pages across opens (keep_cache), directory listings
+ * (cache_readdir), and dirty pages (writeback cache, flushed in 1 MiB
+ * writes). readdirplus fills the attribute cache in the same round trip as
+ * the listing, parallel dirops let lookups and creates in one directory
+ * run at once, and clone_fd gives every worker its own /dev/fuse queue.
+ */
+#include "fs/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "fs/cred.h"
+#include "fs/fs_internal.h"
+#include "fs/record.h"
+
+#define FS_CACHE_TIMEOUT 86400.0
+#define FS_MAX_WRITE (1u << 20)
+#define FS_DEFAULT_THREADS 16
+
+static void fs_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct fs *fs = userdata;
+	unsigned int want = FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_PARALLEL_DIROPS |
+			    FUSE_CAP_READDIRPLUS | FUSE_CAP_ASYNC_READ |
+			    FUSE_CAP_ASYNC_DIO | FUSE_CAP_CACHE_SYMLINKS |
+			    FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
+
+	conn->want |= conn->capable & want;
+	/* A listing of a directory the kernel has not seen is read with
+	 * attributes at once: `ls -l` and `find` need them anyway. */
+	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	/* O_TRUNC arrives as a setattr, which is journalled. */
+	conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+	fs->writeback = conn->want & FUSE_CAP_WRITEBACK_CACHE;
+	conn->max_write = FS_MAX_WRITE;
+	conn->max_readahead = FS_MAX_WRITE;
+	conn->time_gran = 1;
+}
+
+static const struct fuse_lowlevel_ops fs_ops = {
+	.init = fs_init,
+	.lookup = fs_lookup,
+	.forget = fs_forget,
+	.forget_multi = fs_forget_multi,
+	.getattr = fs_getattr,
+	.setattr = fs_setattr,
+	.readlink = fs_readlink,
+	.mknod = fs_mknod,
+	.mkdir = fs_mkdir,
+	.unlink = fs_unlink,
+	.rmdir = fs_rmdir,
+	.symlink = fs_symlink,
+	.rename = fs_rename,
+	.link = fs_link,
+	.open = fs_open,
+	.read = fs_read,
+	.write_buf = fs_write_buf,
+	.flush = fs_flush,
+	.release = fs_release,
+	.fsync = fs_fsync,
+	.opendir = fs_opendir,
+	.readdir = fs_readdir,
+	.readdirplus = fs_readdirplus,
+	.releasedir = fs_releasedir,
+	.fsyncdir = fs_fsyncdir,
+	.statfs = fs_statfs,
+	.setxattr = fs_setxattr,
+	.getxattr = fs_getxattr,
+	.listxattr = fs_listxattr,
+	.removexattr = fs_removexattr,
+	.access = fs_access,
+	.create = fs_create,
+	.fallocate = fs_fallocate,
+	.copy_file_range = fs_copy_file_range,
+	.lseek = fs_lseek,
+};
+
+static void fs_forget_gone(void *arg, struct inode *i)
+{
+	record_forget(arg, i);
+}
+
+/* Returns -EBUSY if PATH (a realpath) is already a mount point. */
+static int fs_check_not_mounted(const char *path)
+{
+	char line[8192], mnt[PATH_MAX];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int rc = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		/* id parent major:minor root mountpoint ... */
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		/* mountinfo escapes space, tab, newline and backslash as
+		 * octal; paths with them simply never match here. */
+		if (strcmp(mnt, path) == 0) {
+			rc = -EBUSY;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/* Checks the store and mountpoint and fills fs->store. Logs what failed. */
+static int fs_check_paths(const struct fs_opts *o, struct fs *fs,
+			  char *mnt_real)
+{
+	struct stat st;
+	size_t n;
+	int rc;
+
+	if (access("/dev/fuse", R_OK | W_OK) < 0) {
+		rc = -errno;
+		log_error("cannot use /dev/fuse; load the fuse module "
+			  "(modprobe fuse) or install fuse3", "err=\"%s\"",
+			  strerror(-rc));
+		return rc == -ENOENT ? -ENODEV : rc;
+	}
+	fs->store = realpath(o->store, NULL);
+	if (!fs->store || stat(fs->store, &st) < 0) {
+		rc = -errno;
+		log_error("store directory not found; create it first",
+			  "store=%s err=\"%s\"", o->store, strerror(-rc));
+		return rc;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		log_error("store is not a directory", "store=%s", o->store);
+		return -ENOTDIR;
+	}
+	if (!realpath(o->mountpoint, mnt_real) || stat(mnt_real, &st) < 0) {
+		rc = -errno;
+		log_error("mountpoint not found; create the directory first",
+			  "mountpoint=%s err=\"%s\"", o->mountpoint,
+			  strerror(-rc));
+		return rc;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		log_error("mountpoint is not a directory",
+			  "mountpoint=%s", o->mountpoint);
+		return -ENOTDIR;
+	}
+	n = strlen(fs->store);
+	if (strncmp(mnt_real, fs->store, n) == 0 &&
+	    (mnt_real[n] == '/' || mnt_real[n] == '\0')) {
+		log_error("mountpoint is inside the store; choose a "
+			  "mountpoint outside it", "store=%s mountpoint=%s",
+			  fs->store, mnt_real);
+		return -EINVAL;
+	}
+	rc = fs_check_not_mounted(mnt_real);
+	if (rc < 0) {
+		log_error("mountpoint is busy: something is already mounted "
+			  "there; unmount it first (fusermount3 -u)",
+			  "mountpoint=%s", mnt_real);
+		return rc;
+	}
+	fs->store_len = n;
+	return 0;
+}
+
+/* Builds the -o option list: the defaults, then the user's. */
+static int fs_session_args(const struct fs_opts *o, const struct fs *fs,
+			   struct fuse_args *args)
+{
+	char *opt = NULL;
+	int rc = -ENOMEM;
+
+	if (fuse_opt_add_arg(args, "twinfs") < 0)
+		return rc;
+	if (o->debug && fuse_opt_add_arg(args, "-d") < 0)
+		return rc;
+	if (asprintf(&opt, "fsname=twinfs:%s,subtype=twinfs,default_permissions%s",
+		     fs->store, geteuid() == 0 ? ",allow_other" : "") < 0)
+		return rc;
+	if (fuse_opt_add_arg(args, "-o") < 0 || fuse_opt_add_arg(args, opt) < 0)
+		goto out_free;
+	if (o->fuse_options && *o->fuse_options &&
+	    (fuse_opt_add_arg(args, "-o") < 0 ||
+	     fuse_opt_add_arg(args, o->fuse_options) < 0))
+		goto out_free;
+	rc = 0;
+out_free:
+	free(opt);
+	return rc;
+}
+
+struct fs_ready {
+	const struct fs_opts *o;
+	struct fuse_session *se;
+	const char *mountpoint;
+	pthread_t main_thread;
+	int rc;
+};
+
+/* Readiness probe thread: the mount is usable once a stat through it
+ * comes back; then replication may start and the parent may exit. */
+static void *fs_ready_thread(void *arg)
+{
+	struct fs_ready *r = arg;
+	struct stat st;
+	struct statfs sf;
+
+	if (stat(r->mountpoint, &st) < 0) {
+		r->rc = -errno;
+		log_error("mount did not answer its first stat",
+			  "mountpoint=%s err=\"%s\"", r->mountpoint,
+			  strerror(errno));
+	} else if (r->o->on_ready) {
+		r->rc = r->o->on_ready(r->o->on_ready_arg);
+	}
+	if (r->o->ready_fd >= 0) {
+		ssize_t w = write(r->o->ready_fd, &r->rc, sizeof(r->rc));
+
+		(void)w;
+		close(r->o->ready_fd);
+	}
+	if (r->rc < 0) {
+		/* Unmount: the loop's main thread takes the signal and stops
+		 * the workers; statfs is never cached, so one request
+		 * reaches a worker too. */
+		fuse_session_exit(r->se);
+		pthread_kill(r->main_thread, SIGTERM);
+		statfs(r->mountpoint, &sf);
+	}
+	return NULL;
+}
+
+int fs_run(const struct fs_opts *o)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_loop_config *cfg = NULL;
+	struct fs fs = { .timeout = FS_CACHE_TIMEOUT };
+	struct fs_ready ready = { .o = o };
+	char mnt[PATH_MAX];
+	pthread_t tid;
+	bool probing = false;
+	sigset_t all, old;
+	int root_fd, rc;
+
+	fs.journal = o->journal;
+	fs.wait_peer = o->wait_peer;
+	fs.wait_peer_arg = o->wait_peer_arg;
+	rc = fs_check_paths(o, &fs, mnt);
+	if (rc < 0)
+		goto out_ready;
+	root_fd = open(fs.store, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0) {
+		rc = -errno;
+		log_error("cannot open the store", "store=%s err=\"%s\"",
+			  fs.store, strerror(-rc));
+		goto out_ready;
+	}
+	rc = inode_table_new(root_fd, &fs.itab);
+	if (rc < 0) {
+		close(root_fd);
+		goto out_ready;
+	}
+	inode_set_gone_fn(fs.itab, fs_forget_gone, &fs);
+	/* Modes come from the kernel with the caller's umask applied. */
+	umask(0);
+	rc = cred_init();
+	if (rc < 0)
+		goto out_table;
+	rc = fs_session_args(o, &fs, &args);
+	if (rc < 0)
+		goto out_args;
+	fs.se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), &fs);
+	if (!fs.se) {
+		rc = -EINVAL;
+		log_error("cannot start the FUSE session; check the -o options",
+			  "options=\"%s\"", o->fuse_options ? o->fuse_options : "");
+		goto out_args;
+	}
+	if (fuse_set_signal_handlers(fs.se) < 0) {
+		rc = -EINVAL;
+		goto out_session;
+	}
+	if (fuse_session_mount(fs.se, mnt) < 0) {
+		rc = -EIO;
+		log_error("mount failed (see the message above); is the "
+			  "mountpoint busy or not permitted?", "mountpoint=%s", mnt);
+		goto out_signals;
+	}
+	log_notice("mounted", "store=%s mountpoint=%s", fs.store, mnt);
+
+	ready.se = fs.se;
+	ready.mountpoint = mnt;
+	ready.main_thread = pthread_self();
+	/* Signals go to this thread (libfuse blocks them in workers). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&tid, NULL, fs_ready_thread, &ready);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc < 0)
+		goto out_unmount;
+	probing = true;
+
+	cfg = fuse_loop_cfg_create();
+	if (!cfg) {
+		rc = -ENOMEM;
+		goto out_join;
+	}
+	fuse_loop_cfg_set_clone_fd(cfg, 1);
+	fuse_loop_cfg_set_max_threads(cfg, o->threads > 0 ? (unsigned)o->threads :
+					   FS_DEFAULT_THREADS);
+	fuse_loop_cfg_set_idle_threads(cfg, 8);
+	rc = fuse_session_loop_mt(fs.se, cfg);
+	/* libfuse returns the signal number when one ended the loop. */
+	rc = rc < 0 ? rc : 0;
+	fuse_loop_cfg_destroy(cfg);
+out_join:
+	/* The probe thread may still be in its stat: unmounting first makes
+	 * it fail with ENOTCONN instead of waiting forever. */
+	fuse_session_unmount(fs.se);
+	pthread_join(tid, NULL);
+	if (rc == 0 && ready.rc < 0)
+		rc = ready.rc;
+	log_notice("unmounted", "mountpoint=%s", mnt);
+	goto out_signals;
+out_unmount:
+	fuse_session_unmount(fs.se);
+out_signals:
+	fuse_remove_signal_handlers(fs.se);
+out_session:
+	fuse_session_destroy(fs.se);
+out_args:
+	fuse_opt_free_args(&args);
+out_table:
+	inode_table_free(fs.itab);
+out_ready:
+	/* The probe thread reports readiness; if we never got that far the
+	 * parent hears the failure from here. */
+	if (o->ready_fd >= 0 && !probing) {
+		ssize_t w = write(o->ready_fd, &rc, sizeof(rc));
+
+		(void)w;
+		close(o->ready_fd);
+	}
+	free(fs.store);
+	return rc;
+}

@@ -1,0 +1,128 @@
+/*
+ * fs_internal — what the fs/ files share: the mounted filesystem's state,
+ * the open-file and open-directory handles, and the fs_<op> handlers that
+ * fs.c lists in the one fuse_lowlevel_ops table. Not for other modules.
+ */
+#ifndef TWINFS_FS_INTERNAL_H
+#define TWINFS_FS_INTERNAL_H
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "fs/fs.h"
+#include "fs/inode.h"
+
+struct fs {
+	struct inode_table *itab;	/* thread-safe */
+	struct journal *journal;	/* NULL: nothing recorded */
+	char *store;		/* realpath of the store; immutable */
+	size_t store_len;
+	double timeout;		/* entry/attr cache seconds; immutable */
+	bool writeback;		/* kernel writeback cache negotiated (init) */
+	int (*wait_peer)(void *arg);
+	void *wait_peer_arg;
+	struct fuse_session *se;
+};
+
+/* An open file (fi->fh). */
+struct fs_file {
+	int fd;			/* store fd opened with the request's flags */
+	struct inode *inode;
+	bool written;		/* set by a worker, read at flush/release; a
+				 * stale read only delays wait_peer to release */
+};
+
+/* An open directory (fi->fh). Readdir calls on one handle are serialised
+ * by the kernel (it holds the file's position lock). */
+struct fs_dir {
+	DIR *dp;
+	off_t offset;		/* telldir cookie of the next entry */
+	struct dirent *entry;	/* read but not yet returned */
+};
+
+static inline struct fs *fs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static inline struct fs_file *fs_file_of(struct fuse_file_info *fi)
+{
+	return (struct fs_file *)(uintptr_t)fi->fh;
+}
+
+/* "/proc/self/fd/N" for an fd, to open or chmod an inode we hold O_PATH. */
+#define FS_PROCPATH_MAX 32
+void fs_procpath(char *buf, int fd);
+
+/* Looks NAME up under PARENT: fills *e (attrs, timeouts, node id) and
+ * adds one lookup reference. Returns 0 or -errno. Any worker thread. */
+int fs_do_lookup(struct fs *fs, struct inode *parent, const char *name,
+		 struct fuse_entry_param *e);
+/* Calls the sync-mode hook (if any) and logs a failure. */
+void fs_wait_peer(struct fs *fs);
+
+/* entry.c: names */
+void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
+void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
+void fs_forget_multi(fuse_req_t req, size_t count,
+		     struct fuse_forget_data *forgets);
+void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+void fs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+	      mode_t mode, dev_t rdev);
+void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		const char *name);
+void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+	     const char *newname);
+void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+	       fuse_ino_t newparent, const char *newname, unsigned int flags);
+void fs_readlink(fuse_req_t req, fuse_ino_t ino);
+
+/* attr.c: attributes, xattrs, statfs, access */
+void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		int to_set, struct fuse_file_info *fi);
+void fs_statfs(fuse_req_t req, fuse_ino_t ino);
+void fs_access(fuse_req_t req, fuse_ino_t ino, int mask);
+void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		 const char *value, size_t size, int flags);
+void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
+void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void fs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+
+/* file.c: open files and their data */
+void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+	       mode_t mode, struct fuse_file_info *fi);
+void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	     struct fuse_file_info *fi);
+void fs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv,
+		  off_t off, struct fuse_file_info *fi);
+void fs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+	      struct fuse_file_info *fi);
+void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
+		  off_t length, struct fuse_file_info *fi);
+void fs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			struct fuse_file_info *fi_in, fuse_ino_t ino_out,
+			off_t off_out, struct fuse_file_info *fi_out,
+			size_t len, int flags);
+void fs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+	      struct fuse_file_info *fi);
+
+/* dir.c: directory handles */
+void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		struct fuse_file_info *fi);
+void fs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi);
+void fs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fs_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
+		 struct fuse_file_info *fi);
+
+#endif

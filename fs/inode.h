@@ -1,0 +1,55 @@
+/*
+ * inode — the table of store inodes the kernel knows about. Each entry
+ * holds an O_PATH fd on the store inode (so it survives renames and
+ * unlinks) and the kernel's lookup count; the FUSE node id is the entry's
+ * address (the root is FUSE_ROOT_ID). Thread-safe: one mutex guards the
+ * hash table and every lookup count.
+ */
+#ifndef TWINFS_FS_INODE_H
+#define TWINFS_FS_INODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+
+struct inode {
+	int fd;			/* O_PATH|O_NOFOLLOW on the store inode; immutable */
+	dev_t dev;		/* immutable */
+	ino_t ino;		/* immutable */
+	mode_t type;		/* S_IFMT bits; immutable */
+	uint64_t nlookup;	/* kernel references; table lock */
+	struct inode *next;	/* hash chain; table lock */
+};
+
+struct inode_table;
+
+/* Creates the table with the root inode on ROOT_FD (takes ownership).
+ * Returns 0 or -errno. */
+int inode_table_new(int root_fd, struct inode_table **out);
+/* Closes every fd and frees the table. Not concurrently with other calls. */
+void inode_table_free(struct inode_table *t);
+
+/* The inode for a kernel node id. Never NULL for ids the kernel got from us. */
+struct inode *inode_get(struct inode_table *t, fuse_ino_t id);
+fuse_ino_t inode_id(struct inode_table *t, struct inode *i);
+struct inode *inode_root(struct inode_table *t);
+
+/* Finds or inserts the inode for FD (an O_PATH fd whose fstat is ST) and
+ * adds one lookup reference. Takes ownership of FD: it is closed if the
+ * inode was already known. Returns the inode or NULL (-ENOMEM in *err). */
+struct inode *inode_ref(struct inode_table *t, int fd, const struct stat *st,
+			int *err);
+/* Drops N lookup references; at zero the inode is removed, its fd closed,
+ * after gone_fn(arg, i) has seen it (the journal forgets deleted files).
+ * The root is never removed. */
+void inode_unref(struct inode_table *t, struct inode *i, uint64_t n);
+void inode_set_gone_fn(struct inode_table *t,
+		       void (*fn)(void *arg, struct inode *i), void *arg);
+
+/* Number of inodes in the table (tests, stats). */
+size_t inode_count(struct inode_table *t);
+
+#endif

@@ -1,0 +1,184 @@
+/*
+ * record — the filesystem's side of the journal contract
+ * (netsync/journal.h): every journal call the FUSE handlers make goes
+ * through here. Runs in any FUSE worker thread. Owns nothing but path
+ * buffers; never touches the store except to read a path or a link count.
+ *
+ * Paths: records name files relative to the store root. We do not keep a
+ * name tree; the kernel resolves "/proc/self/fd/N" of the parent's O_PATH
+ * fd to its current absolute path, from which we strip the store prefix.
+ * Under the journal's namespace lock no rename can run in between, so the
+ * path is the one the record's position in the journal implies. Writes
+ * never need a path (the journal resolves it when sending).
+ */
+#include "fs/record.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "fs/fs_internal.h"
+
+int record_path(struct fs *fs, struct inode *dir, const char *name,
+		char *buf, size_t len)
+{
+	char proc[FS_PROCPATH_MAX];
+	char *abs;
+	ssize_t n;
+	size_t rel_len, name_len;
+	const char *rel;
+	int rc = 0;
+
+	abs = malloc(PATH_MAX + 1);
+	if (!abs)
+		return -ENOMEM;
+	fs_procpath(proc, dir->fd);
+	n = readlink(proc, abs, PATH_MAX);
+	if (n < 0) {
+		rc = -errno;
+		goto out_free;
+	}
+	abs[n] = '\0';
+	if ((size_t)n < fs->store_len ||
+	    memcmp(abs, fs->store, fs->store_len) != 0 ||
+	    (abs[fs->store_len] != '/' && abs[fs->store_len] != '\0')) {
+		/* Removed directories read "... (deleted)" but keep their
+		 * prefix; anything else is outside the store. */
+		rc = -ENOENT;
+		goto out_free;
+	}
+	if (n >= 10 && strcmp(abs + n - 10, " (deleted)") == 0) {
+		rc = -ENOENT;
+		goto out_free;
+	}
+	rel = abs + fs->store_len;
+	if (*rel == '/')
+		rel++;
+	rel_len = strlen(rel);
+	name_len = name ? strlen(name) : 0;
+	if (rel_len + 1 + name_len + 1 > len) {
+		rc = -ENAMETOOLONG;
+		goto out_free;
+	}
+	memcpy(buf, rel, rel_len);
+	if (name) {
+		if (rel_len)
+			buf[rel_len++] = '/';
+		memcpy(buf + rel_len, name, name_len);
+	}
+	buf[rel_len + name_len] = '\0';
+out_free:
+	free(abs);
+	return rc;
+}
+
+#ifdef TWINFS_HAVE_JOURNAL
+
+void record_lock(struct fs *fs)
+{
+	if (fs->journal)
+		journal_ns_lock(fs->journal);
+}
+
+void record_unlock(struct fs *fs)
+{
+	if (fs->journal)
+		journal_ns_unlock(fs->journal);
+}
+
+void record_op(struct fs *fs, struct journal_op *op,
+	       struct inode *dir, const char *name,
+	       struct inode *dir2, const char *name2)
+{
+	char *p1 = NULL, *p2 = NULL;
+	int64_t seq;
+	int rc;
+
+	if (!fs->journal)
+		return;
+	p1 = malloc(2 * (PATH_MAX + NAME_MAX + 2));
+	if (!p1) {
+		rc = -ENOMEM;
+		goto out_log;
+	}
+	p2 = p1 + PATH_MAX + NAME_MAX + 2;
+	rc = record_path(fs, dir, name, p1, PATH_MAX + NAME_MAX + 2);
+	if (rc < 0)
+		goto out_log;
+	op->path = p1;
+	if (dir2) {
+		rc = record_path(fs, dir2, name2, p2, PATH_MAX + NAME_MAX + 2);
+		if (rc < 0)
+			goto out_log;
+		op->path2 = p2;
+	}
+	seq = journal_append(fs->journal, op);
+	if (seq < 0) {
+		rc = (int)seq;
+		goto out_log;
+	}
+	free(p1);
+	return;
+out_log:
+	log_error("could not journal a change; the peer will need a resync "
+		  "of this path", "op=%s name=%s err=\"%s\"",
+		  journal_op_name(op->type), name ? name : "",
+		  strerror(-rc));
+	free(p1);
+}
+
+void record_write(struct fs *fs, struct inode *i, int fd, uint64_t off,
+		  uint64_t len)
+{
+	int rc;
+
+	if (!fs->journal || len == 0)
+		return;
+	rc = journal_mark_dirty(fs->journal, i->ino, fd, off, len);
+	if (rc < 0)
+		log_error("could not mark written data dirty",
+			  "ino=%llu err=\"%s\"", (unsigned long long)i->ino,
+			  strerror(-rc));
+}
+
+void record_truncate(struct fs *fs, struct inode *i, uint64_t size)
+{
+	if (fs->journal)
+		journal_truncate(fs->journal, i->ino, size);
+}
+
+void record_forget(struct fs *fs, struct inode *i)
+{
+	struct stat st;
+
+	if (!fs->journal || i->type != S_IFREG)
+		return;
+	if (fstat(i->fd, &st) == 0 && st.st_nlink == 0)
+		journal_forget(fs->journal, i->ino);
+}
+
+int record_commit(struct fs *fs)
+{
+	if (!fs->journal)
+		return 0;
+	return journal_commit(fs->journal);
+}
+
+#else /* no journal in this build: a mount records nothing */
+
+void record_lock(struct fs *fs) {}
+void record_unlock(struct fs *fs) {}
+void record_op(struct fs *fs, struct journal_op *op, struct inode *dir,
+	       const char *name, struct inode *dir2, const char *name2) {}
+void record_write(struct fs *fs, struct inode *i, int fd, uint64_t off,
+		  uint64_t len) {}
+void record_truncate(struct fs *fs, struct inode *i, uint64_t size) {}
+void record_forget(struct fs *fs, struct inode *i) {}
+int record_commit(struct fs *fs) { return 0; }
+
+#endif

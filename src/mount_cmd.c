@@ -1,0 +1,355 @@
+/*
+ * mount_cmd — `twinfs mount`: reads the config (file, then flags), checks
+ * the paths, detaches once the mount is usable, and runs journal + fs
+ * (+ replication) until unmount. Main thread of the mount process; the
+ * readiness callback runs in fs's probe thread, wait_peer in FUSE workers.
+ *
+ * Detaching: the parent forks before any thread exists (the journal and
+ * libfuse start threads) and waits on a pipe. The child opens the journal,
+ * mounts, and fs_run() writes 0 into the pipe once a stat through the
+ * mount answered (or -errno if anything failed), so `twinfs mount ...`
+ * returning 0 means the next command line can use the mount. Until then
+ * the child's errors go to the terminal; afterwards it logs to syslog.
+ *
+ * Replication: netsync/primary.h is merged separately. The three calls
+ * belong at the marked places: primary_start in mount_on_ready,
+ * primary_wait_peer in mount_wait_peer, primary_stop after fs_run.
+ * Until then a configured peer is refused rather than silently ignored.
+ */
+#include "src/mount_cmd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "common/cli.h"
+#include "common/log.h"
+#include "conf/conf.h"
+#include "fs/fs.h"
+#include "netsync/journal.h"
+
+struct mount_ctx {
+	struct conf c;
+	struct journal *journal;
+	bool foreground;
+};
+
+static void mount_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: twinfs mount --store DIR --state DIR --mountpoint DIR\n"
+		"                    [--mode async|sync] [-f] [-o OPTIONS] [-v|-q]\n"
+		"       twinfs mount --config FILE [OPTIONS]   (flags override the file)\n\n"
+		"Mounts the store directory at the mountpoint. Every change is\n"
+		"applied to the store and recorded in the journal under the state\n"
+		"directory. Without -f the command returns once the mount is usable;\n"
+		"`fusermount3 -u MOUNTPOINT` or SIGTERM unmounts it.\n\n"
+		"  --store DIR        directory that holds the files (must exist)\n"
+		"  --state DIR        journal and node state (created if missing;\n"
+		"                     must be writable, never inside the store)\n"
+		"  --mountpoint DIR   where to mount (an existing, unmounted directory)\n"
+		"  --config FILE      read the settings from a YAML file first\n"
+		"  --mode async|sync  when a peer is configured: sync makes fsync and\n"
+		"                     close of a written file wait for the peer\n"
+		"  -o OPTIONS         extra FUSE mount options (comma list)\n"
+		"  -f, --foreground   stay in the foreground, log to stderr\n"
+		"  -d, --debug        print every FUSE request (implies -f)\n"
+		"  -v, --verbose      log more (repeat for debug)\n"
+		"  -q, --quiet        log less\n"
+		"  -h, --help         show this help\n\n"
+		"Replication to a peer (--peer) is not part of this build.\n");
+}
+
+/* Exit code for a path that conf refused: what is wrong with it. */
+static int mount_path_exit(const char *path, bool want_dir)
+{
+	struct stat st;
+
+	if (!path)
+		return EX_CONFIG;
+	if (stat(path, &st) < 0)
+		return cli_exit_code(-errno);
+	if (want_dir && !S_ISDIR(st.st_mode))
+		return cli_exit_code(-ENOTDIR);
+	return EX_CONFIG;
+}
+
+/* Creates the state directory if missing and checks we can write in it. */
+static int mount_check_state(const char *state)
+{
+	char probe[PATH_MAX];
+	int fd, rc;
+
+	if (mkdir(state, 0700) < 0 && errno != EEXIST) {
+		rc = -errno;
+		goto out_err;
+	}
+	snprintf(probe, sizeof(probe), "%s/.twinfs-probe.XXXXXX", state);
+	fd = mkstemp(probe);
+	if (fd < 0) {
+		rc = -errno;
+		goto out_err;
+	}
+	close(fd);
+	unlink(probe);
+	return 0;
+out_err:
+	fprintf(stderr, "twinfs mount: state directory %s is not usable: %s\n"
+		"Create it, or make it writable by this user, or choose another "
+		"--state.\n", state, strerror(-rc));
+	return rc;
+}
+
+/* Replaces *path by its absolute, resolved form. 0 or -errno. */
+static int mount_absolute(char **path)
+{
+	char *abs = realpath(*path, NULL);
+
+	if (!abs) {
+		int e = errno;
+
+		fprintf(stderr, "twinfs mount: %s: %s\n", *path, strerror(e));
+		return -e;
+	}
+	free(*path);
+	*path = abs;
+	return 0;
+}
+
+static int mount_on_ready(void *arg)
+{
+	struct mount_ctx *m = arg;
+
+	/* Replication starts here once merged:
+	 * primary_start(m->journal, &m->c, m->c.mountpoint, &m->primary). */
+	if (!m->foreground) {
+		/* The parent has what it needs; from now on we are a daemon. */
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		log_setup("twinfs", log_get_level(), LOG_SINK_SYSLOG);
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+			close(null);
+		}
+	}
+	return 0;
+}
+
+/* Runs the mount in this process; writes readiness to ready_fd (or -1). */
+static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
+{
+	struct fs_opts o = {
+		.store = m->c.store,
+		.mountpoint = m->c.mountpoint,
+		.fuse_options = m->c.fuse_options,
+		.debug = debug,
+		.on_ready = mount_on_ready,
+		.on_ready_arg = m,
+		.ready_fd = ready_fd,
+		/* Sync mode's wait_peer (primary_wait_peer) goes here once
+		 * replication is merged; without a peer there is nothing to
+		 * wait for. */
+		.wait_peer = NULL,
+	};
+	int rc;
+
+#ifdef TWINFS_HAVE_JOURNAL
+	{
+		struct journal_opts jo = {
+			.state_dir = m->c.state,
+			.store_dir = m->c.store,
+			.size_limit = m->c.journal_size_limit,
+			.commit_ms = m->c.journal_commit_ms,
+		};
+
+		rc = journal_open(&jo, &m->journal);
+		if (rc < 0) {
+			log_error("cannot open the journal; check the state "
+				  "directory", "state=%s err=\"%s\"", m->c.state,
+				  strerror(-rc));
+			if (ready_fd >= 0) {
+				ssize_t w = write(ready_fd, &rc, sizeof(rc));
+
+				(void)w;
+				close(ready_fd);
+			}
+			return rc;
+		}
+	}
+#endif
+	o.journal = m->journal;
+	rc = fs_run(&o);
+	/* primary_stop(m->primary, flush_ms) goes here once merged. */
+#ifdef TWINFS_HAVE_JOURNAL
+	journal_close(m->journal);
+#endif
+	return rc;
+}
+
+/* Forks; the parent returns the exit code once the child reported
+ * readiness (0) or failure; the child returns -1 to go on serving. */
+static int mount_detach(int *ready_fd)
+{
+	int p[2], status, rc = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		perror("twinfs mount: pipe");
+		return EX_OSERR;
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("twinfs mount: fork");
+		return EX_OSERR;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		setsid();
+		*ready_fd = p[1];
+		return -1;
+	}
+	close(p[1]);
+	do {
+		n = read(p[0], &rc, sizeof(rc));
+	} while (n < 0 && errno == EINTR);
+	close(p[0]);
+	if (n == sizeof(rc))
+		return rc == 0 ? EX_OK : cli_exit_code(rc);
+	/* The child died before saying anything. */
+	waitpid(pid, &status, 0);
+	fprintf(stderr, "twinfs mount: the mount process exited before the "
+		"mount was ready (see the messages above)\n");
+	return EX_SOFTWARE;
+}
+
+int mount_cmd(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "store", required_argument, NULL, 'S' },
+		{ "state", required_argument, NULL, 's' },
+		{ "mountpoint", required_argument, NULL, 'm' },
+		{ "peer", required_argument, NULL, 'p' },
+		{ "mode", required_argument, NULL, 'M' },
+		{ "psk-file", required_argument, NULL, 'k' },
+		{ "insecure", no_argument, NULL, 'I' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	/* Flags are collected first and applied after the file. */
+	struct { const char *key, *value; } set[16];
+	struct conf_diag diag = { 0 };
+	static struct mount_ctx m;
+	const char *config = NULL;
+	int nset = 0, verbose = 0, quiet = 0, ready_fd = -1;
+	bool debug = false;
+	int opt, rc, ex;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "o:fdvqh", opts, NULL)) != -1) {
+		const char *key = NULL;
+
+		switch (opt) {
+		case 'c': config = optarg; break;
+		case 'S': key = "store"; break;
+		case 's': key = "state"; break;
+		case 'm': key = "mountpoint"; break;
+		case 'p': key = "peer"; break;
+		case 'M': key = "mode"; break;
+		case 'k': key = "tls.psk_file"; break;
+		case 'I': key = "tls.insecure"; optarg = "true"; break;
+		case 'o': key = "fuse.options"; break;
+		case 'f': m.foreground = true; break;
+		case 'd': debug = true; m.foreground = true; break;
+		case 'v': verbose++; break;
+		case 'q': quiet++; break;
+		case 'h':
+			mount_usage(stdout);
+			return EX_OK;
+		default:
+			return cli_usage_error("mount", "unknown option");
+		}
+		if (key && nset < (int)(sizeof(set) / sizeof(set[0]))) {
+			set[nset].key = key;
+			set[nset].value = optarg;
+			nset++;
+		}
+	}
+	if (optind != argc)
+		return cli_usage_error("mount", "unexpected argument '%s'",
+				       argv[optind]);
+
+	conf_init(&m.c);
+	if (config && conf_load_file(&m.c, config, &diag) < 0) {
+		conf_diag_print(stderr, &diag);
+		ex = EX_CONFIG;
+		goto out_conf;
+	}
+	for (int k = 0; k < nset; k++) {
+		if (conf_set(&m.c, set[k].key, set[k].value, &diag) < 0) {
+			conf_diag_print(stderr, &diag);
+			if (strcmp(set[k].key, "store") == 0 ||
+			    strcmp(set[k].key, "mountpoint") == 0)
+				ex = mount_path_exit(set[k].value, true);
+			else
+				ex = EX_USAGE;
+			goto out_conf;
+		}
+	}
+	if (conf_validate(&m.c, CONF_FOR_MOUNT, &diag) < 0) {
+		conf_diag_print(stderr, &diag);
+		ex = config ? EX_CONFIG : EX_USAGE;
+		if (!config)
+			fprintf(stderr, "Try 'twinfs mount --help'.\n");
+		goto out_conf;
+	}
+	if (m.c.peer) {
+		fprintf(stderr, "twinfs mount: peer %s: replication is not in "
+			"this build of twinfs; mount without a peer (a "
+			"local-only mount keeps its journal for a peer added "
+			"later)\n", m.c.peer);
+		ex = EX_UNAVAILABLE;
+		goto out_conf;
+	}
+	log_set_level(m.c.log_level);
+	log_adjust(verbose, quiet);
+	rc = mount_check_state(m.c.state);
+	if (rc < 0) {
+		ex = cli_exit_code(rc);
+		goto out_conf;
+	}
+	/* The daemon runs in "/": keep the paths absolute. */
+	if (mount_absolute(&m.c.store) < 0 || mount_absolute(&m.c.state) < 0 ||
+	    mount_absolute(&m.c.mountpoint) < 0) {
+		ex = EX_OSERR;
+		goto out_conf;
+	}
+	if (!m.foreground) {
+		ex = mount_detach(&ready_fd);
+		if (ex >= 0)
+			goto out_conf;
+		if (chdir("/") < 0)
+			log_warn("cannot chdir to /", "err=\"%s\"", strerror(errno));
+	}
+	rc = mount_serve(&m, ready_fd, debug);
+	ex = rc < 0 ? cli_exit_code(rc) : EX_OK;
+out_conf:
+	conf_diag_free(&diag);
+	conf_free(&m.c);
+	return ex;
+}

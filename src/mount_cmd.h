@@ -1,0 +1,10 @@
+/*
+ * mount_cmd — `twinfs mount`: composes the config, the journal, the
+ * filesystem and (once merged) replication into one mount process.
+ */
+#ifndef TWINFS_MOUNT_CMD_H
+#define TWINFS_MOUNT_CMD_H
+
+int mount_cmd(int argc, char **argv);
+
+#endif

@@ -1,0 +1,5 @@
+# fs/: the FUSE mount. The helpers are C programs run by the scripts.
+add_executable(fs_posix_ops ${CMAKE_SOURCE_DIR}/tests/e2e/fs/posix_ops.c)
+twinfs_e2e_test(e2e_fs_posix tests/e2e/fs_posix.sh TIMEOUT 120)
+add_executable(fs_fsx ${CMAKE_SOURCE_DIR}/tests/e2e/fs/fsx.c)
+twinfs_e2e_test(e2e_fs_fsx tests/e2e/fs_fsx.sh TIMEOUT 120)

@@ -1,0 +1,84 @@
+#!/bin/sh
+# The mount behaves like a local filesystem: the same sequence of POSIX
+# operations (tests/e2e/fs/posix_ops.c) on a plain directory and on a
+# twinfs mount gives the same results, errno for errno, and the same
+# tree; the store holds exactly the user's files. Also: `twinfs mount`
+# errors and exit codes, and a clean end by SIGTERM and by fusermount3 -u.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_fuse
+OPS=${TWINFS_BUILD:?}/tests/e2e/fs_posix_ops
+[ -x "$OPS" ] || fail "missing $OPS (build first)"
+
+mkdir -p "$T/plain" "$T/store" "$T/mnt" "$T/state"
+track_mount "$T/mnt"
+
+mount_pid() { pgrep -f -- "--mountpoint $1( |\$)" | head -n1; }
+
+"$TWINFS_BIN" mount --store "$T/store" --state "$T/state" --mountpoint "$T/mnt" \
+	>"$T/mount.out" 2>&1; rc=$?
+check "mount exits 0" [ $rc -eq 0 ]
+check "mounted when the command returns" is_mounted "$T/mnt"
+pid=$(mount_pid "$T/mnt"); [ -n "$pid" ] && track_pid "$pid"
+check "store is empty after mount" [ -z "$(ls -A "$T/store")" ]
+
+"$OPS" "$T/plain" >"$T/plain.out" 2>&1
+"$OPS" "$T/mnt" >"$T/mnt.out" 2>&1
+check "posix_ops finished on the plain dir" grep -q "^---- tree" "$T/plain.out"
+check "posix_ops finished on the mount" grep -q "^---- tree" "$T/mnt.out"
+if ! diff -u "$T/plain.out" "$T/mnt.out" >"$T/diff"; then
+	cat "$T/diff" >&2
+fi
+check "same results and tree on the mount as on a plain directory" \
+	[ ! -s "$T/diff" ]
+check "nobody could not unlink root's file in a sticky dir" \
+	grep -q "^nobody: unlink root file in sticky: EPERM" "$T/mnt.out"
+check "nobody could write root's 0666 file" \
+	grep -q "^nobody: write root 0666 file: ok" "$T/mnt.out"
+check "a file made by nobody in a setgid dir takes the dir's group" \
+	grep -q "^./sgid/f [0-7]* 65534:100 " "$T/mnt.out"
+check "files made by nobody belong to nobody" \
+	grep -q "^./sticky/mine2 [0-7]* 65534:65534" "$T/mnt.out"
+check "store holds exactly the user's files" \
+	sh -c '[ "$(cd "$1/plain" && ls -A | sort)" = "$(cd "$1/store" && ls -A | sort)" ]' _ "$T"
+
+# Errors and exit codes; nothing is mounted by a failed attempt.
+"$TWINFS_BIN" mount --store "$T/store" --state "$T/state2" --mountpoint "$T/mnt" \
+	>/dev/null 2>"$T/err"; rc=$?
+check "busy mountpoint fails" [ $rc -ne 0 ]
+check "busy mountpoint says so" grep -qi "busy" "$T/err"
+
+"$TWINFS_BIN" mount --store "$T/nostore" --state "$T/state3" --mountpoint "$T/plain" \
+	>/dev/null 2>"$T/err"; rc=$?
+check "missing store exits 66" [ $rc -eq 66 ]
+check "missing store names it" grep -q "nostore" "$T/err"
+touch "$T/afile"
+"$TWINFS_BIN" mount --store "$T/afile" --state "$T/state3" --mountpoint "$T/plain" \
+	>/dev/null 2>"$T/err"; rc=$?
+check "store that is a file exits 66" [ $rc -eq 66 ]
+"$TWINFS_BIN" mount --store "$T/store" --state "$T/afile/state" --mountpoint "$T/plain" \
+	>/dev/null 2>"$T/err"; rc=$?
+check "unusable state dir fails" [ $rc -ne 0 ]
+check "unusable state dir is named" grep -q "afile/state" "$T/err"
+"$TWINFS_BIN" mount --store "$T/store" --state "$T/state3" --mountpoint "$T/plain" \
+	--peer 127.0.0.1:7420 >/dev/null 2>"$T/err"; rc=$?
+check "--peer refused in this build (69)" [ $rc -eq 69 ]
+check "--peer refusal says why" grep -q "replication is not in this build" "$T/err"
+"$TWINFS_BIN" mount --store "$T/store" --mountpoint "$T/plain" >/dev/null 2>"$T/err"; rc=$?
+check "missing --state is a usage error (64)" [ $rc -eq 64 ]
+check "no stray mount on the plain dir" sh -c '! grep -qs " $1 fuse" /proc/mounts' _ "$T/plain"
+
+# fusermount3 -u ends the daemon; SIGTERM ends a second one cleanly.
+fusermount3 -u "$T/mnt"
+check "fusermount3 -u unmounts" sh -c '! grep -qs " $1 fuse" /proc/mounts' _ "$T/mnt"
+check "daemon exits after fusermount3 -u" wait_until 10 sh -c '! kill -0 "$1"' _ "$pid"
+
+"$TWINFS_BIN" mount --store "$T/store" --state "$T/state" --mountpoint "$T/mnt" \
+	>/dev/null 2>&1
+pid=$(mount_pid "$T/mnt"); [ -n "$pid" ] && track_pid "$pid"
+check "remount shows the same files" [ -f "$T/mnt/a" ]
+kill -TERM "$pid"
+check "SIGTERM unmounts" wait_until 10 sh -c '! grep -qs " $1 fuse" /proc/mounts' _ "$T/mnt"
+check "daemon exits after SIGTERM" wait_until 10 sh -c '! kill -0 "$1"' _ "$pid"
+
+finish
