@@ -10,6 +10,8 @@
 #include "common/cli.h"
 #include "common/log.h"
 #include "version.h"
+#include "netsync/netsync_cmd.h"
+#include "src/demo_cmd.h"
 
 #include "conf/conf_cmd.h"
 #include "src/mount_cmd.h"
@@ -18,6 +20,9 @@
 static const struct cli_command commands[] = {
 	{ "config", conf_cmd, "check or print a YAML config file" },
 	{ "mount", mount_cmd, "mount the store with FUSE and journal every change" },
+	{ "status", status_cmd_main, "show the state of a mount or serve daemon" },
+	{ "sync", sync_cmd_main, "wait until the peer holds every change made so far" },
+	{ "demo", demo_cmd_main, "run a replicated pair on this machine and show it working" },
 
 	{ NULL, NULL, NULL },
 };
