@@ -36,6 +36,20 @@ static const char *const proto_err_names[] = {
 	[PROTO_E_SHUTDOWN] = "shutdown",
 };
 
+static const char *const proto_op_names[] = {
+	[JOP_CREATE] = "create", [JOP_MKDIR] = "mkdir", [JOP_MKNOD] = "mknod",
+	[JOP_SYMLINK] = "symlink", [JOP_LINK] = "link", [JOP_RENAME] = "rename",
+	[JOP_UNLINK] = "unlink", [JOP_RMDIR] = "rmdir", [JOP_SETATTR] = "setattr",
+	[JOP_SETXATTR] = "setxattr", [JOP_REMOVEXATTR] = "removexattr",
+};
+
+const char *proto_op_name(unsigned op)
+{
+	if (op < sizeof(proto_op_names) / sizeof(proto_op_names[0]) && proto_op_names[op])
+		return proto_op_names[op];
+	return "op";
+}
+
 const char *proto_type_name(unsigned type)
 {
 	if (type < sizeof(proto_type_names) / sizeof(proto_type_names[0]) &&
@@ -109,8 +123,15 @@ int proto_frame_next(struct evbuffer *in, struct proto_frame *f)
 	size_t have = evbuffer_get_length(in);
 	uint8_t *p;
 
-	if (have < PROTO_HDR_LEN)
-		return 0;
+	if (have < PROTO_HDR_LEN) {
+		/* reject garbage by its first bytes instead of waiting for 24 */
+		static const uint8_t magic[4] = { 'T', 'W', 'F', '1' };
+		size_t n = have < 4 ? have : 4;
+
+		if (evbuffer_copyout(in, hdr, n) != (ev_ssize_t)n)
+			return -EIO;
+		return memcmp(hdr, magic, n) == 0 ? 0 : -EBADMSG;
+	}
 	if (evbuffer_copyout(in, hdr, sizeof(hdr)) != (ev_ssize_t)sizeof(hdr))
 		return -EIO;
 	if (proto_hdr_parse(hdr, &f->h) < 0)

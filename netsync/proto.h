@@ -119,6 +119,8 @@ struct proto_error {
 
 const char *proto_type_name(unsigned type);
 const char *proto_err_name(unsigned code);
+/* "create", "rename", ... for an enum journal_op_type sent in OP frames. */
+const char *proto_op_name(unsigned op);
 
 /* Parses and validates a 24-byte header (magic, type, length limits, clen
  * rule) without the check. Returns 0 or -EBADMSG. */
@@ -130,9 +132,10 @@ void proto_hdr_write(uint8_t *buf, const struct proto_hdr *h);
  * Looks at the front of IN. Returns 1 and fills *f when a whole frame is
  * there and its header and check are valid (the frame is made contiguous
  * with evbuffer_pullup; f->payload is valid until proto_frame_consume or
- * any other change to IN); 0 when more bytes are needed (the header, if
- * complete, is already validated so garbage is rejected without waiting
- * for len bytes); -EBADMSG for a bad frame (IN is left as it is).
+ * any other change to IN); 0 when more bytes are needed; -EBADMSG for a
+ * bad frame (IN is left as it is). The magic is checked from the first
+ * byte and the header as soon as it is complete, so garbage is rejected
+ * without waiting for 24 or len bytes.
  */
 int proto_frame_next(struct evbuffer *in, struct proto_frame *f);
 /* Drains the frame returned by proto_frame_next. */

@@ -29,7 +29,7 @@
 #include "common/log.h"
 #include "conf/conf.h"
 #include "netsync/journal.h"
-#include "netsync/nodeid.h"
+#include "netsync/state.h"
 #include "netsync/proto.h"
 
 /*
@@ -107,7 +107,8 @@ struct sender {
 	double state_since;	/* clock_mono_s() of the last transition */
 	double last_rx, last_tx;
 
-	struct node_identity id;
+	struct state_node id;
+	char name[64];		/* host name, sent in HELLO */
 	uint64_t peer_generation;
 	/* The peer was interrupted mid-apply: records up to this seq are
 	 * replayed with the whole state of every path they name. */
@@ -548,11 +549,11 @@ static void sender_connected(struct sender *s)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	journal_get_stats(s->j, &js);
 	h.version = PROTO_VERSION;
-	memcpy(h.node_id, s->id.node_id, sizeof(h.node_id));
+	memcpy(h.node_id, s->id.id, sizeof(h.node_id));
 	h.generation = s->id.generation;
 	h.role = PROTO_ROLE_PRIMARY;
 	h.applied_seq = js.acked_seq;
-	h.name = s->id.name;
+	h.name = s->name;
 	if (proto_encode_hello(bufferevent_get_output(s->bev), &h) < 0) {
 		sender_disconnect(s, "cannot encode HELLO");
 		return;
@@ -567,7 +568,8 @@ static void sender_event_cb(struct bufferevent *bev, short what, void *arg)
 	char why[160];
 
 	if (what & BEV_EVENT_CONNECTED) {
-		sender_connected(s);
+		if (s->state == PEER_CONNECTING)
+			sender_connected(s);
 		return;
 	}
 	if (what & BEV_EVENT_EOF) {
@@ -628,6 +630,7 @@ static void sender_on_ack(struct sender *s, uint64_t seq)
 	struct inflight *f;
 	int rc;
 
+	log_debug("ack from peer", "seq=%llu", (unsigned long long)seq);
 	rc = journal_ack(s->j, seq);
 	if (rc < 0)
 		log_warn("cannot record the peer's ack", "seq=%llu err=%s",
@@ -692,6 +695,13 @@ static void sender_read_cb(struct bufferevent *bev, void *arg)
 	struct proto_frame fr;
 	int rc;
 
+	/* The peer sends its HELLO on accept; on loopback it can be read
+	 * before libevent reports the connect as done. */
+	if (s->state == PEER_CONNECTING) {
+		sender_connected(s);
+		if (s->state != PEER_HELLO)
+			return;
+	}
 	for (;;) {
 		rc = proto_frame_next(in, &fr);
 		if (rc == 0)
@@ -978,6 +988,9 @@ void sender_pump(struct sender *s)
 		rc = proto_encode_batch_end(out, b->end_seq);
 		if (rc < 0)
 			goto out_drop;
+		log_debug("batch sent", "first=%llu end=%llu recs=%zu files=%zu bytes=%llu",
+			  (unsigned long long)b->first_seq, (unsigned long long)b->end_seq,
+			  b->n_recs, b->n_files, (unsigned long long)c->cur->data_bytes);
 		cursor_reset(c);
 	}
 	if (evbuffer_get_length(out) > 0)
@@ -1055,12 +1068,15 @@ int sender_new(struct event_base *base, struct journal *j,
 		rc = -ENOMEM;
 		goto out_free;
 	}
-	rc = node_identity_load(o->state_dir, &s->id);
+	rc = state_node_load(o->state_dir, &s->id);
 	if (rc < 0) {
 		log_error("cannot read or create this node's identity", "state=%s err=%s",
 			  o->state_dir, strerror(-rc));
 		goto out_free;
 	}
+	if (gethostname(s->name, sizeof(s->name)) < 0)
+		s->name[0] = '\0';
+	s->name[sizeof(s->name) - 1] = '\0';
 	s->store_fd = open(o->store_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->store_fd < 0) {
 		rc = -errno;

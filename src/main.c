@@ -15,6 +15,7 @@
 
 #include "conf/conf_cmd.h"
 #include "src/mount_cmd.h"
+#include "netsync/serve_cmd.h"
 
 
 static const struct cli_command commands[] = {
@@ -23,6 +24,7 @@ static const struct cli_command commands[] = {
 	{ "status", status_cmd_main, "show the state of a mount or serve daemon" },
 	{ "sync", sync_cmd_main, "wait until the peer holds every change made so far" },
 	{ "demo", demo_cmd_main, "run a replicated pair on this machine and show it working" },
+	{ "serve", serve_cmd, "run the secondary: receive and apply a primary's changes" },
 
 	{ NULL, NULL, NULL },
 };

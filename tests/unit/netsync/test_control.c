@@ -109,7 +109,9 @@ static int teardown(void **state)
 	struct fixture *fx = *state;
 	char path[128];
 
-	event_base_loopbreak(fx->base);
+	/* loopexit, not loopbreak: a break before the thread enters the loop
+	 * would be forgotten (event_base_loop clears it on entry) */
+	event_base_loopexit(fx->base, NULL);
 	pthread_join(fx->thr, NULL);
 	control_server_stop(fx->srv);
 	snprintf(path, sizeof(path), "%s/%s", fx->dir, CONTROL_SOCK_NAME);

@@ -437,6 +437,13 @@ static void test_bad_headers(void **state)
 	b = buf_of((const uint8_t *)"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27);
 	assert_int_equal(proto_frame_next(b, &f), -EBADMSG);
 	evbuffer_free(b);
+	/* short garbage is refused before a whole header arrives */
+	b = buf_of((const uint8_t *)"GET", 3);
+	assert_int_equal(proto_frame_next(b, &f), -EBADMSG);
+	evbuffer_free(b);
+	b = buf_of((const uint8_t *)"TWF", 3);
+	assert_int_equal(proto_frame_next(b, &f), 0);
+	evbuffer_free(b);
 }
 
 static void test_bad_payloads(void **state)

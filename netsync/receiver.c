@@ -1,0 +1,644 @@
+/*
+ * receiver — the secondary's apply engine: turns OP/DATA/ATTR frames into
+ * changes of the store and BATCH_END into durability + STATE/applied.
+ * Owns the store root fd, a small cache of fds of files being written and
+ * the applied/dirty state. Runs on the serve event loop only. Never
+ * resolves a network path except through path_resolve() (no escapes,
+ * no symlinks followed) and never follows the final component.
+ */
+#include "netsync/receiver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "netsync/path.h"
+#include "netsync/state.h"
+
+#define RECV_FD_CACHE 8
+
+struct recv_fd {
+	char *path;	/* NULL: free slot */
+	int fd;
+	uint64_t used;	/* LRU tick */
+};
+
+struct receiver {
+	int rootfd;		/* O_RDONLY|O_DIRECTORY on the store root */
+	char *state_dir;
+	struct receiver_stats st;
+	struct recv_fd fds[RECV_FD_CACHE];
+	uint64_t tick;
+	bool is_root;		/* may chown */
+	bool replay;		/* started dirty: re-applying a half-applied batch */
+	char failed[PROTO_PATH_MAX + 1];
+};
+
+int receiver_open(const char *store_dir, const char *state_dir, struct receiver **out)
+{
+	struct receiver *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	r->rootfd = open(store_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r->rootfd < 0) {
+		rc = -errno;
+		goto out_free;
+	}
+	r->state_dir = strdup(state_dir);
+	if (!r->state_dir) {
+		rc = -ENOMEM;
+		goto out_close;
+	}
+	rc = state_applied_read(state_dir, &r->st.applied_seq, &r->st.dirty);
+	if (rc < 0)
+		goto out_strdup;
+	r->is_root = geteuid() == 0;
+	r->replay = r->st.dirty;
+	*out = r;
+	return 0;
+
+out_strdup:
+	free(r->state_dir);
+out_close:
+	close(r->rootfd);
+out_free:
+	free(r);
+	return rc;
+}
+
+static void recv_fd_flush(struct receiver *r)
+{
+	for (int i = 0; i < RECV_FD_CACHE; i++) {
+		if (!r->fds[i].path)
+			continue;
+		close(r->fds[i].fd);
+		free(r->fds[i].path);
+		r->fds[i].path = NULL;
+	}
+}
+
+void receiver_reset(struct receiver *r)
+{
+	recv_fd_flush(r);
+}
+
+void receiver_close(struct receiver *r)
+{
+	if (!r)
+		return;
+	recv_fd_flush(r);
+	close(r->rootfd);
+	free(r->state_dir);
+	free(r);
+}
+
+void receiver_get_stats(const struct receiver *r, struct receiver_stats *st)
+{
+	*st = r->st;
+}
+
+const char *receiver_failed_path(const struct receiver *r)
+{
+	return r->failed;
+}
+
+static int recv_fail(struct receiver *r, const char *path, int rc)
+{
+	snprintf(r->failed, sizeof(r->failed), "%s", path ? path : "");
+	return rc;
+}
+
+/*
+ * Crash safety. Replaying a partly applied batch is not always exact
+ * (rename a->b then create a, replayed, moves the new a over b), so
+ * before the first change after a durable point we record "dirty" in
+ * STATE/applied, durably. A secondary that comes back dirty says so in
+ * its HELLO and the primary re-sends those paths' full state instead of
+ * only replaying (docs/protocol.md, "Ordering, idempotence and resume").
+ * Cost: one small fsync per batch, next to the syncfs the batch needs
+ * anyway.
+ */
+static int recv_begin_change(struct receiver *r)
+{
+	int rc;
+
+	if (r->st.dirty)
+		return 0;
+	rc = state_applied_write(r->state_dir, r->st.applied_seq, true);
+	if (rc < 0) {
+		log_error("cannot record the start of a batch in the state directory",
+			  "state=%s err=\"%s\"", r->state_dir, strerror(-rc));
+		return rc;
+	}
+	r->st.dirty = true;
+	return 0;
+}
+
+/* Opens (or finds in the cache) PATH for writing, creating it with mode
+ * 0600 if missing (its OP CREATE may have been skipped in a resync; the
+ * ATTR that follows sets the real mode). Never follows a symlink. */
+static int recv_open_write(struct receiver *r, const char *path, int *fd_out)
+{
+	struct path_ref ref;
+	struct recv_fd *slot = &r->fds[0];
+	struct stat st;
+	int fd, rc;
+
+	for (int i = 0; i < RECV_FD_CACHE; i++) {
+		if (r->fds[i].path && strcmp(r->fds[i].path, path) == 0) {
+			r->fds[i].used = ++r->tick;
+			*fd_out = r->fds[i].fd;
+			return 0;
+		}
+		if (!r->fds[i].path || (slot->path && r->fds[i].used < slot->used))
+			slot = &r->fds[i];
+	}
+	rc = path_resolve(r->rootfd, path, false, &ref);
+	if (rc < 0)
+		return rc;
+	fd = openat(ref.dirfd, ref.name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	rc = fd < 0 ? -errno : 0;
+	path_put(&ref);
+	if (rc < 0)
+		return rc;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	if (slot->path) {
+		close(slot->fd);
+		free(slot->path);
+	}
+	slot->path = strdup(path);
+	if (!slot->path) {
+		close(fd);
+		return -ENOMEM;
+	}
+	slot->fd = fd;
+	slot->used = ++r->tick;
+	*fd_out = fd;
+	return 0;
+}
+
+/* chmod of NAME without following it (a symlink has no mode to set). */
+static int recv_chmod(int dirfd, const char *name, mode_t mode)
+{
+	char proc[64];
+	struct stat st;
+	int fd, rc = 0;
+
+	fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto out_close;
+	}
+	if (S_ISLNK(st.st_mode))
+		goto out_close;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (chmod(proc, mode & 07777) < 0)
+		rc = -errno;
+out_close:
+	close(fd);
+	return rc;
+}
+
+static int recv_chown(struct receiver *r, int dirfd, const char *name,
+		      uid_t uid, gid_t gid)
+{
+	if (fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == EPERM && !r->is_root)
+			return 0;	/* unprivileged serve: owners are not kept */
+		return -errno;
+	}
+	return 0;
+}
+
+/* Sets owner, mode and times of NAME as MASK says; size is done by the
+ * caller. Order: owner first (chown clears set-id bits), then mode, then
+ * times (last, so nothing moves them afterwards). */
+static int recv_set_meta(struct receiver *r, int dirfd, const char *name,
+			 uint32_t mask, uint32_t mode, uint32_t uid, uint32_t gid,
+			 const struct timespec *atime, const struct timespec *mtime)
+{
+	int rc;
+
+	if (mask & (JATTR_UID | JATTR_GID)) {
+		rc = recv_chown(r, dirfd, name, (mask & JATTR_UID) ? uid : (uid_t)-1,
+				(mask & JATTR_GID) ? gid : (gid_t)-1);
+		if (rc < 0)
+			return rc;
+	}
+	if (mask & JATTR_MODE) {
+		rc = recv_chmod(dirfd, name, mode);
+		if (rc < 0)
+			return rc;
+	}
+	if (mask & (JATTR_ATIME | JATTR_MTIME)) {
+		struct timespec ts[2] = {
+			(mask & JATTR_ATIME) ? *atime : (struct timespec){ 0, UTIME_OMIT },
+			(mask & JATTR_MTIME) ? *mtime : (struct timespec){ 0, UTIME_OMIT },
+		};
+
+		if (utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Removes whatever NAME is (an empty directory too), for replacing it. */
+static int recv_remove(int dirfd, const char *name)
+{
+	if (unlinkat(dirfd, name, 0) == 0)
+		return 0;
+	if (errno == EISDIR && unlinkat(dirfd, name, AT_REMOVEDIR) == 0)
+		return 0;
+	return errno == ENOENT ? 0 : -errno;
+}
+
+static int recv_create(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
+{
+	int fd, rc;
+
+	fd = openat(ref->dirfd, ref->name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		    op->mode & 07777);
+	if (fd < 0 && (errno == ELOOP || errno == ENXIO || errno == EISDIR)) {
+		/* something else (a symlink, fifo, empty dir) is in the way */
+		rc = recv_remove(ref->dirfd, ref->name);
+		if (rc < 0)
+			return rc;
+		fd = openat(ref->dirfd, ref->name,
+			    O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, op->mode & 07777);
+	}
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return recv_set_meta(r, ref->dirfd, ref->name, JATTR_UID | JATTR_GID | JATTR_MODE,
+			     op->mode, op->uid, op->gid, NULL, NULL);
+}
+
+static int recv_mkdir(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
+{
+	struct stat st;
+
+	if (mkdirat(ref->dirfd, ref->name, op->mode & 07777) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+		if (fstatat(ref->dirfd, ref->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		if (!S_ISDIR(st.st_mode)) {
+			int rc = recv_remove(ref->dirfd, ref->name);
+
+			if (rc < 0)
+				return rc;
+			if (mkdirat(ref->dirfd, ref->name, op->mode & 07777) < 0)
+				return -errno;
+		}
+	}
+	return recv_set_meta(r, ref->dirfd, ref->name, JATTR_UID | JATTR_GID | JATTR_MODE,
+			     op->mode, op->uid, op->gid, NULL, NULL);
+}
+
+static int recv_mknod(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
+{
+	struct stat st;
+	mode_t type = op->mode & S_IFMT;
+
+	if (type != S_IFIFO && type != S_IFSOCK && type != S_IFCHR && type != S_IFBLK)
+		return -EINVAL;
+	if (mknodat(ref->dirfd, ref->name, op->mode, (dev_t)op->rdev) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+		if (fstatat(ref->dirfd, ref->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return -errno;
+		if ((st.st_mode & S_IFMT) != type ||
+		    ((type == S_IFCHR || type == S_IFBLK) && st.st_rdev != op->rdev)) {
+			int rc = recv_remove(ref->dirfd, ref->name);
+
+			if (rc < 0)
+				return rc;
+			if (mknodat(ref->dirfd, ref->name, op->mode, (dev_t)op->rdev) < 0)
+				return -errno;
+		}
+	}
+	return recv_set_meta(r, ref->dirfd, ref->name, JATTR_UID | JATTR_GID | JATTR_MODE,
+			     op->mode, op->uid, op->gid, NULL, NULL);
+}
+
+static int recv_symlink(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
+{
+	char cur[PATH_MAX];
+	ssize_t n;
+
+	if (!op->path2)
+		return -EINVAL;
+	if (symlinkat(op->path2, ref->dirfd, ref->name) < 0) {
+		int rc;
+
+		if (errno != EEXIST)
+			return -errno;
+		n = readlinkat(ref->dirfd, ref->name, cur, sizeof(cur) - 1);
+		if (n >= 0) {
+			cur[n] = '\0';
+			if (strcmp(cur, op->path2) == 0)
+				goto out_owner;
+		}
+		rc = recv_remove(ref->dirfd, ref->name);
+		if (rc < 0)
+			return rc;
+		if (symlinkat(op->path2, ref->dirfd, ref->name) < 0)
+			return -errno;
+	}
+out_owner:
+	return recv_set_meta(r, ref->dirfd, ref->name, JATTR_UID | JATTR_GID, 0,
+			     op->uid, op->gid, NULL, NULL);
+}
+
+/* LINK and RENAME name two paths; both are resolved beneath the root. */
+static int recv_two(struct receiver *r, const struct journal_op *op,
+		    struct path_ref *from, struct path_ref *to)
+{
+	int rc;
+
+	if (!op->path2)
+		return recv_fail(r, op->path, -EINVAL);
+	rc = path_resolve(r->rootfd, op->path, false, from);
+	if (rc < 0)
+		return recv_fail(r, op->path, rc);
+	rc = path_resolve(r->rootfd, op->path2, false, to);
+	if (rc < 0) {
+		path_put(from);
+		return recv_fail(r, op->path2, rc);
+	}
+	return 0;
+}
+
+static bool recv_exists(int dirfd, const char *name, struct stat *st)
+{
+	return fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static int recv_link(struct receiver *r, const struct journal_op *op)
+{
+	struct path_ref from, to;
+	struct stat a, b;
+	int rc = recv_two(r, op, &from, &to);
+
+	if (rc < 0)
+		return rc;
+	if (linkat(from.dirfd, from.name, to.dirfd, to.name, 0) == 0)
+		goto out_put;
+	rc = -errno;
+	if (rc == -EEXIST && recv_exists(from.dirfd, from.name, &a) &&
+	    recv_exists(to.dirfd, to.name, &b)) {
+		if (a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+			rc = 0;		/* already linked */
+		} else {
+			rc = recv_remove(to.dirfd, to.name);
+			if (rc == 0 && linkat(from.dirfd, from.name, to.dirfd, to.name, 0) < 0)
+				rc = -errno;
+		}
+	} else if (rc == -ENOENT && !recv_exists(from.dirfd, from.name, &a) &&
+		   recv_exists(to.dirfd, to.name, &b)) {
+		rc = 0;		/* replay: the source went away later */
+	}
+	if (rc < 0)
+		recv_fail(r, op->path2, rc);
+out_put:
+	path_put(&to);
+	path_put(&from);
+	return rc;
+}
+
+static int recv_rename(struct receiver *r, const struct journal_op *op)
+{
+	struct path_ref from, to;
+	struct stat st;
+	/* NOREPLACE was checked by the primary when it happened; on replay the
+	 * target may exist because a later op created it. */
+	unsigned flags = op->flags & RENAME_EXCHANGE;
+	int rc = recv_two(r, op, &from, &to);
+
+	if (rc < 0)
+		return rc;
+	if (renameat2(from.dirfd, from.name, to.dirfd, to.name, flags) == 0) {
+		rc = 0;
+		/*
+		 * rename() between two hard links of one inode does nothing
+		 * (POSIX). In a live stream that is what the primary did too. In
+		 * a replay it means a LINK re-created the source that this rename
+		 * had already moved away, so the source must go.
+		 */
+		if (r->replay && !flags && recv_exists(from.dirfd, from.name, &st)) {
+			struct stat st2;
+
+			if (recv_exists(to.dirfd, to.name, &st2) && st.st_ino == st2.st_ino &&
+			    st.st_dev == st2.st_dev && unlinkat(from.dirfd, from.name, 0) < 0)
+				rc = recv_fail(r, op->path, -errno);
+		}
+	} else {
+		rc = -errno;
+		if (rc == -ENOENT && !recv_exists(from.dirfd, from.name, &st) &&
+		    recv_exists(to.dirfd, to.name, &st))
+			rc = 0;	/* already renamed */
+		else
+			recv_fail(r, op->path, rc);
+	}
+	path_put(&to);
+	path_put(&from);
+	return rc;
+}
+
+static int recv_setattr(struct receiver *r, struct path_ref *ref, const char *path,
+			uint32_t mask, uint64_t size, uint32_t mode, uint32_t uid,
+			uint32_t gid, const struct timespec *atime,
+			const struct timespec *mtime)
+{
+	int rc;
+
+	if (mask & JATTR_SIZE) {
+		int fd;
+
+		if (!*path)
+			return -EISDIR;
+		rc = recv_open_write(r, path, &fd);
+		if (rc < 0)
+			return rc;
+		if (ftruncate(fd, (off_t)size) < 0)
+			return -errno;
+	}
+	return recv_set_meta(r, ref->dirfd, ref->name, mask, mode, uid, gid, atime, mtime);
+}
+
+/* l*xattr on "/proc/self/fd/DIRFD/NAME": the directory was resolved safely,
+ * and the l* calls do not follow NAME. */
+static int recv_xattr(struct path_ref *ref, const struct journal_op *op)
+{
+	char p[PROTO_NAME_MAX + 64];
+
+	if (!op->xname)
+		return -EINVAL;
+	snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", ref->dirfd, ref->name);
+	if (op->type == JOP_SETXATTR) {
+		if (lsetxattr(p, op->xname, op->xvalue ? op->xvalue : "", op->xsize, 0) < 0)
+			return -errno;
+		return 0;
+	}
+	if (lremovexattr(p, op->xname) < 0 && errno != ENODATA)
+		return -errno;
+	return 0;
+}
+
+int receiver_op(struct receiver *r, const struct proto_op *m)
+{
+	const struct journal_op *op = &m->op;
+	bool root_ok = op->type == JOP_SETATTR || op->type == JOP_SETXATTR ||
+		       op->type == JOP_REMOVEXATTR;
+	struct path_ref ref;
+	int rc;
+
+	if (m->seq <= r->st.applied_seq)
+		return 0;	/* already durable here (replay after resume) */
+	recv_fd_flush(r);	/* names may change: cached fds are by path */
+	rc = recv_begin_change(r);
+	if (rc < 0)
+		return rc;
+	r->failed[0] = '\0';
+	if (op->type == JOP_LINK) {
+		rc = recv_link(r, op);
+		goto out_count;
+	}
+	if (op->type == JOP_RENAME) {
+		rc = recv_rename(r, op);
+		goto out_count;
+	}
+	rc = path_resolve(r->rootfd, op->path, root_ok, &ref);
+	if (rc < 0)
+		return recv_fail(r, op->path, rc);
+	switch (op->type) {
+	case JOP_CREATE:
+		rc = recv_create(r, &ref, op);
+		break;
+	case JOP_MKDIR:
+		rc = recv_mkdir(r, &ref, op);
+		break;
+	case JOP_MKNOD:
+		rc = recv_mknod(r, &ref, op);
+		break;
+	case JOP_SYMLINK:
+		rc = recv_symlink(r, &ref, op);
+		break;
+	case JOP_UNLINK:
+		rc = unlinkat(ref.dirfd, ref.name, 0) < 0 && errno != ENOENT ? -errno : 0;
+		break;
+	case JOP_RMDIR:
+		rc = unlinkat(ref.dirfd, ref.name, AT_REMOVEDIR) < 0 && errno != ENOENT ?
+		     -errno : 0;
+		break;
+	case JOP_SETATTR:
+		rc = recv_setattr(r, &ref, op->path, op->attr_mask, op->size, op->mode,
+				  op->uid, op->gid, &op->atime, &op->mtime);
+		break;
+	case JOP_SETXATTR:
+	case JOP_REMOVEXATTR:
+		rc = recv_xattr(&ref, op);
+		break;
+	default:
+		rc = -EINVAL;
+		break;
+	}
+	path_put(&ref);
+	if (rc < 0)
+		recv_fail(r, op->path, rc);
+out_count:
+	if (rc == 0)
+		r->st.ops++;
+	return rc;
+}
+
+int receiver_data(struct receiver *r, const struct proto_data *m)
+{
+	size_t off = 0;
+	int fd, rc;
+
+	r->failed[0] = '\0';
+	if (proto_data_verify(m) < 0)
+		return recv_fail(r, m->path, -EBADMSG);
+	rc = recv_begin_change(r);
+	if (rc < 0)
+		return rc;
+	rc = recv_open_write(r, m->path, &fd);
+	if (rc < 0)
+		return recv_fail(r, m->path, rc);
+	while (off < m->len) {
+		ssize_t n = pwrite(fd, m->bytes + off, m->len - off,
+				   (off_t)(m->offset + off));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return recv_fail(r, m->path, -errno);
+		off += (size_t)n;
+	}
+	r->st.data_bytes += m->len;
+	return 0;
+}
+
+int receiver_attr(struct receiver *r, const struct proto_attr *m)
+{
+	struct path_ref ref;
+	int rc;
+
+	r->failed[0] = '\0';
+	rc = recv_begin_change(r);
+	if (rc < 0)
+		return rc;
+	rc = path_resolve(r->rootfd, m->path, true, &ref);
+	if (rc < 0)
+		return recv_fail(r, m->path, rc);
+	rc = recv_setattr(r, &ref, m->path, m->mask, m->size, m->mode, m->uid, m->gid,
+			  &m->atime, &m->mtime);
+	path_put(&ref);
+	if (rc < 0)
+		recv_fail(r, m->path, rc);
+	return rc;
+}
+
+/*
+ * Durability before ACK. syncfs of the store's filesystem flushes every
+ * data block and every namespace change of the batch in one call (cheaper
+ * than fsyncing each touched file and its directory, and it cannot miss
+ * one). Only then is the seq written to STATE/applied, and only after that
+ * is the ACK sent: an ACKed seq survives a power cut on the secondary.
+ */
+int receiver_batch_end(struct receiver *r, uint64_t seq)
+{
+	int rc;
+
+	r->failed[0] = '\0';
+	if (seq <= r->st.applied_seq && !r->st.dirty)
+		return 0;
+	recv_fd_flush(r);
+	if (syncfs(r->rootfd) < 0)
+		return recv_fail(r, "", -errno);
+	if (seq < r->st.applied_seq)
+		seq = r->st.applied_seq;
+	rc = state_applied_write(r->state_dir, seq, false);
+	if (rc < 0)
+		return rc;
+	r->st.applied_seq = seq;
+	r->st.dirty = false;
+	r->replay = false;
+	r->st.batches++;
+	return 0;
+}

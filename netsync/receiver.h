@@ -1,0 +1,46 @@
+/*
+ * receiver — applies the replication stream (OP, DATA, ATTR, BATCH_END;
+ * docs/protocol.md) to a secondary's store, in arrival order, and keeps
+ * STATE/applied. Single-threaded: the serve loop owns it. Every function
+ * returns 0 or -errno; -EINVAL means a path that is not allowed, -EBADMSG a
+ * DATA block whose XXH3 does not match (nothing written), anything else an
+ * error from the store (the text goes to the primary in ERROR{APPLY}).
+ */
+#ifndef TWINFS_RECEIVER_H
+#define TWINFS_RECEIVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "netsync/proto.h"
+
+struct receiver;
+
+struct receiver_stats {
+	uint64_t applied_seq;	/* last seq durable in the store */
+	bool dirty;		/* a batch is partly applied (STATE/applied says so) */
+	uint64_t ops;		/* OPs applied (skipped ones not counted) */
+	uint64_t data_bytes;	/* block bytes written */
+	uint64_t batches;	/* BATCH_ENDs made durable */
+};
+
+/* Opens the store root and reads STATE/applied. Returns 0 or -errno. */
+int receiver_open(const char *store_dir, const char *state_dir, struct receiver **out);
+void receiver_close(struct receiver *r);
+
+int receiver_op(struct receiver *r, const struct proto_op *m);
+/* Verifies the block's XXH3 first; writes only if it matches. */
+int receiver_data(struct receiver *r, const struct proto_data *m);
+int receiver_attr(struct receiver *r, const struct proto_attr *m);
+/* Makes everything applied durable (syncfs of the store), then records
+ * seq in STATE/applied (atomically, durably, dirty 0). After 0 the caller
+ * may ACK seq. */
+int receiver_batch_end(struct receiver *r, uint64_t seq);
+/* The connection ended: closes cached file descriptors. */
+void receiver_reset(struct receiver *r);
+
+void receiver_get_stats(const struct receiver *r, struct receiver_stats *st);
+/* The path of the last failed operation ("" if none), for error texts. */
+const char *receiver_failed_path(const struct receiver *r);
+
+#endif

@@ -1,0 +1,460 @@
+/* Unit tests for netsync/path and netsync/receiver: the path table (no
+ * escape by "..", absolute paths or symlinks), a crafted stream of frames
+ * applied to a real temporary store, applied again after a simulated crash
+ * (idempotent), and a bad block hash that writes nothing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <event2/buffer.h>
+
+#include "netsync/path.h"
+#include "netsync/proto.h"
+#include "netsync/receiver.h"
+#include "netsync/state.h"
+
+struct fx {
+	char top[64];
+	char store[96], state[96], outside[96];
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	strcpy(f->top, "/tmp/twinfs-recv.XXXXXX");
+	assert_non_null(mkdtemp(f->top));
+	snprintf(f->store, sizeof(f->store), "%s/store", f->top);
+	snprintf(f->state, sizeof(f->state), "%s/state", f->top);
+	snprintf(f->outside, sizeof(f->outside), "%s/outside", f->top);
+	assert_int_equal(mkdir(f->store, 0755), 0);
+	assert_int_equal(mkdir(f->outside, 0755), 0);
+	assert_int_equal(state_dir_prepare(f->state), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->top);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static void test_path_check_table(void **state)
+{
+	static const struct { const char *p; int root_ok; int rc; } cases[] = {
+		{ "a", 0, 0 }, { "a/b/c", 0, 0 }, { "a.b/..c/.d", 0, 0 },
+		{ "", 1, 0 }, { "", 0, -EINVAL },
+		{ "/etc/passwd", 0, -EINVAL }, { "..", 0, -EINVAL },
+		{ "../x", 0, -EINVAL }, { "a/../../x", 0, -EINVAL },
+		{ "a/..", 0, -EINVAL }, { ".", 0, -EINVAL }, { "a/./b", 0, -EINVAL },
+		{ "a//b", 0, -EINVAL }, { "a/", 0, -EINVAL }, { "/", 1, -EINVAL },
+	};
+	char longname[300], longpath[5000];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = path_check(cases[i].p, cases[i].root_ok);
+
+		if (rc != cases[i].rc)
+			fail_msg("path_check(\"%s\") = %d, want %d", cases[i].p, rc, cases[i].rc);
+	}
+	memset(longname, 'n', 256);
+	longname[256] = '\0';
+	assert_int_equal(path_check(longname, false), -EINVAL);
+	longname[255] = '\0';
+	assert_int_equal(path_check(longname, false), 0);
+	for (size_t i = 0; i < 4098; i += 2) {
+		longpath[i] = 'p';
+		longpath[i + 1] = '/';
+	}
+	longpath[4095] = '\0';	/* 4095 bytes: the longest allowed */
+	assert_int_equal(path_check(longpath, false), 0);
+	longpath[4095] = '/';
+	longpath[4097] = '\0';	/* 4097 bytes */
+	assert_int_equal(path_check(longpath, false), -EINVAL);
+}
+
+static void test_path_resolve_symlinks(void **state)
+{
+	struct fx *f = *state;
+	struct path_ref ref;
+	char p[200];
+	int root = open(f->store, O_RDONLY | O_DIRECTORY);
+
+	snprintf(p, sizeof(p), "%s/esc", f->store);
+	assert_int_equal(symlink(f->outside, p), 0);	/* store/esc -> outside */
+	snprintf(p, sizeof(p), "%s/sub", f->store);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/inner", f->store);
+	assert_int_equal(symlink("sub", p), 0);	/* even a symlink inside */
+
+	assert_int_equal(path_resolve(root, "esc/x", false, &ref), -ELOOP);
+	assert_int_equal(path_resolve(root, "inner/x", false, &ref), -ELOOP);
+	assert_int_equal(path_resolve(root, "../outside/x", false, &ref), -EINVAL);
+	assert_int_equal(path_resolve(root, "/etc/passwd", false, &ref), -EINVAL);
+	assert_int_equal(path_resolve(root, "missing/x", false, &ref), -ENOENT);
+	assert_int_equal(path_resolve(root, "sub/x", false, &ref), 0);
+	assert_string_equal(ref.name, "x");
+	path_put(&ref);
+	/* the final component is left to the caller, which never follows it */
+	assert_int_equal(path_resolve(root, "esc", false, &ref), 0);
+	assert_string_equal(ref.name, "esc");
+	path_put(&ref);
+	close(root);
+}
+
+/* ---- frames ---- */
+
+static void op(struct evbuffer *b, uint64_t seq, struct journal_op o)
+{
+	assert_int_equal(proto_encode_op(b, seq, &o), 0);
+}
+
+static void data(struct evbuffer *b, const char *path, uint64_t off, const char *s)
+{
+	assert_int_equal(proto_encode_data(b, path, off, s, (uint32_t)strlen(s),
+					   NULL, NULL, NULL), 0);
+}
+
+/* Applies every frame in b like serve does; returns the first error. */
+static int apply_all(struct receiver *r, struct evbuffer *b)
+{
+	struct proto_frame f;
+	int rc = 0, n;
+
+	while ((n = proto_frame_next(b, &f)) == 1) {
+		switch (f.h.type) {
+		case PROTO_OP: {
+			struct proto_op m;
+
+			assert_int_equal(proto_decode_op(&f, &m), 0);
+			rc = receiver_op(r, &m);
+			break;
+		}
+		case PROTO_DATA: {
+			struct proto_data m;
+
+			assert_int_equal(proto_decode_data(&f, &m), 0);
+			rc = receiver_data(r, &m);
+			break;
+		}
+		case PROTO_ATTR: {
+			struct proto_attr m;
+
+			assert_int_equal(proto_decode_attr(&f, &m), 0);
+			rc = receiver_attr(r, &m);
+			break;
+		}
+		case PROTO_BATCH_END: {
+			uint64_t seq;
+
+			assert_int_equal(proto_decode_seq(&f, &seq), 0);
+			rc = receiver_batch_end(r, seq);
+			break;
+		}
+		default:
+			fail_msg("unexpected frame %u", f.h.type);
+		}
+		proto_frame_consume(b, &f);
+		if (rc < 0)
+			return rc;
+	}
+	assert_int_equal(n, 0);
+	return 0;
+}
+
+static struct evbuffer *crafted_stream(void)
+{
+	struct evbuffer *b = evbuffer_new();
+	struct proto_attr a = {
+		.path = "d/f", .mask = JATTR_SIZE | JATTR_MODE | JATTR_MTIME | JATTR_ATIME |
+		JATTR_UID | JATTR_GID, .size = 11, .mode = 0100640, .uid = 1234, .gid = 5678,
+		.atime = { 1000000000, 5 }, .mtime = { 1100000000, 7 },
+	};
+
+	op(b, 1, (struct journal_op){ .type = JOP_MKDIR, .path = "d", .mode = 040750 });
+	op(b, 2, (struct journal_op){ .type = JOP_CREATE, .path = "d/f", .mode = 0100600 });
+	data(b, "d/f", 0, "hello");
+	data(b, "d/f", 5, " world, and more");	/* then cut to 11 bytes by ATTR */
+	assert_int_equal(proto_encode_attr(b, &a), 0);
+	op(b, 3, (struct journal_op){ .type = JOP_SETXATTR, .path = "d/f",
+				      .xname = "user.k", .xvalue = "v1", .xsize = 2 });
+	op(b, 4, (struct journal_op){ .type = JOP_SETXATTR, .path = "d/f",
+				      .xname = "user.gone", .xvalue = "x", .xsize = 1 });
+	op(b, 5, (struct journal_op){ .type = JOP_REMOVEXATTR, .path = "d/f",
+				      .xname = "user.gone" });
+	op(b, 6, (struct journal_op){ .type = JOP_SYMLINK, .path = "d/s", .path2 = "f" });
+	op(b, 7, (struct journal_op){ .type = JOP_LINK, .path = "d/f", .path2 = "d/h" });
+	op(b, 8, (struct journal_op){ .type = JOP_RENAME, .path = "d/h", .path2 = "d/h2" });
+	op(b, 9, (struct journal_op){ .type = JOP_MKNOD, .path = "d/p", .mode = S_IFIFO | 0644 });
+	op(b, 10, (struct journal_op){ .type = JOP_CREATE, .path = "x", .mode = 0100644 });
+	op(b, 11, (struct journal_op){ .type = JOP_UNLINK, .path = "x" });
+	op(b, 12, (struct journal_op){ .type = JOP_MKDIR, .path = "e", .mode = 040755 });
+	op(b, 13, (struct journal_op){ .type = JOP_RMDIR, .path = "e" });
+	assert_int_equal(proto_encode_batch_end(b, 13), 0);
+	return b;
+}
+
+static void check_store(const struct fx *f)
+{
+	char p[200], buf[64], lnk[64];
+	struct stat st, st2;
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/d", f->store);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0750);
+
+	snprintf(p, sizeof(p), "%s/d/f", f->store);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(st.st_size, 11);
+	assert_int_equal(st.st_mtim.tv_sec, 1100000000);
+	assert_int_equal(st.st_mtim.tv_nsec, 7);
+	assert_int_equal(st.st_atim.tv_sec, 1000000000);
+	if (geteuid() == 0) {
+		assert_int_equal(st.st_uid, 1234);
+		assert_int_equal(st.st_gid, 5678);
+	}
+	fd = open(p, O_RDONLY);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	assert_int_equal(n, 11);
+	assert_memory_equal(buf, "hello world", 11);
+	n = lgetxattr(p, "user.k", buf, sizeof(buf));
+	assert_int_equal(n, 2);
+	assert_memory_equal(buf, "v1", 2);
+	assert_int_equal(lgetxattr(p, "user.gone", buf, sizeof(buf)), -1);
+	assert_int_equal(errno, ENODATA);
+
+	snprintf(p, sizeof(p), "%s/d/s", f->store);
+	n = readlink(p, lnk, sizeof(lnk) - 1);
+	assert_int_equal(n, 1);
+	assert_memory_equal(lnk, "f", 1);
+
+	snprintf(p, sizeof(p), "%s/d/h2", f->store);	/* hard link, renamed */
+	assert_int_equal(lstat(p, &st2), 0);
+	snprintf(p, sizeof(p), "%s/d/f", f->store);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_int_equal(st.st_ino, st2.st_ino);
+	assert_int_equal(st.st_nlink, 2);
+	snprintf(p, sizeof(p), "%s/d/h", f->store);
+	assert_int_equal(access(p, F_OK), -1);
+
+	snprintf(p, sizeof(p), "%s/d/p", f->store);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	snprintf(p, sizeof(p), "%s/x", f->store);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/e", f->store);
+	assert_int_equal(access(p, F_OK), -1);
+}
+
+static void test_apply_and_replay(void **state)
+{
+	struct fx *f = *state;
+	struct receiver *r;
+	struct receiver_stats st;
+	struct evbuffer *b;
+	uint64_t seq;
+	bool dirty;
+
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	b = crafted_stream();
+	assert_int_equal(apply_all(r, b), 0);
+	evbuffer_free(b);
+	receiver_get_stats(r, &st);
+	assert_int_equal(st.applied_seq, 13);
+	assert_false(st.dirty);
+	assert_int_equal(st.ops, 13);
+	assert_int_equal(st.batches, 1);
+	receiver_close(r);
+	check_store(f);
+	assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
+	assert_int_equal(seq, 13);
+	assert_false(dirty);
+
+	/* resume: a primary that rewinds to 13 and re-sends skips nothing new */
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	b = crafted_stream();
+	assert_int_equal(apply_all(r, b), 0);
+	evbuffer_free(b);
+	receiver_get_stats(r, &st);
+	assert_int_equal(st.ops, 0);	/* every OP was <= applied_seq */
+	receiver_close(r);
+	check_store(f);
+
+	/* crash after applying, before STATE/applied said so (it still says
+	 * dirty): the whole stream is applied again on top of its own result
+	 * and converges to the same store */
+	assert_int_equal(state_applied_write(f->state, 0, true), 0);
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	b = crafted_stream();
+	assert_int_equal(apply_all(r, b), 0);
+	evbuffer_free(b);
+	receiver_get_stats(r, &st);
+	assert_int_equal(st.ops, 13);
+	assert_int_equal(st.applied_seq, 13);
+	receiver_close(r);
+	check_store(f);
+}
+
+static void test_dirty_mark_until_batch_end(void **state)
+{
+	struct fx *f = *state;
+	struct receiver *r;
+	struct evbuffer *b = evbuffer_new();
+	uint64_t seq;
+	bool dirty;
+
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	op(b, 1, (struct journal_op){ .type = JOP_MKDIR, .path = "d", .mode = 040755 });
+	assert_int_equal(apply_all(r, b), 0);
+	/* applied but not yet durable: STATE/applied says dirty */
+	assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
+	assert_int_equal(seq, 0);
+	assert_true(dirty);
+	receiver_close(r);
+	/* a restarted receiver still knows */
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	assert_int_equal(proto_encode_batch_end(b, 1), 0);
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
+	assert_int_equal(seq, 1);
+	assert_false(dirty);
+	receiver_close(r);
+	evbuffer_free(b);
+}
+
+static void test_bad_hash_writes_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct receiver *r;
+	struct evbuffer *b = evbuffer_new();
+	struct proto_frame fr;
+	struct proto_data d;
+	char p[200];
+	uint8_t *raw;
+	size_t n;
+
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	data(b, "victim", 0, "this block is corrupted in flight");
+	n = evbuffer_get_length(b);
+	raw = malloc(n);
+	evbuffer_remove(b, raw, n);
+	raw[n - 3] ^= 0x01;
+	evbuffer_add(b, raw, n);
+	free(raw);
+	assert_int_equal(proto_frame_next(b, &fr), 1);	/* the frame check passes */
+	assert_int_equal(proto_decode_data(&fr, &d), 0);
+	assert_int_equal(receiver_data(r, &d), -EBADMSG);
+	assert_string_equal(receiver_failed_path(r), "victim");
+	snprintf(p, sizeof(p), "%s/victim", f->store);
+	assert_int_equal(access(p, F_OK), -1);	/* not even created */
+	receiver_close(r);
+	evbuffer_free(b);
+}
+
+static void test_no_escape_through_symlinks(void **state)
+{
+	struct fx *f = *state;
+	struct receiver *r;
+	struct evbuffer *b = evbuffer_new();
+	char p[200], q[200];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/esc", f->store);
+	assert_int_equal(symlink(f->outside, p), 0);	/* dir symlink out */
+	snprintf(q, sizeof(q), "%s/target", f->outside);
+	assert_int_equal(close(open(q, O_CREAT | O_WRONLY, 0644)), 0);
+	snprintf(p, sizeof(p), "%s/lnk", f->store);
+	assert_int_equal(symlink(q, p), 0);	/* file symlink out */
+
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	data(b, "esc/target", 0, "pwned");
+	assert_int_equal(apply_all(r, b), -ELOOP);
+	evbuffer_drain(b, evbuffer_get_length(b));
+	data(b, "lnk", 0, "pwned");
+	assert_int_equal(apply_all(r, b), -ELOOP);
+	evbuffer_drain(b, evbuffer_get_length(b));
+	op(b, 1, (struct journal_op){ .type = JOP_CREATE, .path = "esc/new", .mode = 0100644 });
+	assert_int_equal(apply_all(r, b), -ELOOP);
+	evbuffer_drain(b, evbuffer_get_length(b));
+	op(b, 2, (struct journal_op){ .type = JOP_RENAME, .path = "lnk", .path2 = "../stolen" });
+	assert_int_equal(apply_all(r, b), -EINVAL);
+	evbuffer_drain(b, evbuffer_get_length(b));
+	op(b, 3, (struct journal_op){ .type = JOP_SETATTR, .path = "lnk",
+				      .attr_mask = JATTR_MODE, .mode = 0777 });
+	assert_int_equal(apply_all(r, b), 0);	/* a symlink's mode: nothing to do */
+	evbuffer_drain(b, evbuffer_get_length(b));
+	op(b, 4, (struct journal_op){ .type = JOP_SETATTR, .path = "lnk",
+				      .attr_mask = JATTR_SIZE, .size = 0 });
+	assert_int_equal(apply_all(r, b), -ELOOP);
+	evbuffer_drain(b, evbuffer_get_length(b));
+	/* the outside file is untouched */
+	assert_int_equal(stat(q, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	snprintf(p, sizeof(p), "%s/new", f->outside);
+	assert_int_equal(access(p, F_OK), -1);
+	receiver_close(r);
+	evbuffer_free(b);
+}
+
+static void test_rename_replay_and_errors(void **state)
+{
+	struct fx *f = *state;
+	struct receiver *r;
+	struct evbuffer *b = evbuffer_new();
+
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	op(b, 1, (struct journal_op){ .type = JOP_CREATE, .path = "a", .mode = 0100644 });
+	op(b, 2, (struct journal_op){ .type = JOP_RENAME, .path = "a", .path2 = "b" });
+	op(b, 3, (struct journal_op){ .type = JOP_RENAME, .path = "a", .path2 = "b" });
+	op(b, 4, (struct journal_op){ .type = JOP_UNLINK, .path = "zzz" });
+	op(b, 5, (struct journal_op){ .type = JOP_RMDIR, .path = "zzz" });
+	assert_int_equal(apply_all(r, b), 0);
+	/* a rename whose source and target are both missing is a real error */
+	op(b, 6, (struct journal_op){ .type = JOP_RENAME, .path = "q", .path2 = "r" });
+	assert_int_equal(apply_all(r, b), -ENOENT);
+	assert_string_equal(receiver_failed_path(r), "q");
+	evbuffer_drain(b, evbuffer_get_length(b));
+	/* a missing parent directory */
+	op(b, 7, (struct journal_op){ .type = JOP_CREATE, .path = "no/such", .mode = 0100644 });
+	assert_int_equal(apply_all(r, b), -ENOENT);
+	receiver_close(r);
+	evbuffer_free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_path_check_table),
+		cmocka_unit_test_setup_teardown(test_path_resolve_symlinks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_apply_and_replay, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dirty_mark_until_batch_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_hash_writes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_escape_through_symlinks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rename_replay_and_errors, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
