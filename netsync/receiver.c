@@ -38,6 +38,8 @@ struct receiver {
 	uint64_t tick;
 	bool is_root;		/* may chown */
 	bool replay;		/* started dirty: re-applying a half-applied batch */
+	bool changed;		/* something was applied since the last seal */
+	uint64_t sealed;	/* highest BATCH_END seq sealed */
 	char failed[PROTO_PATH_MAX + 1];
 };
 
@@ -131,6 +133,7 @@ static int recv_begin_change(struct receiver *r)
 {
 	int rc;
 
+	r->changed = true;
 	if (r->st.dirty)
 		return 0;
 	rc = state_applied_write(r->state_dir, r->st.applied_seq, true);
@@ -620,25 +623,50 @@ int receiver_attr(struct receiver *r, const struct proto_attr *m)
  * than fsyncing each touched file and its directory, and it cannot miss
  * one). Only then is the seq written to STATE/applied, and only after that
  * is the ACK sent: an ACKed seq survives a power cut on the secondary.
+ * serve runs the syncfs on a helper thread (seal, sync, durable) so that
+ * the next batch is applied while the previous one is flushed; the file
+ * then says "dirty" whenever changes after the recorded seq may be on disk.
  */
-int receiver_batch_end(struct receiver *r, uint64_t seq)
+int receiver_batch_seal(struct receiver *r, uint64_t seq)
 {
+	if (seq <= r->st.applied_seq && !r->st.dirty && !r->changed)
+		return 0;
+	if (seq > r->sealed)
+		r->sealed = seq;
+	r->changed = false;
+	return 1;
+}
+
+int receiver_batch_durable(struct receiver *r, uint64_t seq)
+{
+	bool dirty_after = r->changed || r->sealed > seq;
 	int rc;
 
-	r->failed[0] = '\0';
-	if (seq <= r->st.applied_seq && !r->st.dirty)
-		return 0;
-	recv_fd_flush(r);
-	if (syncfs(r->rootfd) < 0)
-		return recv_fail(r, "", -errno);
 	if (seq < r->st.applied_seq)
 		seq = r->st.applied_seq;
-	rc = state_applied_write(r->state_dir, seq, false);
+	rc = state_applied_write(r->state_dir, seq, dirty_after);
 	if (rc < 0)
-		return rc;
+		return recv_fail(r, "", rc);
+	if (seq > r->st.applied_seq || !dirty_after)
+		r->st.batches++;
 	r->st.applied_seq = seq;
-	r->st.dirty = false;
-	r->replay = false;
-	r->st.batches++;
+	r->st.dirty = dirty_after;
+	if (!dirty_after)
+		r->replay = false;
 	return 0;
+}
+
+int receiver_store_fd(const struct receiver *r)
+{
+	return r->rootfd;
+}
+
+int receiver_batch_end(struct receiver *r, uint64_t seq)
+{
+	r->failed[0] = '\0';
+	if (receiver_batch_seal(r, seq) == 0)
+		return 0;
+	if (syncfs(r->rootfd) < 0)
+		return recv_fail(r, "", -errno);
+	return receiver_batch_durable(r, seq);
 }

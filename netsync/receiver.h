@@ -36,6 +36,19 @@ int receiver_attr(struct receiver *r, const struct proto_attr *m);
  * seq in STATE/applied (atomically, durably, dirty 0). After 0 the caller
  * may ACK seq. */
 int receiver_batch_end(struct receiver *r, uint64_t seq);
+/*
+ * The same in two steps, so that syncfs can run off the loop while the
+ * next batch is applied (serve does this with netsync/syncer.h):
+ * receiver_batch_seal: BATCH_END seq arrived; everything applied so far
+ * belongs to seq. Returns 1 if a syncfs (started after this call) must
+ * finish before seq is durable, 0 if it already is (ack at once).
+ * receiver_batch_durable: such a syncfs finished; records seq in
+ * STATE/applied (dirty if anything was applied after the seal).
+ */
+int receiver_batch_seal(struct receiver *r, uint64_t seq);
+int receiver_batch_durable(struct receiver *r, uint64_t seq);
+/* An fd on the store for syncfs (owned by the receiver). */
+int receiver_store_fd(const struct receiver *r);
 /* The connection ended: closes cached file descriptors. */
 void receiver_reset(struct receiver *r);
 

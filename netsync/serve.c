@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #include "netsync/proto.h"
 #include "netsync/receiver.h"
 #include "netsync/state.h"
+#include "netsync/syncer.h"
 
 #define SERVE_DEAD_BEATS 5	/* missed heartbeats before the link is dead */
 #define SERVE_CLOSE_GRACE_NS (2ull * 1000000000ull)
@@ -57,6 +59,7 @@ struct serve {
 	struct control_server *ctl;
 	struct event *tick, *sigterm, *sigint;
 	struct receiver *recv;
+	struct syncer *syncer;	/* syncfs off the loop */
 	struct state_node node;
 	char node_name[256];
 
@@ -67,6 +70,7 @@ struct serve {
 	char peer_name[PROTO_TEXT_MAX + 1];
 	uint64_t peer_generation;
 	uint64_t state_since_ns, last_rx_ns, last_tx_ns;
+	uint64_t conn_rx;	/* frame bytes received on this connection */
 
 	/* status */
 	uint64_t bytes_received;
@@ -302,9 +306,8 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 
 		if (proto_decode_seq(f, &seq) < 0)
 			goto bad;
-		rc = receiver_batch_end(s->recv, seq);
-		if (rc < 0) {
-			serve_apply_failed(s, "sync", rc);
+		if (receiver_batch_seal(s->recv, seq) == 1) {
+			syncer_request(s->syncer, seq);	/* ACK in serve_synced */
 			break;
 		}
 		receiver_get_stats(s->recv, &st);
@@ -349,6 +352,31 @@ bad:
 	serve_conn_fail(s, PROTO_E_BADFRAME, "malformed %s frame", proto_type_name(f->h.type));
 }
 
+/* The syncer made everything up to seq durable: record it, then ACK (on
+ * whatever connection is up: acks are cumulative and true either way). */
+static void serve_synced(uint64_t seq, int err, void *arg)
+{
+	struct serve *s = arg;
+	int rc = err;
+
+	if (rc == 0)
+		rc = receiver_batch_durable(s->recv, seq);
+	if (rc < 0) {
+		log_error("cannot make the store durable", "store=%s err=\"%s\"", s->o->store,
+			  strerror(-rc));
+		if (s->bev && s->state == PEER_STREAMING)
+			serve_conn_fail(s, PROTO_E_APPLY, "sync of the store on %s failed: %s",
+					s->node_name, strerror(-rc));
+		else
+			serve_set_error(s, "sync of the store failed: %s", strerror(-rc));
+		return;
+	}
+	if (s->bev && s->state == PEER_STREAMING) {
+		proto_encode_ack(bufferevent_get_output(s->bev), seq);
+		s->last_tx_ns = clock_mono_ns();
+	}
+}
+
 static void serve_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct serve *s = arg;
@@ -363,11 +391,12 @@ static void serve_read_cb(struct bufferevent *bev, void *arg)
 			return;
 		if (rc < 0) {
 			serve_conn_fail(s, PROTO_E_BADFRAME,
-					"bad frame (magic, type, length or checksum) after %llu bytes",
-					(unsigned long long)s->bytes_received);
+					"bad frame (magic, type, length or checksum) after %llu good bytes",
+					(unsigned long long)s->conn_rx);
 			return;
 		}
 		s->bytes_received += PROTO_HDR_LEN + f.h.len;
+		s->conn_rx += PROTO_HDR_LEN + f.h.len;
 		serve_on_frame(s, &f);
 		if (s->bev)
 			proto_frame_consume(in, &f);
@@ -440,6 +469,8 @@ static void serve_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 		serve_refuse(fd, PROTO_E_BUSY, "busy: another primary is connected");
 		return;
 	}
+	/* ACKs and heartbeats are tiny and latency matters (sync mode) */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	s->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (!s->bev) {
 		evutil_closesocket(fd);
@@ -447,6 +478,7 @@ static void serve_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 	}
 	snprintf(s->peer, sizeof(s->peer), "%s", who);
 	s->peer_name[0] = '\0';
+	s->conn_rx = 0;
 	s->connections++;
 	s->last_rx_ns = s->last_tx_ns = clock_mono_ns();
 	bufferevent_set_max_single_read(s->bev, SERVE_MAX_READ);
@@ -478,7 +510,8 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 		serve_conn_free(s);
 		return;
 	}
-	if (s->state == PEER_STREAMING && now - s->last_tx_ns >= beat) {
+	/* half a tick of slack so that a 1 s heartbeat goes out on every tick */
+	if (s->state == PEER_STREAMING && now - s->last_tx_ns + beat / 2 >= beat) {
 		proto_encode_heartbeat(bufferevent_get_output(s->bev), now / 1000000);
 		s->last_tx_ns = now;
 	}
@@ -620,9 +653,14 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 		rc = -ENOMEM;
 		goto out_recv;
 	}
+	rc = syncer_start(s.base, receiver_store_fd(s.recv), serve_synced, &s, &s.syncer);
+	if (rc < 0) {
+		log_error("cannot start the sync thread", "err=\"%s\"", strerror(-rc));
+		goto out_base;
+	}
 	rc = serve_listen(&s);
 	if (rc < 0)
-		goto out_base;
+		goto out_syncer;
 	rc = control_server_start(s.base, o->state, serve_ctl_cmds, &s, &s.ctl);
 	if (rc < 0) {
 		log_error("cannot serve the control socket", "state=%s err=\"%s\"%s", o->state,
@@ -673,6 +711,18 @@ out_events:
 	control_server_stop(s.ctl);
 out_lis:
 	evconnlistener_free(s.lis);
+out_syncer:
+	{
+		/* a sync still in flight at shutdown: record it, it is durable */
+		struct receiver_stats st;
+		int err;
+		uint64_t seq = syncer_stop(s.syncer, &err);
+
+		receiver_get_stats(s.recv, &st);
+		if (!err && seq > 0 &&
+		    (seq > st.applied_seq || (seq == st.applied_seq && st.dirty)))
+			receiver_batch_durable(s.recv, seq);
+	}
 out_base:
 	event_base_free(s.base);
 out_recv:

@@ -18,11 +18,13 @@
 #include <cmocka.h>
 
 #include <event2/buffer.h>
+#include <event2/event.h>
 
 #include "netsync/path.h"
 #include "netsync/proto.h"
 #include "netsync/receiver.h"
 #include "netsync/state.h"
+#include "netsync/syncer.h"
 
 struct fx {
 	char top[64];
@@ -445,6 +447,71 @@ static void test_rename_replay_and_errors(void **state)
 	evbuffer_free(b);
 }
 
+/* seal/durable with the syncer thread, as serve uses them: while batch 2
+ * is applied during batch 1's syncfs, STATE/applied says (1, dirty). */
+struct synced { uint64_t seq; int err; int calls; struct event_base *base; };
+
+static void on_synced(uint64_t seq, int err, void *arg)
+{
+	struct synced *sy = arg;
+
+	sy->seq = seq;
+	sy->err = err;
+	sy->calls++;
+	event_base_loopbreak(sy->base);
+}
+
+static void test_async_seal_and_durable(void **state)
+{
+	struct fx *f = *state;
+	struct event_base *base = event_base_new();
+	struct synced sy = { .base = base };
+	struct receiver *r;
+	struct syncer *sc;
+	struct evbuffer *b = evbuffer_new();
+	struct receiver_stats st;
+	uint64_t seq;
+	bool dirty;
+	int err;
+
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	assert_int_equal(syncer_start(base, receiver_store_fd(r), on_synced, &sy, &sc), 0);
+	op(b, 1, (struct journal_op){ .type = JOP_MKDIR, .path = "a", .mode = 040755 });
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(receiver_batch_seal(r, 1), 1);
+	syncer_request(sc, 1);
+	/* batch 2 starts before batch 1 is durable */
+	op(b, 2, (struct journal_op){ .type = JOP_MKDIR, .path = "b", .mode = 040755 });
+	assert_int_equal(apply_all(r, b), 0);
+	event_base_dispatch(base);
+	assert_int_equal(sy.calls, 1);
+	assert_int_equal(sy.seq, 1);
+	assert_int_equal(sy.err, 0);
+	assert_int_equal(receiver_batch_durable(r, 1), 0);
+	assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
+	assert_int_equal(seq, 1);
+	assert_true(dirty);	/* "b" may be on disk already */
+	assert_int_equal(receiver_batch_seal(r, 2), 1);
+	syncer_request(sc, 2);
+	event_base_dispatch(base);
+	assert_int_equal(sy.seq, 2);
+	assert_int_equal(receiver_batch_durable(r, 2), 0);
+	assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
+	assert_int_equal(seq, 2);
+	assert_false(dirty);
+	/* nothing new: a repeated BATCH_END is acked at once */
+	assert_int_equal(receiver_batch_seal(r, 2), 0);
+	receiver_get_stats(r, &st);
+	assert_int_equal(st.applied_seq, 2);
+	/* a request still in flight at stop is finished, not lost */
+	syncer_request(sc, 3);
+	assert_int_equal(syncer_stop(sc, &err), 3);
+	assert_int_equal(err, 0);
+	receiver_close(r);
+	evbuffer_free(b);
+	event_base_free(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +522,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_hash_writes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_escape_through_symlinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_replay_and_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_async_seal_and_durable, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
