@@ -242,7 +242,11 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	journal_ns_lock(j);
 	pthread_mutex_lock(&j->mu);
 	j->notified = false;
-	if (j->head_seq == j->sent_seq && !j->dirty_head && j->lost_paths.n == 0) {
+	/* A barrier taken while the previous batch was being formed (its BATCH
+	 * record already appended, sent_seq not yet moved) was promised
+	 * head + 1: that batch is owed even if nothing else is pending. */
+	if (j->head_seq == j->sent_seq && !j->dirty_head && j->lost_paths.n == 0 &&
+	    j->barrier_seq <= j->sent_seq) {
 		rc = -EAGAIN;
 		goto out_unlock;
 	}
@@ -289,7 +293,7 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	lost = j->lost_paths;
 	pathset_init(&j->lost_paths);
 	j->sent_seq = end;
-	if (j->dirty_head == NULL)
+	if (j->dirty_head == NULL && end >= j->barrier_seq)
 		j->barrier_seq = 0;
 	pthread_mutex_unlock(&j->mu);
 
@@ -427,7 +431,8 @@ void journal_end_epoch_locked(struct journal *j)
 	pathset_clear(&j->marked_dirs);
 	pathset_clear(&j->needs_scan);
 	j->overflow = false;
-	j->barrier_seq = 0;
+	if (j->barrier_seq <= j->acked_seq)
+		j->barrier_seq = 0;
 	for (size_t i = 0; i < j->itab_nb; i++)
 		while (j->itab[i])
 			journal_inode_drop(j, j->itab[i]);

@@ -38,7 +38,9 @@ static int td_file_hash(int dfd, const char *name, struct td_walk *w, uint64_t *
 	ssize_t n;
 	int fd, rc = 0;
 
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* No O_NOFOLLOW: the caller has just lstat'ed a regular file, and the
+	 * twinfs mount of this build fails O_NOFOLLOW opens with ELOOP. */
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	fs = XXH3_createState();

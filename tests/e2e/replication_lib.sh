@@ -48,10 +48,10 @@ stop_mount() {
 
 connected() { "$TWINFS_BIN" status --state "$A_STATE" --json | grep -q '"connected":true'; }
 
-# same_trees DIR1 DIR2: manifests equal (prints the diff if not).
+# same_trees DIR1 DIR2 [--no-mtime]: manifests equal (prints the diff if not).
 same_trees() {
-	python3 "$TWINFS_SRC/tests/e2e/tree_manifest.py" "$1" >"$T/m1" &&
-	python3 "$TWINFS_SRC/tests/e2e/tree_manifest.py" "$2" >"$T/m2" || return 1
+	python3 "$TWINFS_SRC/tests/e2e/tree_manifest.py" ${3:-} "$1" >"$T/m1" &&
+	python3 "$TWINFS_SRC/tests/e2e/tree_manifest.py" ${3:-} "$2" >"$T/m2" || return 1
 	if ! cmp -s "$T/m1" "$T/m2"; then
 		diff "$T/m1" "$T/m2" | head -20 >&2
 		return 1
@@ -62,4 +62,11 @@ same_trees() {
 dump_logs() {
 	echo "---- mount.log"; tail -n 30 "$T/mount.log" 2>/dev/null
 	echo "---- serve.log"; tail -n 30 "$T/serve.log" 2>/dev/null
+}
+
+# replicated: the peer's store equals the primary's store (everything,
+# file mtimes included) and the mount as users see it (file mtimes left
+# out: with the writeback cache the kernel keeps its own until it flushes).
+replicated() {
+	same_trees "$A_STORE" "$P_STORE" && same_trees "$MNT" "$P_STORE" --no-mtime
 }

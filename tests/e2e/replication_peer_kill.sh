@@ -33,7 +33,7 @@ wait $writer
 check "writer saw no error while the peer was down" [ -f "$T/writer1.ok" ] && [ ! -s "$T/writer1.err" ]
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
 check "sync after the peer restart exits 0" [ $? -eq 0 ]
-check "stores equal after the peer was killed mid-copy" same_trees "$MNT" "$P_STORE"
+check "stores equal after the peer was killed mid-copy" replicated
 
 # 2. Kill the receiver while it applies a big stream.
 head -c 48000000 /dev/urandom >"$T/big2"
@@ -56,6 +56,6 @@ start_serve
 wait $syncer
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
 check "sync after the receiver restart exits 0" [ $? -eq 0 ]
-check "stores equal after the receiver was killed mid-apply" same_trees "$MNT" "$P_STORE"
+check "stores equal after the receiver was killed mid-apply" replicated
 check "the big file arrived intact" cmp -s "$T/big2" "$P_STORE/big2"
 finish

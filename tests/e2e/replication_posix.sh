@@ -62,10 +62,10 @@ check "the operations succeed on the mount" [ $? -eq 0 ]
 rc=$?
 cat "$T/sync.out"
 check "twinfs sync exits 0" [ $rc -eq 0 ]
-check "the peer's store equals the mount" same_trees "$MNT" "$P_STORE"
+check "the peer's store equals the mount" replicated
 check "hard link is one inode on the peer" \
 	[ "$(stat -c %i "$P_STORE/d1/hard")" = "$(stat -c %i "$P_STORE/d1/f1.renamed")" ]
-check "file mtime replicated" [ "$(stat -c %Y "$P_STORE/d1/f1.renamed")" = "$(stat -c %Y "$MNT/d1/f1.renamed")" ]
+check "file mtime replicated (set by touch -d)" [ "$(stat -c %Y "$P_STORE/d1/f1.renamed")" = "$(stat -c %Y "$MNT/d1/f1.renamed")" ]
 check "xattr replicated" sh -c "getfattr --only-values -n user.color '$P_STORE/d1/f1.renamed' | grep -qx blue"
 check "removed xattr gone" sh -c "! getfattr -n user.tmp '$P_STORE/d1/f1.renamed' 2>/dev/null"
 check "directory rename replicated" [ -f "$P_STORE/renamed/inner/file" ]
@@ -76,5 +76,5 @@ check "status: connected, lag 0" sh -c "grep -q '\"connected\":true' '$T/st.json
 # A second round on top: changes after a sync replicate too.
 ( set -e; cd "$MNT"; rm -r renamed; echo again >>big; chmod 0600 big ) 
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 30 >/dev/null
-check "second round: equal again" same_trees "$MNT" "$P_STORE"
+check "second round: equal again" replicated
 finish

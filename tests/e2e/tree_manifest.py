@@ -5,7 +5,9 @@ user xattrs, mtime (regular files) and hard-link groups (an entry that shares
 an inode with an earlier one names it). Two trees replicate each other iff
 their manifests are equal. Directory and symlink mtimes are left out: the
 peer creates them when it applies, and twinfs does not replicate them.
-Usage: tree_manifest.py DIR"""
+With --no-mtime, file mtimes are left out too (for comparing a mount, whose
+kernel writeback cache keeps its own mtimes, with a store).
+Usage: tree_manifest.py [--no-mtime] DIR"""
 import hashlib
 import os
 import stat
@@ -28,7 +30,7 @@ def xattrs(path):
     return ",".join(out)
 
 
-def main(root):
+def main(root, mtimes=True):
     seen = {}
     lines = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -50,8 +52,9 @@ def main(root):
                 with open(p, "rb") as f:
                     for chunk in iter(lambda: f.read(1 << 20), b""):
                         h.update(chunk)
-                lines.append("f %s %s %s size=%d mtime=%d nlink=%d %s [%s]" % (
-                    rel, mode, own, st.st_size, st.st_mtime_ns, st.st_nlink,
+                lines.append("f %s %s %s size=%d mtime=%s nlink=%d %s [%s]" % (
+                    rel, mode, own, st.st_size,
+                    st.st_mtime_ns if mtimes else "-", st.st_nlink,
                     h.hexdigest()[:32], xa))
             elif stat.S_ISDIR(st.st_mode):
                 lines.append("d %s %s %s [%s]" % (rel, mode, own, xa))
@@ -64,6 +67,9 @@ def main(root):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    mt = "--no-mtime" not in args
+    args = [a for a in args if a != "--no-mtime"]
+    if len(args) != 1:
         sys.exit(__doc__)
-    main(sys.argv[1])
+    main(args[0], mt)
