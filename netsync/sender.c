@@ -61,6 +61,9 @@
 #define BACKOFF_MAX_MS	5000
 #define CONNECT_TIMEOUT_S 5
 #define RATE_SLOTS	5
+#ifndef TAKE_INTERVAL_S
+#define TAKE_INTERVAL_S	0.02
+#endif
 
 /* A batch sent (or being sent) and not yet acknowledged. */
 struct inflight {
@@ -103,6 +106,8 @@ struct sender {
 	enum peer_state state;
 	struct bufferevent *bev;
 	struct event *retry_ev;
+	struct event *take_ev;	/* next journal_take_batch allowed */
+	double last_take;	/* clock_mono_s() of the last take */
 	uint32_t backoff_ms;
 	double state_since;	/* clock_mono_s() of the last transition */
 	double last_rx, last_tx;
@@ -113,6 +118,7 @@ struct sender {
 	/* The peer was interrupted mid-apply: records up to this seq are
 	 * replayed with the whole state of every path they name. */
 	uint64_t repair_until;
+	uint64_t ack_pending;	/* highest ACK seen in this read, not yet recorded */
 
 	/* Unacked batches, oldest first; the cursor's batch is the tail. */
 	struct inflight *head, *tail;
@@ -430,6 +436,11 @@ static void sender_retry_cb(evutil_socket_t fd, short what, void *arg)
 	sender_connect(arg);
 }
 
+static void sender_take_cb(evutil_socket_t fd, short what, void *arg)
+{
+	sender_pump(arg);
+}
+
 static bool addr_is_loopback(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET) {
@@ -625,11 +636,21 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 	return 0;
 }
 
-static void sender_on_ack(struct sender *s, uint64_t seq)
+/*
+ * ACKs are cumulative and journal_ack() writes the ack file durably, so
+ * the read callback records only the highest seq of all the frames it
+ * has in hand and acks once (sender_flush_ack): a burst of ACKs costs one
+ * fsync on the loop thread, not one each.
+ */
+static void sender_flush_ack(struct sender *s)
 {
 	struct inflight *f;
+	uint64_t seq = s->ack_pending;
 	int rc;
 
+	if (!seq)
+		return;
+	s->ack_pending = 0;
 	log_debug("ack from peer", "seq=%llu", (unsigned long long)seq);
 	rc = journal_ack(s->j, seq);
 	if (rc < 0)
@@ -667,7 +688,8 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		rc = proto_decode_seq(fr, &seq);
 		if (rc < 0)
 			return rc;
-		sender_on_ack(s, seq);
+		if (seq > s->ack_pending)
+			s->ack_pending = seq;
 		return 0;
 	case PROTO_HEARTBEAT:
 		return 0;
@@ -717,10 +739,12 @@ static void sender_read_cb(struct bufferevent *bev, void *arg)
 		if (rc == 0)
 			proto_frame_consume(in, &fr);
 		if (rc < 0) {
+			sender_flush_ack(s);
 			sender_disconnect(s, strerror(-rc));
 			return;
 		}
 	}
+	sender_flush_ack(s);
 	sender_pump(s);
 }
 
@@ -919,10 +943,21 @@ static int sender_take(struct sender *s)
 	struct journal_batch *b;
 	struct inflight *f;
 	uint64_t room;
+	double now;
 	int rc;
 
 	if (s->inflight_bytes >= WINDOW_BYTES)
 		return 0;
+	now = clock_mono_s();
+	if (now - s->last_take < TAKE_INTERVAL_S) {
+		if (!evtimer_pending(s->take_ev, NULL)) {
+			struct timeval tv = { 0, (long)((TAKE_INTERVAL_S - (now - s->last_take)) * 1e6) + 1 };
+
+			evtimer_add(s->take_ev, &tv);
+		}
+		return 0;
+	}
+	s->last_take = now;
 	room = WINDOW_BYTES - s->inflight_bytes;
 	rc = journal_take_batch(s->j, room, &b);
 	if (rc == -EAGAIN)
@@ -1090,7 +1125,8 @@ int sender_new(struct event_base *base, struct journal *j,
 		goto out_close;
 	}
 	s->retry_ev = evtimer_new(base, sender_retry_cb, s);
-	if (!s->retry_ev) {
+	s->take_ev = evtimer_new(base, sender_take_cb, s);
+	if (!s->retry_ev || !s->take_ev) {
 		rc = -ENOMEM;
 		goto out_pool;
 	}
@@ -1099,6 +1135,10 @@ int sender_new(struct event_base *base, struct journal *j,
 		sender_connect(s);
 	return 0;
 out_pool:
+	if (s->retry_ev)
+		event_free(s->retry_ev);
+	if (s->take_ev)
+		event_free(s->take_ev);
 	free(s->pool);
 out_close:
 	close(s->store_fd);
@@ -1126,6 +1166,8 @@ void sender_free(struct sender *s)
 	sender_requeue_all(s);
 	if (s->retry_ev)
 		event_free(s->retry_ev);
+	if (s->take_ev)
+		event_free(s->take_ev);
 	pool_close(s->pool);
 	if (s->store_fd >= 0)
 		close(s->store_fd);

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sysexits.h>
@@ -95,6 +96,21 @@ static int mount_path_exit(const char *path, bool want_dir)
 	if (want_dir && !S_ISDIR(st.st_mode))
 		return cli_exit_code(-ENOTDIR);
 	return EX_CONFIG;
+}
+
+/* The journal keeps an fd per inode with unsent changes and the fs one per
+ * looked-up inode: a copy of 100,000 files must not hit the default soft
+ * limit of 1024. Raise it to the hard limit (as passthrough_hp does). */
+static void mount_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_warn("cannot raise the open-file limit", "err=\"%s\"",
+				 strerror(errno));
+	}
 }
 
 /* Creates the state directory if missing and checks we can write in it. */
@@ -351,6 +367,7 @@ int mount_cmd(int argc, char **argv)
 	}
 	log_set_level(m.c.log_level);
 	log_adjust(verbose, quiet);
+	mount_raise_nofile();
 	rc = mount_check_state(m.c.state);
 	if (rc < 0) {
 		ex = cli_exit_code(rc);
