@@ -168,7 +168,7 @@ static int jbatch_resolve(struct journal *j, struct jtaken *t, struct journal_di
 	f->ino = t->ino;
 	f->whole = t->whole;
 	if (f->whole) {
-		if (fstat(rfd, &st) == 0)
+		if (fstat(rfd, &st) == 0 && S_ISREG(st.st_mode))
 			f->bytes = (uint64_t)st.st_size;
 		return 0;
 	}
@@ -241,7 +241,6 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 		return -ENOMEM;
 	journal_ns_lock(j);
 	pthread_mutex_lock(&j->mu);
-	j->notified = false;
 	/* A barrier taken while the previous batch was being formed (its BATCH
 	 * record already appended, sent_seq not yet moved) was promised
 	 * head + 1: that batch is owed even if nothing else is pending. */
@@ -266,7 +265,8 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 		rc = -ENOMEM;
 		goto out_unlock;
 	}
-	memcpy(segs, j->segs, j->nsegs * sizeof(*segs));
+	if (j->nsegs)
+		memcpy(segs, j->segs, j->nsegs * sizeof(*segs));
 	nsegs = j->nsegs;
 	for (struct jinode *e = j->dirty_head, *next; e; e = next) {
 		struct jtaken *t = &taken[n_taken];
@@ -274,11 +274,11 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 		next = e->dnext;
 		if (bounded && n_taken > 0 && budget + e->ranges.bytes > max_bytes)
 			continue;
-		t->fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
-		if (t->fd < 0) {
-			rc = -errno;
-			goto out_unlock;
-		}
+		/* The batch takes the journal's fd; the inode's next write dups
+		 * the fs's fd again. Clean inodes hold no fd, so open fds stay
+		 * bounded by dirty + in-flight files. */
+		t->fd = e->fd;
+		e->fd = -1;
 		t->ino = e->ino;
 		t->whole = e->whole;
 		t->ranges = e->ranges;
@@ -292,6 +292,17 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	j->sent_seq = end;
 	if (j->dirty_head == NULL && end >= j->barrier_seq)
 		j->barrier_seq = 0;
+	/* Everything signalled so far is in this batch, except what came after
+	 * the BATCH record or was left behind by max_bytes: re-signal that. */
+	{
+		uint64_t v;
+
+		if (read(j->evfd, &v, sizeof v) < 0 && errno != EAGAIN)
+			log_warn("journal cannot clear its eventfd", "err=%s", strerror(errno));
+	}
+	j->notified = false;
+	if (j->head_seq > end || j->dirty_head || j->lost_paths.n || j->barrier_seq > end)
+		journal_notify_locked(j);
 	pthread_mutex_unlock(&j->mu);
 
 	/* Resolve paths and read records without mu: writers keep going. */
@@ -409,8 +420,12 @@ void journal_requeue(struct journal *j, struct journal_batch *b)
 				continue;
 			}
 			e = journal_inode_find(j, f->ino);
-			if (!e || e->fd < 0)
+			if (!e)
 				continue;	/* forgotten: the inode is gone */
+			if (e->fd < 0) {
+				e->fd = f->fd;	/* the batch is freed below */
+				f->fd = -1;
+			}
 			for (size_t k = 0; !f->whole && !e->whole && k < f->n_ranges; k++)
 				if (rangeset_add(&e->ranges, f->ranges[k].off, f->ranges[k].len) < 0)
 					e->whole = true;
@@ -495,8 +510,10 @@ int journal_ack(struct journal *j, uint64_t seq)
 			j->disk_bytes -= j->segs[k].bytes;
 			k++;
 		}
-		memmove(j->segs, j->segs + k, (j->nsegs - k) * sizeof(*j->segs));
-		j->nsegs -= k;
+		if (k) {
+			memmove(j->segs, j->segs + k, (j->nsegs - k) * sizeof(*j->segs));
+			j->nsegs -= k;
+		}
 	}
 	journal_end_epoch_locked(j);
 	pthread_cond_broadcast(&j->acked_cv);

@@ -43,7 +43,8 @@
  *
  * Recovery. journal_open scans the segments after the ack (jseg.c), cuts a
  * torn or damaged tail, and keeps every later record for re-sending. Each
- * mark after the ack becomes dirty paths sent whole: the marked file, and
+ * mark after the ack becomes dirty inodes sent whole (opened O_PATH, so
+ * they follow later renames like any dirty file): the marked file, and
  * each entry of a marked directory whose ctime >= the time stored in the
  * mark (its mtime field, taken 1 s early because the kernel's ctime clock
  * is coarse). Nothing else in the tree is looked at. journal_list_pending
@@ -61,7 +62,8 @@
  * Known window: append() and mark_dirty() are called after the store was
  * changed, so a crash between that change and the mark becoming durable
  * (a few ms, once per dir/file per epoch) loses the mark; the application
- * never saw that call return.
+ * never saw that call return. mark_dirty(ino, fd, off, 0) before a write
+ * makes the file's mark durable first and closes the window for data.
  */
 #include "netsync/journal.h"
 
@@ -73,6 +75,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -580,13 +584,34 @@ static bool journal_op_has_path2(enum journal_op_type t)
 	return t == JOP_RENAME || t == JOP_LINK;
 }
 
+/* Store-relative: no leading '/', no empty, "." or ".." component. */
+static bool journal_path_ok(const char *p)
+{
+	if (!p)
+		return false;
+	if (p[0] == '\0')
+		return true;
+	for (;;) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		if (!slash)
+			return true;
+		p = slash + 1;
+	}
+}
+
 int64_t journal_append(struct journal *j, const struct journal_op *op)
 {
 	char dir[PATH_MAX];
 	int64_t seq, wait = 0, m;
 	int rc;
 
-	if (!op->path || !journal_op_name(op->type) || op->type >= JOP_MARK_DIR)
+	if (!journal_path_ok(op->path) || !journal_op_name(op->type) ||
+	    op->type >= JOP_MARK_DIR ||
+	    (journal_op_has_path2(op->type) && !journal_path_ok(op->path2)))
 		return -EINVAL;
 	pthread_mutex_lock(&j->mu);
 	/* The directories whose entries (or whose child's attributes) change.
@@ -618,7 +643,7 @@ int64_t journal_append(struct journal *j, const struct journal_op *op)
 		}
 	}
 	seq = journal_append_locked(j, op, false);
-	if (seq == -ENOSPC || seq == -E2BIG) {
+	if (seq < 0) {
 		if (seq == -ENOSPC && !j->overflow) {
 			j->overflow = true;
 			log_warn("journal is full; recording paths for rescan until the "
@@ -640,11 +665,43 @@ out_unlock:
 }
 
 /*
+ * Out of file descriptors: the journal cannot keep one for this inode, so
+ * it cannot follow the file across renames. It names the file by its
+ * current path in a durable NEEDS_SCAN and enters overflow, so every later
+ * op is a NEEDS_SCAN too until the epoch ends, and no later record can
+ * move the file away from the name that will be scanned. mu held.
+ */
+static int journal_mark_by_path_locked(struct journal *j, struct jinode *e, int fd)
+{
+	char *path = NULL;
+	int64_t seq;
+	int rc;
+
+	journal_inode_drop(j, e);
+	rc = journal_fd_path(j, fd, &path);
+	if (rc < 0)
+		return rc == -ENOENT ? 0 : rc;
+	if (!j->overflow) {
+		j->overflow = true;
+		log_warn("journal is out of file descriptors; recording paths for "
+			 "rescan until the peer catches up (raise LimitNOFILE)",
+			 "dir=%s path=%s", j->dir, path);
+	}
+	seq = journal_needs_scan_locked(j, path);
+	free(path);
+	if (seq < 0)
+		return (int)seq;
+	return journal_wait_durable_locked(j, (uint64_t)seq);
+}
+
+/*
  * The hot path. For an inode already covered in this epoch this is the
  * mutex, the hash lookup and the range merge; everything else (dup of the
  * fd, path lookup, MARK_FILE, waiting for it) happens once per inode and
  * epoch. The loop re-looks the inode up after waiting because forget or an
- * epoch end may have run meanwhile.
+ * epoch end may have run meanwhile. With len 0 it only makes sure the mark
+ * is durable: an fs that calls it so before its first write to a file
+ * closes the crash window described at the top of this file.
  */
 int journal_mark_dirty(struct journal *j, uint64_t ino, int fd,
 		       uint64_t off, uint64_t len)
@@ -669,6 +726,8 @@ int journal_mark_dirty(struct journal *j, uint64_t ino, int fd,
 			e->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 			if (e->fd < 0) {
 				rc = -errno;
+				if (rc == -EMFILE || rc == -ENFILE)
+					rc = journal_mark_by_path_locked(j, e, fd);
 				goto out_unlock;
 			}
 		}
@@ -703,6 +762,8 @@ int journal_mark_dirty(struct journal *j, uint64_t ino, int fd,
 				goto out_unlock;
 		}
 	}
+	if (len == 0)
+		goto out_unlock;	/* only the mark was asked for (see below) */
 	if (e->whole)
 		goto out_dirty;
 	rc = rangeset_add(&e->ranges, off, len);
@@ -858,12 +919,50 @@ static int journal_recover_rec(const uint8_t *rec, size_t len, uint64_t seq, voi
 	return 0;
 }
 
+/*
+ * A recovered path becomes an ordinary dirty inode (sent whole) holding an
+ * O_PATH fd, so it follows later renames like any other dirty file. A path
+ * that is gone needs nothing here (its directory is listed too). Without an
+ * fd the path is kept as a name (fd -1 in the batch). journal_open only.
+ */
 static void journal_recover_lost(const char *path, const char *why, void *arg)
 {
 	struct journal *j = arg;
+	char full[PATH_MAX];
+	struct jinode *e;
+	struct stat st;
+	int fd;
 
-	if (pathset_add(&j->lost_paths, path, 0) < 0)
+	snprintf(full, sizeof full, "%s%s%s", j->store, path[0] ? "/" : "", path);
+	fd = open(full, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return;
+	if (fd >= 0 && fstat(fd, &st) == 0 && (e = journal_inode_get(j, st.st_ino)) != NULL) {
+		if (e->fd < 0) {
+			e->fd = fd;
+			fd = -1;
+		}
+		e->whole = true;
+		rangeset_clear(&e->ranges);
+		journal_inode_dirty(j, e);
+	} else if (pathset_add(&j->lost_paths, path, 0) < 0) {
 		log_error("journal out of memory while recovering marks", "path=%s", path);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The journal keeps one fd per written inode until the peer has it; let
+ * it use the hard limit rather than the default soft 1024. */
+static void journal_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_debug("cannot raise the open file limit", "err=%s", strerror(errno));
+	}
 }
 
 static int journal_mkdir_p(const char *state, const char *dir)
@@ -889,7 +988,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	j->dirfd = j->evfd = j->seg_fd = -1;
+	j->dirfd = j->evfd = j->seg_fd = j->lockfd = -1;
 	pthread_mutex_init(&j->ns_mu, NULL);
 	pthread_mutex_init(&j->ack_mu, NULL);
 	pthread_mutex_init(&j->mu, NULL);
@@ -932,6 +1031,15 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 			  "dir=%s err=%s", j->dir, strerror(-rc));
 		goto out_free;
 	}
+	/* One process owns a journal. list_pending only reads, without it. */
+	j->lockfd = openat(j->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (j->lockfd < 0 || flock(j->lockfd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		log_error("journal is in use by another twinfs process; stop it first",
+			  "dir=%s err=%s", j->dir, strerror(-rc));
+		goto out_free;
+	}
+	journal_raise_nofile();
 	rc = jseg_ack_read(j->dirfd, &j->acked_seq);
 	if (rc < 0) {
 		log_error("journal ack file is unreadable; remove STATE/journal to "
@@ -952,15 +1060,14 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	j->sent_seq = j->acked_seq;
 	j->rotate_next = true;	/* never append after a cut tail */
 
-	rc = jpending_resolve_marks(j->store, rec.marks, rec.n, journal_recover_lost, j);
-	if (rc < 0)
-		goto out_marks;
-
 	j->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (j->evfd < 0) {
 		rc = -errno;
 		goto out_marks;
 	}
+	rc = jpending_resolve_marks(j->store, rec.marks, rec.n, journal_recover_lost, j);
+	if (rc < 0)
+		goto out_marks;
 	rc = -pthread_create(&j->committer, NULL, journal_committer, j);
 	if (rc < 0)
 		goto out_marks;
@@ -974,13 +1081,13 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 		journal_mark_time(&op);
 		journal_append_locked(j, &op, true);
 	}
-	if (j->head_seq > j->sent_seq || j->lost_paths.n)
+	if (j->head_seq > j->sent_seq || j->lost_paths.n || j->dirty_head)
 		journal_notify_locked(j);
 	pthread_mutex_unlock(&j->mu);
 	if (scan.cut || rec.n)
 		log_notice("journal recovered", "dir=%s acked=%" PRIu64 " head=%" PRIu64
-			   " marks=%zu dirty_paths=%zu cut=%d", j->dir, j->acked_seq,
-			   j->head_seq, rec.n, j->lost_paths.n, scan.cut);
+			   " marks=%zu dirty_files=%" PRIu64 " cut=%d", j->dir, j->acked_seq,
+			   j->head_seq, rec.n, j->n_dirty + j->lost_paths.n, scan.cut);
 	for (size_t i = 0; i < rec.n; i++)
 		free(rec.marks[i].path);
 	free(rec.marks);
@@ -1033,6 +1140,8 @@ void journal_close(struct journal *j)
 		close(j->evfd);
 	if (j->dirfd >= 0)
 		close(j->dirfd);
+	if (j->lockfd >= 0)
+		close(j->lockfd);
 	free(j->dir);
 	free(j->store);
 	pthread_cond_destroy(&j->commit_cv);

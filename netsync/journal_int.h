@@ -33,7 +33,7 @@ struct jinode {
 	bool on_dirty;
 	bool whole;			/* send the whole file */
 	uint64_t ino;
-	int fd;				/* the journal's dup, or -1 */
+	int fd;				/* the journal's dup while dirty, or -1 */
 	uint64_t mark_epoch;		/* epoch in which it is covered: created
 					 * in it, or its MARK_FILE appended */
 	uint64_t mark_seq;		/* that MARK_FILE's seq (0: created) */
@@ -66,6 +66,7 @@ struct journal {
 	char *store;			/* realpath of the store root */
 	size_t store_len;
 	int dirfd;			/* STATE/journal */
+	int lockfd;			/* STATE/journal/lock, flock'd: one owner */
 	uint64_t size_limit;
 	uint32_t commit_ms;
 

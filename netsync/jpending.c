@@ -84,22 +84,58 @@ static int jpending_scan_dir(const char *store, const char *dir, const struct ti
 	return 0;
 }
 
+/*
+ * Each reopen without an ack marks the same directories again; a directory
+ * is scanned once, against its earliest mark (changes since then count).
+ */
 int jpending_resolve_marks(const char *store, const struct jpending_mark *m, size_t n,
 			   void (*fn)(const char *path, const char *why, void *arg),
 			   void *arg)
 {
-	for (size_t i = 0; i < n; i++) {
-		int rc;
+	struct timespec *earliest = NULL;
+	struct pathset seen;
+	char key[PATH_MAX + 2];
+	int rc = 0;
 
+	pathset_init(&seen);
+	earliest = calloc(n ? n : 1, sizeof(*earliest));
+	if (!earliest)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct pathset_entry *e;
+
+		snprintf(key, sizeof key, "%c%s", m[i].type == JOP_MARK_FILE ? 'F' : 'D', m[i].path);
+		e = pathset_find(&seen, key);
+		if (e) {
+			if (!jpending_ts_ge(&m[i].when, &earliest[e->value]))
+				earliest[e->value] = m[i].when;
+			continue;
+		}
+		rc = pathset_add(&seen, key, i);
+		if (rc < 0)
+			goto out_free;
+		earliest[i] = m[i].when;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct pathset_entry *e;
+
+		snprintf(key, sizeof key, "%c%s", m[i].type == JOP_MARK_FILE ? 'F' : 'D', m[i].path);
+		e = pathset_find(&seen, key);
+		if (!e || e->value != i)
+			continue;	/* a later duplicate */
 		if (m[i].type == JOP_MARK_FILE) {
 			fn(m[i].path, "marked-file", arg);
 			continue;
 		}
-		rc = jpending_scan_dir(store, m[i].path, &m[i].when, fn, arg);
+		rc = jpending_scan_dir(store, m[i].path, &earliest[i], fn, arg);
 		if (rc < 0)
-			return rc;
+			goto out_free;
 	}
-	return 0;
+	rc = 0;
+out_free:
+	pathset_clear(&seen);
+	free(earliest);
+	return rc;
 }
 
 /* ---- offline listing ---- */
@@ -172,6 +208,10 @@ int journal_list_pending(const char *state_dir, const char *store_dir,
 	uint64_t acked;
 	int dfd, rc;
 
+	struct stat st;
+
+	if (stat(state_dir, &st) < 0)
+		return -errno;	/* a mistyped --state is an error, not "nothing" */
 	snprintf(dir, sizeof dir, "%s/journal", state_dir);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)

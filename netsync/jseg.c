@@ -189,7 +189,8 @@ static int jseg_list(int dirfd, struct jseg_info **out, size_t *n_out)
 		}
 		v[n++] = (struct jseg_info){ .first_seq = first, .last_seq = first - 1 };
 	}
-	qsort(v, n, sizeof(*v), jseg_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), jseg_cmp);
 	*out = v;
 	*n_out = n;
 	v = NULL;
@@ -264,6 +265,11 @@ int jseg_scan(int dirfd, uint64_t after_seq, bool repair,
 			break;
 		}
 		rc = jseg_reader_open(&r, dirfd, s->first_seq);
+		if (rc == -ENOENT && !repair) {
+			/* Read-only scan of a live journal: an ack deleted it. */
+			expect = 0;
+			continue;
+		}
 		if (rc == -EBADMSG) {
 			/* A header that never became durable: an empty new segment. */
 			out->cut = true;
@@ -327,6 +333,15 @@ int jseg_scan(int dirfd, uint64_t after_seq, bool repair,
 		}
 	}
 	nsegs = valid;
+	out->head_seq = expect ? expect - 1 : 0;
+	/* A last segment without records (its first record was torn) would
+	 * share its name with the next segment the journal starts: drop it. */
+	if (repair && nsegs > 0 && segs[nsegs - 1].last_seq < segs[nsegs - 1].first_seq) {
+		rc = jseg_unlink(dirfd, segs[nsegs - 1].first_seq);
+		if (rc < 0)
+			goto out_free;
+		nsegs--;
+	}
 	/* Segments wholly acknowledged are of no use (keep the last: it tells
 	 * where the seq continues). */
 	if (repair) {
@@ -338,8 +353,10 @@ int jseg_scan(int dirfd, uint64_t after_seq, bool repair,
 				goto out_free;
 			k++;
 		}
-		memmove(segs, segs + k, (nsegs - k) * sizeof(*segs));
-		nsegs -= k;
+		if (k) {
+			memmove(segs, segs + k, (nsegs - k) * sizeof(*segs));
+			nsegs -= k;
+		}
 	}
 	if (repair && (out->cut || out->lost) && fsync(dirfd) < 0) {
 		rc = -errno;
@@ -347,12 +364,6 @@ int jseg_scan(int dirfd, uint64_t after_seq, bool repair,
 	}
 	out->segs = segs;
 	out->nsegs = nsegs;
-	out->head_seq = expect ? expect - 1 : 0;
-	for (size_t i = nsegs; i-- > 0;)
-		if (segs[i].last_seq >= segs[i].first_seq) {
-			out->head_seq = segs[i].last_seq;
-			break;
-		}
 	return 0;
 out_free:
 	free(segs);
