@@ -38,7 +38,7 @@ void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
-		fuse_reply_attr(req, &st, fs->timeout);
+		fuse_reply_attr(req, (fs_fix_stat(&st), &st), fs->timeout);
 }
 
 /* Applies the changes of one setattr to the store; returns 0 or -errno,
@@ -109,36 +109,36 @@ void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct fs *fs = fs_of(req);
 	struct inode *i = inode_get(fs->itab, ino);
 	int fd = fi ? fs_file_of(fi)->fd : -1;
-	struct journal_op op = { .type = JOP_SETATTR };
+	struct record rec;
+	struct journal_op *op = &rec.op;
 	struct stat st;
 	uint32_t done;
 	int rc, r;
 
-	record_lock(fs);
+	record_begin(fs, &rec, JOP_SETATTR, i, NULL, NULL, NULL);
 	rc = fs_apply_setattr(i, fd, attr, to_set, &done);
 	r = fs_stat_inode(i, &st);
 	if (done && r == 0) {
 		/* Record the values the store now holds (UTIME_NOW and the
 		 * kernel's setgid clearing resolved), so the peer gets the
 		 * same attributes, not its own clock. */
-		op.attr_mask = done;
-		op.mode = st.st_mode;
-		op.uid = st.st_uid;
-		op.gid = st.st_gid;
-		op.size = st.st_size;
-		op.atime = st.st_atim;
-		op.mtime = st.st_mtim;
+		op->attr_mask = done;
+		op->mode = st.st_mode;
+		op->uid = st.st_uid;
+		op->gid = st.st_gid;
+		op->size = st.st_size;
+		op->atime = st.st_atim;
+		op->mtime = st.st_mtim;
 		if (done & JATTR_SIZE)
 			record_truncate(fs, i, st.st_size);
-		record_op(fs, &op, i, NULL, NULL, NULL);
 	}
-	record_unlock(fs);
+	record_end(fs, &rec, done && r == 0);
 	if (rc == 0)
 		rc = r;
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
-		fuse_reply_attr(req, &st, fs->timeout);
+		fuse_reply_attr(req, (fs_fix_stat(&st), &st), fs->timeout);
 }
 
 void fs_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -204,10 +204,7 @@ void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 {
 	struct fs *fs = fs_of(req);
 	struct inode *i = inode_get(fs->itab, ino);
-	struct journal_op op = {
-		.type = JOP_SETXATTR, .xname = name, .xvalue = value,
-		.xsize = size, .flags = (uint32_t)flags,
-	};
+	struct record rec;
 	char proc[FS_PROCPATH_MAX];
 	int rc = 0;
 
@@ -216,12 +213,14 @@ void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		return;
 	}
 	fs_procpath(proc, i->fd);
-	record_lock(fs);
+	record_begin(fs, &rec, JOP_SETXATTR, i, NULL, NULL, NULL);
+	rec.op.xname = name;
+	rec.op.xvalue = value;
+	rec.op.xsize = size;
+	rec.op.flags = (uint32_t)flags;
 	if (setxattr(proc, name, value, size, flags) < 0)
 		rc = -errno;
-	else
-		record_op(fs, &op, i, NULL, NULL, NULL);
-	record_unlock(fs);
+	record_end(fs, &rec, rc == 0);
 	fuse_reply_err(req, -rc);
 }
 
@@ -233,6 +232,15 @@ void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	char *buf = NULL;
 	ssize_t n;
 
+	/* SELinux labels a FUSE mount as a whole (genfscon or context=),
+	 * never per file, and a label is per-host policy that must not be
+	 * replicated. Saying "not supported" (rather than "no such
+	 * attribute") also lets `ls -l` stop asking for every file, which
+	 * the kernel cannot cache for us: one round trip per file. */
+	if (strcmp(name, "security.selinux") == 0) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
 	if (i->type == S_IFLNK) {
 		fuse_reply_err(req, ENODATA);
 		return;
@@ -300,7 +308,7 @@ void fs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct fs *fs = fs_of(req);
 	struct inode *i = inode_get(fs->itab, ino);
-	struct journal_op op = { .type = JOP_REMOVEXATTR, .xname = name };
+	struct record rec;
 	char proc[FS_PROCPATH_MAX];
 	int rc = 0;
 
@@ -309,11 +317,10 @@ void fs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		return;
 	}
 	fs_procpath(proc, i->fd);
-	record_lock(fs);
+	record_begin(fs, &rec, JOP_REMOVEXATTR, i, NULL, NULL, NULL);
+	rec.op.xname = name;
 	if (removexattr(proc, name) < 0)
 		rc = -errno;
-	else
-		record_op(fs, &op, i, NULL, NULL, NULL);
-	record_unlock(fs);
+	record_end(fs, &rec, rc == 0);
 	fuse_reply_err(req, -rc);
 }

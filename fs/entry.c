@@ -41,6 +41,7 @@ int fs_do_lookup(struct fs *fs, struct inode *parent, const char *name,
 		close(fd);
 		return rc;
 	}
+	fs_fix_stat(&e->attr);
 	i = inode_ref(fs->itab, fd, &e->attr, &rc);
 	if (!i)
 		return rc;
@@ -98,11 +99,11 @@ static void fs_make(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fs *fs = fs_of(req);
 	struct inode *dir = inode_get(fs->itab, parent);
 	struct fuse_entry_param e;
-	struct journal_op op = { .type = type };
+	struct record rec;
 	struct cred_saved cs;
 	int rc = 0, r;
 
-	record_lock(fs);
+	record_begin(fs, &rec, type, dir, name, NULL, NULL);
 	cred_enter(req, &cs);
 	switch (type) {
 	case JOP_MKDIR:
@@ -123,15 +124,15 @@ static void fs_make(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rc = fs_do_lookup(fs, dir, name, &e);
 	if (rc < 0)
 		goto out_unlock;
-	op.mode = e.attr.st_mode;
-	op.uid = e.attr.st_uid;
-	op.gid = e.attr.st_gid;
-	op.rdev = e.attr.st_rdev;
-	op.ino = e.attr.st_ino;
-	op.path2 = link;
-	record_op(fs, &op, dir, name, NULL, NULL);
+	rec.op.mode = e.attr.st_mode;
+	rec.op.uid = e.attr.st_uid;
+	rec.op.gid = e.attr.st_gid;
+	rec.op.rdev = e.attr.st_rdev;
+	rec.op.ino = e.attr.st_ino;
+	rec.op.path2 = link;
 out_unlock:
-	record_unlock(fs);
+	/* A made node whose lookup failed is still in the store: record it. */
+	record_end(fs, &rec, r == 0);
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
@@ -163,12 +164,13 @@ void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	struct fs *fs = fs_of(req);
 	struct inode *i = inode_get(fs->itab, ino);
 	struct inode *dir = inode_get(fs->itab, newparent);
-	struct journal_op op = { .type = JOP_LINK };
 	struct fuse_entry_param e;
+	struct record rec;
 	char proc[FS_PROCPATH_MAX];
+	bool linked = false;
 	int rc = 0;
 
-	record_lock(fs);
+	record_begin(fs, &rec, JOP_LINK, i, NULL, dir, newname);
 	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the /proc link works for
 	 * any owner of the fd, and lands on the inode itself (a symlink is
 	 * not followed further). */
@@ -177,12 +179,10 @@ void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		rc = -errno;
 		goto out_unlock;
 	}
+	linked = true;
 	rc = fs_do_lookup(fs, dir, newname, &e);
-	if (rc < 0)
-		goto out_unlock;
-	record_op(fs, &op, i, NULL, dir, newname);
 out_unlock:
-	record_unlock(fs);
+	record_end(fs, &rec, linked);
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
@@ -194,15 +194,13 @@ static void fs_remove(fuse_req_t req, fuse_ino_t parent, const char *name,
 {
 	struct fs *fs = fs_of(req);
 	struct inode *dir = inode_get(fs->itab, parent);
-	struct journal_op op = { .type = type };
+	struct record rec;
 	int rc = 0;
 
-	record_lock(fs);
+	record_begin(fs, &rec, type, dir, name, NULL, NULL);
 	if (unlinkat(dir->fd, name, type == JOP_RMDIR ? AT_REMOVEDIR : 0) < 0)
 		rc = -errno;
-	else
-		record_op(fs, &op, dir, name, NULL, NULL);
-	record_unlock(fs);
+	record_end(fs, &rec, rc == 0);
 	fuse_reply_err(req, -rc);
 }
 
@@ -222,18 +220,14 @@ void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fs *fs = fs_of(req);
 	struct inode *from = inode_get(fs->itab, parent);
 	struct inode *to = inode_get(fs->itab, newparent);
-	struct journal_op op = { .type = JOP_RENAME, .flags = flags };
+	struct record rec;
 	int rc = 0;
 
-	record_lock(fs);
-	/* Neither parent's path changes by this rename (the kernel refuses
-	 * to move a directory below itself), so the paths computed after it
-	 * name the same directories as before. */
+	record_begin(fs, &rec, JOP_RENAME, from, name, to, newname);
+	rec.op.flags = flags;
 	if (renameat2(from->fd, name, to->fd, newname, flags) < 0)
 		rc = -errno;
-	else
-		record_op(fs, &op, from, name, to, newname);
-	record_unlock(fs);
+	record_end(fs, &rec, rc == 0);
 	fuse_reply_err(req, -rc);
 }
 

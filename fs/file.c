@@ -13,6 +13,12 @@
  * waits for the peer: the DRBD "protocol C" promise at close and fsync.
  * fsync always commits the journal before syncing the store, so after a
  * crash the journal names at least every file whose data was synced.
+ *
+ * Each store write is bracketed: record_write_begin makes the file's
+ * durability mark durable before its first change of an epoch (so a crash
+ * right after the write still finds the file marked; after that it is a
+ * lock and a lookup), and record_write after the write merges the range
+ * the sender must read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +31,16 @@
 #include "fs/cred.h"
 #include "fs/fs_internal.h"
 #include "fs/record.h"
+
+/*
+ * Large writes start their disk IO at once (sync_file_range WRITE does not
+ * wait). The kernel sends us a file's dirty pages in bulk (at close, or
+ * when its writeback budget is full), so without this the store's disk
+ * sits idle while we copy and only starts at the final sync; with it the
+ * store is written while the copy is still arriving, as a native copy's
+ * writeback would be. Small writes are left to the store's own writeback.
+ */
+#define FS_EARLY_WRITEBACK (256 * 1024)
 
 void fs_wait_peer(struct fs *fs)
 {
@@ -78,7 +94,7 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 {
 	struct fs *fs = fs_of(req);
 	struct inode *dir = inode_get(fs->itab, parent);
-	struct journal_op op = { .type = JOP_CREATE };
+	struct record rec;
 	struct fuse_entry_param e;
 	struct cred_saved cs;
 	struct fs_file *f = NULL;
@@ -86,7 +102,7 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	bool created = true;
 	int fd, rc = 0;
 
-	record_lock(fs);
+	record_begin(fs, &rec, JOP_CREATE, dir, name, NULL, NULL);
 	cred_enter(req, &cs);
 	fd = openat(dir->fd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW,
 		    mode & 07777);
@@ -110,14 +126,11 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		inode_unref(fs->itab, inode_get(fs->itab, e.ino), 1);
 		goto out_close;
 	}
-	if (created) {
-		op.mode = e.attr.st_mode;
-		op.uid = e.attr.st_uid;
-		op.gid = e.attr.st_gid;
-		op.ino = e.attr.st_ino;
-		record_op(fs, &op, dir, name, NULL, NULL);
-	}
-	record_unlock(fs);
+	rec.op.mode = e.attr.st_mode;
+	rec.op.uid = e.attr.st_uid;
+	rec.op.gid = e.attr.st_gid;
+	rec.op.ino = e.attr.st_ino;
+	record_end(fs, &rec, created);
 	fi->fh = (uintptr_t)f;
 	fs_file_opts(fi);
 	fuse_reply_create(req, &e, fi);
@@ -125,7 +138,9 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 out_close:
 	close(fd);
 out_unlock:
-	record_unlock(fs);
+	/* A file we created stays in the store even if we fail to open it
+	 * for the kernel: record it. */
+	record_end(fs, &rec, created && fd >= 0);
 	fuse_reply_err(req, -rc);
 }
 
@@ -178,6 +193,7 @@ void fs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = f->fd;
 	out.buf[0].pos = off;
+	record_write_begin(fs, f->inode, f->fd);
 	n = fuse_buf_copy(&out, in, 0);
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
@@ -185,6 +201,8 @@ void fs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 	}
 	f->written = true;
 	record_write(fs, f->inode, f->fd, (uint64_t)off, (uint64_t)n);
+	if (n >= FS_EARLY_WRITEBACK)
+		sync_file_range(f->fd, off, n, SYNC_FILE_RANGE_WRITE);
 	fuse_reply_write(req, (size_t)n);
 }
 
@@ -249,6 +267,7 @@ void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 	struct fs *fs = fs_of(req);
 	struct fs_file *f = fs_file_of(fi);
 
+	record_write_begin(fs, f->inode, f->fd);
 	if (fallocate(f->fd, mode, offset, length) < 0) {
 		fuse_reply_err(req, errno);
 		return;
@@ -268,6 +287,7 @@ void fs_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	loff_t from = off_in, to = off_out;
 	ssize_t n;
 
+	record_write_begin(fs, out->inode, out->fd);
 	n = copy_file_range(in->fd, &from, out->fd, &to, len, (unsigned)flags);
 	if (n < 0) {
 		fuse_reply_err(req, errno);

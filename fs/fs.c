@@ -24,7 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -42,7 +44,8 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	unsigned int want = FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_PARALLEL_DIROPS |
 			    FUSE_CAP_READDIRPLUS | FUSE_CAP_ASYNC_READ |
 			    FUSE_CAP_ASYNC_DIO | FUSE_CAP_CACHE_SYMLINKS |
-			    FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
+			    FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
+			    FUSE_CAP_SPLICE_READ | FUSE_CAP_POSIX_ACL;
 
 	conn->want |= conn->capable & want;
 	/* A listing of a directory the kernel has not seen is read with
@@ -54,6 +57,9 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_write = FS_MAX_WRITE;
 	conn->max_readahead = FS_MAX_WRITE;
 	conn->time_gran = 1;
+	log_info("kernel connection negotiated", "capable=0x%x want=0x%x "
+		 "writeback=%d max_write=%u", conn->capable, conn->want,
+		 fs->writeback, conn->max_write);
 }
 
 static const struct fuse_lowlevel_ops fs_ops = {
@@ -180,6 +186,43 @@ static int fs_check_paths(const struct fs_opts *o, struct fs *fs,
 	return 0;
 }
 
+/*
+ * Every inode the kernel holds costs us an O_PATH fd (and the journal a
+ * dup of each dirty file's), and the kernel keeps inodes as long as its
+ * cache does: a tree of 10,000 files needs 10,000+ fds. Raise the soft
+ * limit to the hard one, as passthrough_hp does.
+ */
+static void fs_raise_nofile(void)
+{
+	struct rlimit rl;
+	char buf[32];
+	int fd;
+	ssize_t n;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (geteuid() == 0) {
+		/* Root may raise the hard limit too, up to fs.nr_open. */
+		fd = open("/proc/sys/fs/nr_open", O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			if ((rlim_t)strtoull(buf, NULL, 10) > rl.rlim_max)
+				rl.rlim_max = (rlim_t)strtoull(buf, NULL, 10);
+		}
+	}
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_warn("cannot raise the open-file limit", "err=\"%s\"",
+			 strerror(errno));
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536)
+		log_warn("open-file limit is low; large trees will fail with "
+			 "EMFILE (raise LimitNOFILE / ulimit -Hn)",
+			 "nofile=%llu", (unsigned long long)rl.rlim_cur);
+}
+
 /* Builds the -o option list: the defaults, then the user's. */
 static int fs_session_args(const struct fs_opts *o, const struct fs *fs,
 			   struct fuse_args *args)
@@ -206,6 +249,36 @@ out_free:
 	return rc;
 }
 
+/* Writes VALUE to /sys/class/bdi/MAJ:MIN/NAME; logs and ignores failure. */
+static void fs_bdi_set(dev_t dev, const char *name, const char *value)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/%s", major(dev),
+		 minor(dev), name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, value, strlen(value)) < 0)
+		log_info("could not tune the mount's writeback", "path=%s "
+			 "err=\"%s\"", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Readahead of the mount goes to 1 MiB, one FUSE read of maximum size, so
+ * a cold sequential read costs one round trip per MiB (the kernel's
+ * default is 128 KiB). The kernel's strict 1% dirty budget for FUSE
+ * mounts is kept on purpose: measured, it makes a large copy stream to
+ * us while it runs, instead of all at close. Root only (sysfs).
+ */
+static void fs_tune_bdi(dev_t dev)
+{
+	if (geteuid() != 0)
+		return;
+	fs_bdi_set(dev, "read_ahead_kb", "1024");
+}
+
 struct fs_ready {
 	const struct fs_opts *o;
 	struct fuse_session *se;
@@ -227,8 +300,10 @@ static void *fs_ready_thread(void *arg)
 		log_error("mount did not answer its first stat",
 			  "mountpoint=%s err=\"%s\"", r->mountpoint,
 			  strerror(errno));
-	} else if (r->o->on_ready) {
-		r->rc = r->o->on_ready(r->o->on_ready_arg);
+	} else {
+		fs_tune_bdi(st.st_dev);
+		if (r->o->on_ready)
+			r->rc = r->o->on_ready(r->o->on_ready_arg);
 	}
 	if (r->o->ready_fd >= 0) {
 		ssize_t w = write(r->o->ready_fd, &r->rc, sizeof(r->rc));
@@ -280,6 +355,7 @@ int fs_run(const struct fs_opts *o)
 	inode_set_gone_fn(fs.itab, fs_forget_gone, &fs);
 	/* Modes come from the kernel with the caller's umask applied. */
 	umask(0);
+	fs_raise_nofile();
 	rc = cred_init();
 	if (rc < 0)
 		goto out_table;
@@ -303,7 +379,7 @@ int fs_run(const struct fs_opts *o)
 			  "mountpoint busy or not permitted?", "mountpoint=%s", mnt);
 		goto out_signals;
 	}
-	log_notice("mounted", "store=%s mountpoint=%s", fs.store, mnt);
+	log_info("mounted", "store=%s mountpoint=%s", fs.store, mnt);
 
 	ready.se = fs.se;
 	ready.mountpoint = mnt;
@@ -337,7 +413,7 @@ out_join:
 	pthread_join(tid, NULL);
 	if (rc == 0 && ready.rc < 0)
 		rc = ready.rc;
-	log_notice("unmounted", "mountpoint=%s", mnt);
+	log_info("unmounted", "mountpoint=%s", mnt);
 	goto out_signals;
 out_unmount:
 	fuse_session_unmount(fs.se);

@@ -53,6 +53,16 @@ static inline struct fs_file *fs_file_of(struct fuse_file_info *fi)
 	return (struct fs_file *)(uintptr_t)fi->fh;
 }
 
+/* st_blksize we report: the largest FUSE write, so that programs that
+ * size their IO by it (cp, most stdio) cross the kernel boundary in 1 MiB
+ * steps instead of 4 KiB ones. */
+#define FS_IO_SIZE (1 << 20)
+
+static inline void fs_fix_stat(struct stat *st)
+{
+	st->st_blksize = FS_IO_SIZE;
+}
+
 /* "/proc/self/fd/N" for an fd, to open or chmod an inode we hold O_PATH. */
 #define FS_PROCPATH_MAX 32
 void fs_procpath(char *buf, int fd);

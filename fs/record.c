@@ -77,59 +77,82 @@ out_free:
 	return rc;
 }
 
-#ifdef TWINFS_HAVE_JOURNAL
+#define RECORD_PATH_MAX (PATH_MAX + NAME_MAX + 2)
 
-void record_lock(struct fs *fs)
+void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
+		  struct inode *dir, const char *name,
+		  struct inode *dir2, const char *name2)
 {
-	if (fs->journal)
-		journal_ns_lock(fs->journal);
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->op.type = type;
+	if (!fs->journal)
+		return;
+	journal_ns_lock(fs->journal);
+	r->paths = malloc(2 * RECORD_PATH_MAX);
+	if (!r->paths) {
+		rc = -ENOMEM;
+		goto out_log;
+	}
+	rc = record_path(fs, dir, name, r->paths, RECORD_PATH_MAX);
+	if (rc < 0)
+		goto out_log;
+	r->op.path = r->paths;
+	if (dir2) {
+		rc = record_path(fs, dir2, name2, r->paths + RECORD_PATH_MAX,
+				 RECORD_PATH_MAX);
+		if (rc < 0)
+			goto out_log;
+		r->op.path2 = r->paths + RECORD_PATH_MAX;
+	}
+	r->ok = true;
+	rc = journal_prepare(fs->journal, &r->op);
+	if (rc < 0)
+		goto out_log;
+	return;
+out_log:
+	/* An unlinked file (setattr through an open fd) has no path and
+	 * nothing left to replicate; anything else is worth a line. */
+	if (rc != -ENOENT)
+		log_error("could not prepare the journal for a change; the "
+			  "peer will need a resync of this path",
+			  "op=%s name=%s err=\"%s\"", journal_op_name(type),
+			  name ? name : "", strerror(-rc));
 }
 
-void record_unlock(struct fs *fs)
+void record_end(struct fs *fs, struct record *r, bool applied)
 {
-	if (fs->journal)
-		journal_ns_unlock(fs->journal);
-}
-
-void record_op(struct fs *fs, struct journal_op *op,
-	       struct inode *dir, const char *name,
-	       struct inode *dir2, const char *name2)
-{
-	char *p1 = NULL, *p2 = NULL;
 	int64_t seq;
+
+	if (!fs->journal)
+		return;
+	if (applied && r->ok) {
+		seq = journal_append(fs->journal, &r->op);
+		if (seq < 0)
+			log_error("could not journal a change; the peer will "
+				  "need a resync of this path",
+				  "op=%s path=%s err=\"%s\"",
+				  journal_op_name(r->op.type), r->op.path,
+				  strerror((int)-seq));
+	}
+	journal_ns_unlock(fs->journal);
+	free(r->paths);
+	r->paths = NULL;
+}
+
+void record_write_begin(struct fs *fs, struct inode *i, int fd)
+{
 	int rc;
 
 	if (!fs->journal)
 		return;
-	p1 = malloc(2 * (PATH_MAX + NAME_MAX + 2));
-	if (!p1) {
-		rc = -ENOMEM;
-		goto out_log;
-	}
-	p2 = p1 + PATH_MAX + NAME_MAX + 2;
-	rc = record_path(fs, dir, name, p1, PATH_MAX + NAME_MAX + 2);
+	/* len 0: only the file's durability mark, no range. */
+	rc = journal_mark_dirty(fs->journal, i->ino, fd, 0, 0);
 	if (rc < 0)
-		goto out_log;
-	op->path = p1;
-	if (dir2) {
-		rc = record_path(fs, dir2, name2, p2, PATH_MAX + NAME_MAX + 2);
-		if (rc < 0)
-			goto out_log;
-		op->path2 = p2;
-	}
-	seq = journal_append(fs->journal, op);
-	if (seq < 0) {
-		rc = (int)seq;
-		goto out_log;
-	}
-	free(p1);
-	return;
-out_log:
-	log_error("could not journal a change; the peer will need a resync "
-		  "of this path", "op=%s name=%s err=\"%s\"",
-		  journal_op_name(op->type), name ? name : "",
-		  strerror(-rc));
-	free(p1);
+		log_error("could not mark a file before writing it",
+			  "ino=%llu err=\"%s\"", (unsigned long long)i->ino,
+			  strerror(-rc));
 }
 
 void record_write(struct fs *fs, struct inode *i, int fd, uint64_t off,
@@ -168,17 +191,3 @@ int record_commit(struct fs *fs)
 		return 0;
 	return journal_commit(fs->journal);
 }
-
-#else /* no journal in this build: a mount records nothing */
-
-void record_lock(struct fs *fs) {}
-void record_unlock(struct fs *fs) {}
-void record_op(struct fs *fs, struct journal_op *op, struct inode *dir,
-	       const char *name, struct inode *dir2, const char *name2) {}
-void record_write(struct fs *fs, struct inode *i, int fd, uint64_t off,
-		  uint64_t len) {}
-void record_truncate(struct fs *fs, struct inode *i, uint64_t size) {}
-void record_forget(struct fs *fs, struct inode *i) {}
-int record_commit(struct fs *fs) { return 0; }
-
-#endif

@@ -7,6 +7,7 @@
 #ifndef TWINFS_FS_RECORD_H
 #define TWINFS_FS_RECORD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "netsync/journal.h"
@@ -14,21 +15,30 @@
 struct fs;
 struct inode;
 
-/* Bracket "apply to the store + record_op" so store and journal order
- * agree (journal_ns_lock). */
-void record_lock(struct fs *fs);
-void record_unlock(struct fs *fs);
+/* One namespace operation being applied: record_begin() takes the
+ * journal's namespace lock, computes the paths (DIR/NAME, NAME NULL for
+ * DIR itself; DIR2/NAME2 into path2 when DIR2 is set) and makes the
+ * durability marks the op needs durable *before* the store changes;
+ * the handler applies the op and fills op's other fields; record_end()
+ * appends it if APPLIED and unlocks. A journal failure is logged, never
+ * returned: the store change has happened (or will) and the application
+ * is told the truth about that. */
+struct record {
+	struct journal_op op;
+	char *paths;		/* owns op.path / op.path2 */
+	bool ok;		/* paths known: the op can be appended */
+};
 
-/* Appends OP (caller holds record_lock). op->path is computed from DIR
- * and NAME (NAME NULL: the path of DIR itself), op->path2 likewise from
- * DIR2/NAME2 when DIR2 is not NULL. A failure is logged; the store change
- * has happened and the application is told it succeeded (the journal
- * falls back to a scan for that path). */
-void record_op(struct fs *fs, struct journal_op *op,
-	       struct inode *dir, const char *name,
-	       struct inode *dir2, const char *name2);
+void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
+		  struct inode *dir, const char *name,
+		  struct inode *dir2, const char *name2);
+void record_end(struct fs *fs, struct record *r, bool applied);
 
-/* Data of inode I changed in [off, off+len); FD is an fd on it. */
+/* Data of inode I is about to change: the journal makes the file's
+ * durability mark durable first (once per file and epoch; cheap after). */
+void record_write_begin(struct fs *fs, struct inode *i, int fd);
+/* Data of inode I in [off, off+len) changed (a range merge). FD is an fd
+ * on the inode. */
 void record_write(struct fs *fs, struct inode *i, int fd, uint64_t off,
 		  uint64_t len);
 void record_truncate(struct fs *fs, struct inode *i, uint64_t size);

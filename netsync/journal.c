@@ -664,6 +664,31 @@ out_unlock:
 	return seq;
 }
 
+/* Same marks as journal_append, made durable before the store changes. */
+int journal_prepare(struct journal *j, const struct journal_op *op)
+{
+	char dir[PATH_MAX];
+	int64_t wait, m;
+	int rc = 0;
+
+	if (!op->path)
+		return -EINVAL;
+	pthread_mutex_lock(&j->mu);
+	journal_parent(op->path, dir, sizeof dir);
+	wait = journal_mark_dir_locked(j, dir);
+	if (wait >= 0 && journal_op_has_path2(op->type) && op->path2) {
+		journal_parent(op->path2, dir, sizeof dir);
+		m = journal_mark_dir_locked(j, dir);
+		wait = m < 0 || m > wait ? m : wait;
+	}
+	if (wait < 0)
+		rc = (int)wait;
+	else if (wait > 0)
+		rc = journal_wait_durable_locked(j, (uint64_t)wait);
+	pthread_mutex_unlock(&j->mu);
+	return rc;
+}
+
 /*
  * Out of file descriptors: the journal cannot keep one for this inode, so
  * it cannot follow the file across renames. It names the file by its

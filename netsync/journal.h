@@ -155,6 +155,14 @@ void journal_close(struct journal *j);
 void journal_ns_lock(struct journal *j);
 void journal_ns_unlock(struct journal *j);
 
+/* Added by the fs: makes durable, before the fs applies OP to the store,
+ * the marks that journal_append(OP) would otherwise write after it (the
+ * directory marks of op->path and, for rename/link, op->path2), so that a
+ * crash between the store change and the append still leaves the change
+ * covered by a durable mark. Caller holds the ns lock. Returns 0 or
+ * -errno (the fs then still applies and appends the op). */
+int journal_prepare(struct journal *j, const struct journal_op *op);
+
 /* Appends a namespace op (caller holds the ns lock). May wait for a group
  * commit if the op's directory has no durable mark in this epoch. Returns
  * the record's seq (> 0) or -errno (the store op already happened: the fs

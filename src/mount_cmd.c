@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sysexits.h>
@@ -96,21 +95,6 @@ static int mount_path_exit(const char *path, bool want_dir)
 	if (want_dir && !S_ISDIR(st.st_mode))
 		return cli_exit_code(-ENOTDIR);
 	return EX_CONFIG;
-}
-
-/* The journal keeps an fd per inode with unsent changes and the fs one per
- * looked-up inode: a copy of 100,000 files must not hit the default soft
- * limit of 1024. Raise it to the hard limit (as passthrough_hp does). */
-static void mount_raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-			log_warn("cannot raise the open-file limit", "err=\"%s\"",
-				 strerror(errno));
-	}
 }
 
 /* Creates the state directory if missing and checks we can write in it. */
@@ -207,39 +191,31 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 			     mount_wait_peer : NULL,
 		.wait_peer_arg = m,
 	};
+	struct journal_opts jo = {
+		.state_dir = m->c.state,
+		.store_dir = m->c.store,
+		.size_limit = m->c.journal_size_limit,
+		.commit_ms = m->c.journal_commit_ms,
+	};
 	int rc;
 
-#ifdef TWINFS_HAVE_JOURNAL
-	{
-		struct journal_opts jo = {
-			.state_dir = m->c.state,
-			.store_dir = m->c.store,
-			.size_limit = m->c.journal_size_limit,
-			.commit_ms = m->c.journal_commit_ms,
-		};
+	rc = journal_open(&jo, &m->journal);
+	if (rc < 0) {
+		log_error("cannot open the journal; check the state directory",
+			  "state=%s err=\"%s\"", m->c.state, strerror(-rc));
+		if (ready_fd >= 0) {
+			ssize_t w = write(ready_fd, &rc, sizeof(rc));
 
-		rc = journal_open(&jo, &m->journal);
-		if (rc < 0) {
-			log_error("cannot open the journal; check the state "
-				  "directory", "state=%s err=\"%s\"", m->c.state,
-				  strerror(-rc));
-			if (ready_fd >= 0) {
-				ssize_t w = write(ready_fd, &rc, sizeof(rc));
-
-				(void)w;
-				close(ready_fd);
-			}
-			return rc;
+			(void)w;
+			close(ready_fd);
 		}
+		return rc;
 	}
-#endif
 	o.journal = m->journal;
 	rc = fs_run(&o);
 	primary_stop(m->primary, MOUNT_FLUSH_MS);
 	m->primary = NULL;
-#ifdef TWINFS_HAVE_JOURNAL
 	journal_close(m->journal);
-#endif
 	return rc;
 }
 
@@ -367,7 +343,6 @@ int mount_cmd(int argc, char **argv)
 	}
 	log_set_level(m.c.log_level);
 	log_adjust(verbose, quiet);
-	mount_raise_nofile();
 	rc = mount_check_state(m.c.state);
 	if (rc < 0) {
 		ex = cli_exit_code(rc);

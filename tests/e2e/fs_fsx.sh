@@ -18,8 +18,9 @@ track_mount "$T/mnt"
 pid=$(pgrep -f -- "--mountpoint $T/mnt( |\$)" | head -n1)
 [ -n "$pid" ] && track_pid "$pid"
 
-check "fsx $OPS ops, seed $SEED" "$FSX" --ops "$OPS" --seed "$SEED" "$T/mnt/fsx.dat"
-check "fsx with 4 MiB files" "$FSX" --ops 5000 --seed "$((SEED + 1))" \
+check "fsx $OPS ops, seed $SEED" "$FSX" --ops "$OPS" --seed "$SEED" \
+	${TWINFS_FSX_MAXLEN:+--maxlen "$TWINFS_FSX_MAXLEN"} "$T/mnt/fsx.dat"
+check "fsx with 4 MiB files" "$FSX" --ops 2000 --seed "$((SEED + 1))" \
 	--maxlen 4194304 "$T/mnt/fsx-big.dat"
 sync -f "$T/mnt/fsx.dat"
 check "store copy equals the mount's" cmp "$T/mnt/fsx.dat" "$T/store/fsx.dat"

@@ -12,6 +12,7 @@ OPS=${TWINFS_BUILD:?}/tests/e2e/fs_posix_ops
 
 mkdir -p "$T/plain" "$T/store" "$T/mnt" "$T/state"
 track_mount "$T/mnt"
+track_mount "$T/plain"	# only if an error case below wrongly mounted it
 
 mount_pid() { pgrep -f -- "--mountpoint $1( |\$)" | head -n1; }
 
@@ -69,6 +70,25 @@ check "the refusal says to use --insecure" grep -q -- "--insecure" "$T/err"
 "$TWINFS_BIN" mount --store "$T/store" --mountpoint "$T/plain" >/dev/null 2>"$T/err"; rc=$?
 check "missing --state is a usage error (64)" [ $rc -eq 64 ]
 check "no stray mount on the plain dir" sh -c '! grep -qs " $1 fuse" /proc/mounts' _ "$T/plain"
+
+# The same mount from a config file; a flag overrides the file.
+mkdir -p "$T/mnt2"
+track_mount "$T/mnt2"
+cat >"$T/twinfs.yaml" <<YAML
+store: $T/store
+state: $T/state-cfg
+mountpoint: $T/plain
+YAML
+"$TWINFS_BIN" mount --config "$T/twinfs.yaml" --mountpoint "$T/mnt2" >/dev/null 2>"$T/err"; rc=$?
+check "mount --config (flag overrides file) exits 0" [ $rc -eq 0 ]
+cfg_pid=$(mount_pid "$T/mnt2"); [ -n "$cfg_pid" ] && track_pid "$cfg_pid"
+check "config mount shows the store" [ -f "$T/mnt2/a" ]
+fusermount3 -u "$T/mnt2" 2>/dev/null
+check "config mount daemon exits" wait_until 10 sh -c '! kill -0 "$1"' _ "$cfg_pid"
+printf 'store: %s\nmountpoint: [oops\n' "$T/store" >"$T/bad.yaml"
+"$TWINFS_BIN" mount --config "$T/bad.yaml" >/dev/null 2>"$T/err"; rc=$?
+check "malformed config exits 78" [ $rc -eq 78 ]
+check "malformed config error has file:line" grep -q "bad.yaml:[0-9]" "$T/err"
 
 # fusermount3 -u ends the daemon; SIGTERM ends a second one cleanly.
 fusermount3 -u "$T/mnt"

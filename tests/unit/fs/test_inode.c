@@ -1,0 +1,186 @@
+/* Unit tests for fs/inode (the table of store inodes: references, the
+ * root, growth past the initial buckets, the gone callback) and
+ * fs/record's store-relative paths. Real files in a temp directory. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "fs/fs_internal.h"
+#include "fs/inode.h"
+#include "fs/record.h"
+
+static char tmpdir[256];
+
+static int open_path(const char *rel, struct stat *st)
+{
+	char p[PATH_MAX];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, rel);
+	fd = open(p, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, st), 0);
+	return fd;
+}
+
+static int gone_count;
+static void count_gone(void *arg, struct inode *i)
+{
+	(void)arg;
+	(void)i;
+	gone_count++;
+}
+
+static int setup(void **state)
+{
+	char p[PATH_MAX + 16];
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/twinfs-inode.XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+	snprintf(p, sizeof(p), "%s/f", tmpdir);
+	close(open(p, O_CREAT | O_WRONLY, 0644));
+	snprintf(p, sizeof(p), "%s/d", tmpdir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/d/g", tmpdir);
+	close(open(p, O_CREAT | O_WRONLY, 0644));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_same_inode_same_entry(void **state)
+{
+	struct inode_table *t;
+	struct stat st;
+	struct inode *a, *b;
+	int err = 0, root = open(tmpdir, O_PATH | O_DIRECTORY);
+
+	assert_int_equal(inode_table_new(root, &t), 0);
+	inode_set_gone_fn(t, count_gone, NULL);
+	gone_count = 0;
+	a = inode_ref(t, open_path("f", &st), &st, &err);
+	b = inode_ref(t, open_path("f", &st), &st, &err);
+	assert_non_null(a);
+	assert_ptr_equal(a, b);
+	assert_int_equal(a->nlookup, 2);
+	assert_int_equal(inode_count(t), 1);
+	assert_ptr_equal(inode_get(t, inode_id(t, a)), a);
+	inode_unref(t, a, 1);
+	assert_int_equal(gone_count, 0);
+	inode_unref(t, a, 1);
+	assert_int_equal(gone_count, 1);
+	assert_int_equal(inode_count(t), 0);
+	/* the root is FUSE_ROOT_ID and never goes away */
+	assert_int_equal(inode_id(t, inode_root(t)), FUSE_ROOT_ID);
+	b = inode_ref(t, open_path(".", &st), &st, &err);
+	assert_ptr_equal(b, inode_root(t));
+	inode_unref(t, b, 1000);
+	assert_ptr_equal(inode_get(t, FUSE_ROOT_ID), inode_root(t));
+	assert_int_equal(gone_count, 1);
+	inode_table_free(t);
+}
+
+static void test_growth(void **state)
+{
+	/* past the 4096 initial buckets; every entry holds an fd */
+	struct rlimit rl;
+	int N = 6000;
+	struct inode_table *t;
+	struct inode **v = calloc(N, sizeof(*v));
+	struct stat st;
+	int err = 0, root = open(tmpdir, O_PATH | O_DIRECTORY);
+	char name[32], p[PATH_MAX + 40];
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < (rlim_t)N + 64) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		if (rl.rlim_cur < (rlim_t)N + 64)
+			skip();
+	}
+	assert_int_equal(inode_table_new(root, &t), 0);
+	for (int k = 0; k < N; k++) {
+		snprintf(name, sizeof(name), "n%05d", k);
+		snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+		close(open(p, O_CREAT | O_WRONLY, 0644));
+		v[k] = inode_ref(t, open_path(name, &st), &st, &err);
+		assert_non_null(v[k]);
+	}
+	assert_int_equal(inode_count(t), N);
+	/* every entry is still found after the table grew */
+	for (int k = 0; k < N; k += 97) {
+		snprintf(name, sizeof(name), "n%05d", k);
+		assert_ptr_equal(inode_ref(t, open_path(name, &st), &st, &err), v[k]);
+		inode_unref(t, v[k], 1);
+	}
+	for (int k = 0; k < N; k++)
+		inode_unref(t, v[k], 1);
+	assert_int_equal(inode_count(t), 0);
+	inode_table_free(t);
+	free(v);
+}
+
+static void test_record_path(void **state)
+{
+	struct fs fs = { 0 };
+	struct inode_table *t;
+	struct stat st;
+	struct inode *d;
+	char buf[PATH_MAX];
+	int err = 0, root = open(tmpdir, O_PATH | O_DIRECTORY);
+
+	fs.store = realpath(tmpdir, NULL);
+	fs.store_len = strlen(fs.store);
+	assert_int_equal(inode_table_new(root, &t), 0);
+	fs.itab = t;
+	assert_int_equal(record_path(&fs, inode_root(t), NULL, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(record_path(&fs, inode_root(t), "f", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "f");
+	d = inode_ref(t, open_path("d", &st), &st, &err);
+	assert_int_equal(record_path(&fs, d, "g", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "d/g");
+	assert_int_equal(record_path(&fs, d, NULL, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "d");
+	assert_int_equal(record_path(&fs, d, "g", buf, 3), -ENAMETOOLONG);
+	/* a renamed directory reports its new path */
+	snprintf(buf, sizeof(buf), "%s/d", tmpdir);
+	{
+		char to[PATH_MAX + 8];
+
+		snprintf(to, sizeof(to), "%s/e", tmpdir);
+		assert_int_equal(rename(buf, to), 0);
+	}
+	assert_int_equal(record_path(&fs, d, "g", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "e/g");
+	inode_unref(t, d, 1);
+	inode_table_free(t);
+	free(fs.store);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_inode_same_entry),
+		cmocka_unit_test(test_growth),
+		cmocka_unit_test(test_record_path),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
