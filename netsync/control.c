@@ -28,7 +28,7 @@
 #include "common/log.h"
 #include "netsync/json.h"
 
-#define CONTROL_READ_TIMEOUT_S 5
+#define CONTROL_READ_TIMEOUT_MS 5000
 
 struct control_server {
 	struct event_base *base;
@@ -37,6 +37,7 @@ struct control_server {
 	void *arg;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct control_req *reqs;	/* every live request (list) */
+	int read_timeout_ms;		/* for the request line only */
 };
 
 /* One client connection. After the reply it lingers until the output is
@@ -190,8 +191,12 @@ static void control_read_cb(struct bufferevent *bev, void *arg)
 	size_t n;
 	char *line;
 
-	if (r->dispatched)
+	if (r->dispatched) {
+		/* nothing more is expected; a client that keeps talking goes */
+		if (evbuffer_get_length(in) > CONTROL_LINE_MAX)
+			control_req_drop_conn(r);
 		return;
+	}
 	line = evbuffer_readln(in, &n, EVBUFFER_EOL_LF);
 	if (!line) {
 		if (evbuffer_get_length(in) > CONTROL_LINE_MAX) {
@@ -206,6 +211,9 @@ static void control_read_cb(struct bufferevent *bev, void *arg)
 		control_req_drop_conn(r);
 		return;
 	}
+	/* The timeout is for the request line. A deferred reply (sync) may
+	 * take as long as the request asked for; EOF still ends it. */
+	bufferevent_set_timeouts(bev, NULL, NULL);
 	control_dispatch(r, line);
 	free(line);
 }
@@ -214,7 +222,7 @@ static void control_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 			      struct sockaddr *sa, int salen, void *arg)
 {
 	struct control_server *s = arg;
-	struct timeval tv = { CONTROL_READ_TIMEOUT_S, 0 };
+	struct timeval tv = { s->read_timeout_ms / 1000, (s->read_timeout_ms % 1000) * 1000 };
 	struct control_req *r = calloc(1, sizeof(*r));
 
 	if (!r || !(r->out = evbuffer_new())) {
@@ -293,6 +301,7 @@ int control_server_start(struct event_base *base, const char *state_dir,
 		goto out_close;
 	}
 	s->base = base;
+	s->read_timeout_ms = CONTROL_READ_TIMEOUT_MS;
 	s->cmds = cmds;
 	s->arg = arg;
 	memcpy(s->path, sa.sun_path, sizeof(s->path));
@@ -304,6 +313,11 @@ out_close:
 out_free:
 	free(s);
 	return rc;
+}
+
+void control_server_set_read_timeout(struct control_server *s, int ms)
+{
+	s->read_timeout_ms = ms;
 }
 
 void control_server_stop(struct control_server *s)

@@ -45,6 +45,9 @@ struct control_cmd {
 int control_server_start(struct event_base *base, const char *state_dir,
 			 const struct control_cmd *cmds, void *arg,
 			 struct control_server **out);
+/* How long a client may take to send its request line (default 5000 ms;
+ * a deferred reply is not limited by it). */
+void control_server_set_read_timeout(struct control_server *s, int ms);
 /* Stops listening, closes idle client connections and removes the socket.
  * Requests kept by handlers stay valid until they are answered (the answer
  * then goes nowhere). Safe with NULL. */

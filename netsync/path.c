@@ -55,7 +55,7 @@ int path_resolve(int rootfd, const char *path, bool allow_root, struct path_ref 
 	char parent[PROTO_PATH_MAX + 1];
 	const char *slash;
 	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
 	int rc, fd;
@@ -76,7 +76,13 @@ int path_resolve(int rootfd, const char *path, bool allow_root, struct path_ref 
 	}
 	memcpy(parent, path, (size_t)(slash - path));
 	parent[slash - path] = '\0';
+	/* O_RDONLY so that the receiver can fsync the directory after changing
+	 * its entries; O_PATH only where the directory is not readable */
 	fd = path_openat2(rootfd, parent, &how);
+	if (fd == -EACCES) {
+		how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+		fd = path_openat2(rootfd, parent, &how);
+	}
 	if (fd < 0)
 		return fd;
 	ref->dirfd = fd;

@@ -25,7 +25,7 @@ struct path_ref {
 /*
  * Checks PATH and opens its parent directory beneath ROOTFD with openat2
  * (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS), as an
- * O_PATH directory fd. Returns 0, -EINVAL (bad path), -ENOENT/-ENOTDIR
+ * O_RDONLY directory fd (O_PATH if the directory is not readable). Returns 0, -EINVAL (bad path), -ENOENT/-ENOTDIR
  * (parent missing), -ELOOP (a symlink on the way), -EXDEV (escape).
  * path_put releases the ref.
  */

@@ -23,6 +23,9 @@
 #include "netsync/state.h"
 
 #define RECV_FD_CACHE 8
+/* Above this many touched files/directories in one batch, one syncfs is
+ * cheaper than that many fsyncs. */
+#define RECV_TOUCH_MAX 128
 
 struct recv_fd {
 	char *path;	/* NULL: free slot */
@@ -40,6 +43,9 @@ struct receiver {
 	bool replay;		/* started dirty: re-applying a half-applied batch */
 	bool changed;		/* something was applied since the last seal */
 	uint64_t sealed;	/* highest BATCH_END seq sealed */
+	/* what the changes since the last seal touched (fds to fsync) */
+	struct sync_set touch;
+	struct { dev_t dev; ino_t ino; } touch_keys[RECV_TOUCH_MAX];
 	char failed[PROTO_PATH_MAX + 1];
 };
 
@@ -98,6 +104,7 @@ void receiver_close(struct receiver *r)
 	if (!r)
 		return;
 	recv_fd_flush(r);
+	sync_set_free(&r->touch);
 	close(r->rootfd);
 	free(r->state_dir);
 	free(r);
@@ -144,6 +151,57 @@ static int recv_begin_change(struct receiver *r)
 	}
 	r->st.dirty = true;
 	return 0;
+}
+
+/* Adds the inode open on FD to what the next seal must fsync (a dup of
+ * FD is kept). Falls back to a whole-filesystem sync when the batch
+ * touched too much, FD cannot be fsynced (O_PATH) or fds run out. */
+static void recv_touch(struct receiver *r, int fd)
+{
+	struct sync_set *t = &r->touch;
+	struct stat st;
+	int flags, dfd;
+
+	if (t->whole_fs)
+		return;
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || (flags & O_PATH) || fstat(fd, &st) < 0)
+		goto out_whole;
+	for (size_t i = 0; i < t->n; i++)
+		if (r->touch_keys[i].ino == st.st_ino && r->touch_keys[i].dev == st.st_dev)
+			return;
+	if (t->n == RECV_TOUCH_MAX)
+		goto out_whole;
+	if (!t->fds) {
+		t->fds = malloc(RECV_TOUCH_MAX * sizeof(*t->fds));
+		if (!t->fds)
+			goto out_whole;
+	}
+	dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (dfd < 0)
+		goto out_whole;
+	r->touch_keys[t->n].dev = st.st_dev;
+	r->touch_keys[t->n].ino = st.st_ino;
+	t->fds[t->n++] = dfd;
+	return;
+out_whole:
+	sync_set_free(t);
+	t->whole_fs = true;
+}
+
+/* Touches NAME in DIRFD itself if it can be opened without side effects
+ * (regular files, directories, fifos with O_NONBLOCK), else its directory. */
+static void recv_touch_name(struct receiver *r, int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+			O_CLOEXEC);
+
+	if (fd < 0) {
+		recv_touch(r, dirfd);
+		return;
+	}
+	recv_touch(r, fd);
+	close(fd);
 }
 
 /* Opens (or finds in the cache) PATH for writing, creating it with mode
@@ -418,6 +476,10 @@ static int recv_link(struct receiver *r, const struct journal_op *op)
 	if (rc < 0)
 		recv_fail(r, op->path2, rc);
 out_put:
+	if (rc == 0) {
+		recv_touch(r, to.dirfd);
+		recv_touch_name(r, to.dirfd, to.name);	/* its link count */
+	}
 	path_put(&to);
 	path_put(&from);
 	return rc;
@@ -456,6 +518,10 @@ static int recv_rename(struct receiver *r, const struct journal_op *op)
 			rc = 0;	/* already renamed */
 		else
 			recv_fail(r, op->path, rc);
+	}
+	if (rc == 0) {
+		recv_touch(r, from.dirfd);
+		recv_touch(r, to.dirfd);
 	}
 	path_put(&to);
 	path_put(&from);
@@ -560,6 +626,23 @@ int receiver_op(struct receiver *r, const struct proto_op *m)
 		rc = -EINVAL;
 		break;
 	}
+	if (rc == 0) {
+		switch (op->type) {
+		case JOP_SETATTR:
+		case JOP_SETXATTR:
+		case JOP_REMOVEXATTR:
+			recv_touch_name(r, ref.dirfd, ref.name);
+			break;
+		case JOP_CREATE:
+		case JOP_MKDIR:
+			recv_touch_name(r, ref.dirfd, ref.name);	/* owner, mode */
+			recv_touch(r, ref.dirfd);
+			break;
+		default:
+			recv_touch(r, ref.dirfd);
+			break;
+		}
+	}
 	path_put(&ref);
 	if (rc < 0)
 		recv_fail(r, op->path, rc);
@@ -593,6 +676,7 @@ int receiver_data(struct receiver *r, const struct proto_data *m)
 			return recv_fail(r, m->path, -errno);
 		off += (size_t)n;
 	}
+	recv_touch(r, fd);
 	r->st.data_bytes += m->len;
 	return 0;
 }
@@ -611,6 +695,8 @@ int receiver_attr(struct receiver *r, const struct proto_attr *m)
 		return recv_fail(r, m->path, rc);
 	rc = recv_setattr(r, &ref, m->path, m->mask, m->size, m->mode, m->uid, m->gid,
 			  &m->atime, &m->mtime);
+	if (rc == 0)
+		recv_touch_name(r, ref.dirfd, ref.name);
 	path_put(&ref);
 	if (rc < 0)
 		recv_fail(r, m->path, rc);
@@ -618,22 +704,30 @@ int receiver_attr(struct receiver *r, const struct proto_attr *m)
 }
 
 /*
- * Durability before ACK. syncfs of the store's filesystem flushes every
- * data block and every namespace change of the batch in one call (cheaper
- * than fsyncing each touched file and its directory, and it cannot miss
- * one). Only then is the seq written to STATE/applied, and only after that
- * is the ACK sent: an ACKed seq survives a power cut on the secondary.
- * serve runs the syncfs on a helper thread (seal, sync, durable) so that
+ * Durability before ACK. Every change records what it touched: the file
+ * written, the directory whose entries changed, the inode whose metadata
+ * changed. At the batch end those are fsynced (or, past RECV_TOUCH_MAX,
+ * the filesystem is synced with one syncfs). Only then is the seq written
+ * to STATE/applied, and only after that is the ACK sent: an ACKed seq
+ * survives a power cut on the secondary.
+ * serve runs the sync on a helper thread (seal, sync, durable) so that
  * the next batch is applied while the previous one is flushed; the file
  * then says "dirty" whenever changes after the recorded seq may be on disk.
  */
-int receiver_batch_seal(struct receiver *r, uint64_t seq)
+int receiver_batch_seal(struct receiver *r, uint64_t seq, struct sync_set *set)
 {
+	memset(set, 0, sizeof(*set));
 	if (seq <= r->st.applied_seq && !r->st.dirty && !r->changed)
 		return 0;
 	if (seq > r->sealed)
 		r->sealed = seq;
 	r->changed = false;
+	*set = r->touch;
+	memset(&r->touch, 0, sizeof(r->touch));
+	/* Started dirty: changes from before the restart may sit unsynced in
+	 * the page cache under names this run never touches. */
+	if (r->replay)
+		set->whole_fs = true;
 	return 1;
 }
 
@@ -663,10 +757,14 @@ int receiver_store_fd(const struct receiver *r)
 
 int receiver_batch_end(struct receiver *r, uint64_t seq)
 {
+	struct sync_set set;
+	int rc;
+
 	r->failed[0] = '\0';
-	if (receiver_batch_seal(r, seq) == 0)
+	if (receiver_batch_seal(r, seq, &set) == 0)
 		return 0;
-	if (syncfs(r->rootfd) < 0)
-		return recv_fail(r, "", -errno);
+	rc = sync_set_run(&set, r->rootfd);
+	if (rc < 0)
+		return recv_fail(r, "", rc);
 	return receiver_batch_durable(r, seq);
 }

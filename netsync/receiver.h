@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "netsync/proto.h"
+#include "netsync/syncer.h"
 
 struct receiver;
 
@@ -32,22 +33,24 @@ int receiver_op(struct receiver *r, const struct proto_op *m);
 /* Verifies the block's XXH3 first; writes only if it matches. */
 int receiver_data(struct receiver *r, const struct proto_data *m);
 int receiver_attr(struct receiver *r, const struct proto_attr *m);
-/* Makes everything applied durable (syncfs of the store), then records
+/* Makes everything applied durable (fsync of what the batch touched, or
+ * syncfs of the store when it touched many files), then records
  * seq in STATE/applied (atomically, durably, dirty 0). After 0 the caller
  * may ACK seq. */
 int receiver_batch_end(struct receiver *r, uint64_t seq);
 /*
- * The same in two steps, so that syncfs can run off the loop while the
+ * The same in two steps, so that the sync can run off the loop while the
  * next batch is applied (serve does this with netsync/syncer.h):
  * receiver_batch_seal: BATCH_END seq arrived; everything applied so far
- * belongs to seq. Returns 1 if a syncfs (started after this call) must
- * finish before seq is durable, 0 if it already is (ack at once).
- * receiver_batch_durable: such a syncfs finished; records seq in
+ * belongs to seq. Returns 1 and in *set what must be synced (the files
+ * and directories touched since the last seal, or the whole filesystem)
+ * before seq is durable; 0 if seq already is durable (ack at once).
+ * receiver_batch_durable: that sync finished; records seq in
  * STATE/applied (dirty if anything was applied after the seal).
  */
-int receiver_batch_seal(struct receiver *r, uint64_t seq);
+int receiver_batch_seal(struct receiver *r, uint64_t seq, struct sync_set *set);
 int receiver_batch_durable(struct receiver *r, uint64_t seq);
-/* An fd on the store for syncfs (owned by the receiver). */
+/* An fd on the store's root directory for syncfs (owned by the receiver). */
 int receiver_store_fd(const struct receiver *r);
 /* The connection ended: closes cached file descriptors. */
 void receiver_reset(struct receiver *r);

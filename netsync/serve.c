@@ -306,9 +306,16 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 
 		if (proto_decode_seq(f, &seq) < 0)
 			goto bad;
-		if (receiver_batch_seal(s->recv, seq) == 1) {
-			syncer_request(s->syncer, seq);	/* ACK in serve_synced */
-			break;
+		{
+			struct sync_set set;
+
+			if (receiver_batch_seal(s->recv, seq, &set) == 1) {
+				/* ACK in serve_synced */
+				rc = syncer_request(s->syncer, seq, &set);
+				if (rc < 0)
+					serve_apply_failed(s, "sync", rc);
+				break;
+			}
 		}
 		receiver_get_stats(s->recv, &st);
 		proto_encode_ack(bufferevent_get_output(s->bev), st.applied_seq);

@@ -1,31 +1,49 @@
 /*
  * syncer — makes the store durable off the event loop: one thread that
- * runs syncfs() on request and reports, through an eventfd watched by the
- * loop, the highest seq whose data is now durable. Requests coalesce: many
- * BATCH_ENDs during one syncfs cost one more syncfs, not many.
+ * takes "durable up to seq N" jobs and reports, through an eventfd watched
+ * by the loop, the highest seq whose changes are now durable. A job names
+ * the files and directories its batch touched (fsync each) or, when there
+ * were too many, asks for a syncfs of the whole store filesystem. Jobs
+ * queued while the thread is busy are done together.
  * syncer_request/syncer_stop: loop thread only; the callback runs on the
  * loop.
  */
 #ifndef TWINFS_SYNCER_H
 #define TWINFS_SYNCER_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <event2/event.h>
 
+/* What must be synced for one batch. fds are owned (closed when done). */
+struct sync_set {
+	int *fds;		/* files and directories to fsync */
+	size_t n;
+	bool whole_fs;		/* syncfs instead (fds may still be listed) */
+};
+
+/* Runs SET now on this thread: fsync each fd, or syncfs(fs_fd) when
+ * set->whole_fs; closes and frees the fds. Returns 0 or -errno (the first
+ * failure; every fd is still tried). */
+int sync_set_run(struct sync_set *set, int fs_fd);
+/* Closes and frees without syncing. */
+void sync_set_free(struct sync_set *set);
+
 struct syncer;
 
-/* done(seq, err, arg): everything written before syncer_request(seq)
- * returned is durable (err == 0), or syncfs failed with -err. */
+/* done(seq, err, arg): the changes of every job up to seq are durable
+ * (err == 0), or a sync failed with -err. */
 typedef void (*syncer_done_fn)(uint64_t seq, int err, void *arg);
 
-/* fd: any fd on the filesystem to sync (dup'ed). Returns 0 or -errno. */
-int syncer_start(struct event_base *base, int fd, syncer_done_fn done, void *arg,
+/* fs_fd: an fd on the store's filesystem for syncfs (dup'ed). */
+int syncer_start(struct event_base *base, int fs_fd, syncer_done_fn done, void *arg,
 		 struct syncer **out);
-void syncer_request(struct syncer *s, uint64_t seq);
-/* Finishes the outstanding requests, stops the thread and returns the
- * last seq made durable (and its error in *err) without calling done.
- * Safe with NULL (returns 0). */
+/* Queues a job; takes the set's fds (SET is left empty). */
+int syncer_request(struct syncer *s, uint64_t seq, struct sync_set *set);
+/* Finishes the queued jobs, stops the thread and returns the last seq made
+ * durable (its error in *err) without calling done. Safe with NULL. */
 uint64_t syncer_stop(struct syncer *s, int *err);
 
 #endif

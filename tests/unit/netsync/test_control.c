@@ -182,10 +182,37 @@ static void test_deferred_and_timeout(void **state)
 	assert_int_equal(json_get_u64(reply, "acked_seq", &v), 0);
 	assert_int_equal(v, 41);
 	free(reply);
+	/* a deferred answer later than the request-line timeout still arrives */
+	control_server_set_read_timeout(fx->srv, 100);
+	assert_int_equal(control_call(fx->dir, "sync 1000", 2000, &reply), 0);
+	assert_int_equal(json_get_u64(reply, "acked_seq", &v), 0);
+	free(reply);
 	/* a client that gives up before the deferred answer */
 	assert_int_equal(control_call(fx->dir, "sync 1000", 50, &reply), -ETIMEDOUT);
 	usleep(300000);	/* the late answer goes nowhere, without crashing */
 	assert_null(fx->deferred);
+}
+
+/* A client that connects and sends nothing is dropped after the
+ * request-line timeout. */
+static void test_idle_client_dropped(void **state)
+{
+	struct fixture *fx = *state;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char c;
+	int fd;
+
+	control_server_set_read_timeout(fx->srv, 100);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", fx->dir, CONTROL_SOCK_NAME);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	{
+		struct timeval tv = { 2, 0 };
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	assert_int_equal(recv(fd, &c, 1, 0), 0);	/* EOF, not a 2 s timeout */
+	close(fd);
 }
 
 static void test_second_server_and_missing(void **state)
@@ -228,6 +255,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ping_unknown_failing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred_and_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_second_server_and_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_client_dropped, setup, teardown),
 		cmocka_unit_test(test_stale_socket_replaced),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -470,6 +470,7 @@ static void test_async_seal_and_durable(void **state)
 	struct syncer *sc;
 	struct evbuffer *b = evbuffer_new();
 	struct receiver_stats st;
+	struct sync_set set;
 	uint64_t seq;
 	bool dirty;
 	int err;
@@ -478,8 +479,10 @@ static void test_async_seal_and_durable(void **state)
 	assert_int_equal(syncer_start(base, receiver_store_fd(r), on_synced, &sy, &sc), 0);
 	op(b, 1, (struct journal_op){ .type = JOP_MKDIR, .path = "a", .mode = 040755 });
 	assert_int_equal(apply_all(r, b), 0);
-	assert_int_equal(receiver_batch_seal(r, 1), 1);
-	syncer_request(sc, 1);
+	assert_int_equal(receiver_batch_seal(r, 1, &set), 1);
+	assert_false(set.whole_fs);
+	assert_int_equal(set.n, 2);	/* the root (new entry) and "a" itself */
+	assert_int_equal(syncer_request(sc, 1, &set), 0);
 	/* batch 2 starts before batch 1 is durable */
 	op(b, 2, (struct journal_op){ .type = JOP_MKDIR, .path = "b", .mode = 040755 });
 	assert_int_equal(apply_all(r, b), 0);
@@ -491,8 +494,8 @@ static void test_async_seal_and_durable(void **state)
 	assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
 	assert_int_equal(seq, 1);
 	assert_true(dirty);	/* "b" may be on disk already */
-	assert_int_equal(receiver_batch_seal(r, 2), 1);
-	syncer_request(sc, 2);
+	assert_int_equal(receiver_batch_seal(r, 2, &set), 1);
+	assert_int_equal(syncer_request(sc, 2, &set), 0);
 	event_base_dispatch(base);
 	assert_int_equal(sy.seq, 2);
 	assert_int_equal(receiver_batch_durable(r, 2), 0);
@@ -500,11 +503,12 @@ static void test_async_seal_and_durable(void **state)
 	assert_int_equal(seq, 2);
 	assert_false(dirty);
 	/* nothing new: a repeated BATCH_END is acked at once */
-	assert_int_equal(receiver_batch_seal(r, 2), 0);
+	assert_int_equal(receiver_batch_seal(r, 2, &set), 0);
 	receiver_get_stats(r, &st);
 	assert_int_equal(st.applied_seq, 2);
 	/* a request still in flight at stop is finished, not lost */
-	syncer_request(sc, 3);
+	set.whole_fs = true;
+	assert_int_equal(syncer_request(sc, 3, &set), 0);
 	assert_int_equal(syncer_stop(sc, &err), 3);
 	assert_int_equal(err, 0);
 	receiver_close(r);
