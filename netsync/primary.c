@@ -411,7 +411,6 @@ int primary_start(struct journal *j, const struct conf *c,
 	so.state_dir = p->state_dir;
 	so.store_dir = p->store_dir;
 	so.insecure = c->insecure;
-	so.have_keys = c->psk_file || c->tls_cert;
 	so.heartbeat_s = c->heartbeat_s;
 	rc = sender_new(p->base, j, &so, &p->snd);
 	if (rc < 0)

@@ -61,9 +61,10 @@
 #define BACKOFF_MAX_MS	5000
 #define CONNECT_TIMEOUT_S 5
 #define RATE_SLOTS	5
-#ifndef TAKE_INTERVAL_S
+/* At most one journal_take_batch per interval: each take appends a BATCH
+ * record and waits for a group commit, so a stream of small changes
+ * should make batches, not one take per create. */
 #define TAKE_INTERVAL_S	0.02
-#endif
 
 /* A batch sent (or being sent) and not yet acknowledged. */
 struct inflight {
@@ -99,7 +100,7 @@ struct sender {
 	char *peer;
 	char *state_dir;
 	char *store_dir;
-	bool insecure, have_keys;
+	bool insecure;
 	uint32_t heartbeat_s;
 	int store_fd;
 
@@ -623,8 +624,14 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		log_error("cannot resume replication from the peer's position",
 			  "peer=%s peer_seq=%llu err=%s", s->peer,
 			  (unsigned long long)h->applied_seq, strerror(-rc));
-		sender_set_error(s, "cannot resume from peer seq %llu: %s",
-				 (unsigned long long)h->applied_seq, strerror(-rc));
+		if (rc == -ERANGE)
+			sender_set_error(s, "the peer's store is behind what it acknowledged "
+					 "(seq %llu; a new or restored peer?): it needs a full "
+					 "resync, which this build cannot do yet",
+					 (unsigned long long)h->applied_seq);
+		else
+			sender_set_error(s, "cannot resume from peer seq %llu: %s",
+					 (unsigned long long)h->applied_seq, strerror(-rc));
 		return rc;
 	}
 	log_notice("replication peer connected", "peer=%s peer_seq=%llu "
@@ -1089,7 +1096,6 @@ int sender_new(struct event_base *base, struct journal *j,
 	s->base = base;
 	s->j = j;
 	s->insecure = o->insecure;
-	s->have_keys = o->have_keys;
 	s->heartbeat_s = o->heartbeat_s;
 	s->backoff_ms = BACKOFF_MIN_MS;
 	s->store_fd = -1;

@@ -30,7 +30,6 @@ struct sender_opts {
 	const char *state_dir;	/* node id and generation live here */
 	const char *store_dir;	/* files the journal names by path only */
 	bool insecure;		/* allow a non-loopback peer without TLS keys */
-	bool have_keys;		/* a PSK file or certificates were given */
 	uint32_t heartbeat_s;	/* send a heartbeat after this much silence */
 };
 
