@@ -155,9 +155,7 @@ static int jbatch_resolve(struct journal *j, struct jtaken *t, struct journal_di
 		return rc;
 	/* The fs may have handed us a write-only fd; the sender must read. */
 	snprintf(link, sizeof link, "/proc/self/fd/%d", t->fd);
-	rfd = open(link, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (rfd < 0)
-		rfd = open(link, O_RDONLY | O_CLOEXEC);
+	rfd = open(link, O_RDONLY | O_CLOEXEC);	/* a symlink's O_PATH fd fails: keep it */
 	if (rfd >= 0) {
 		close(t->fd);
 	} else {
@@ -256,6 +254,7 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	}
 	end = (uint64_t)seq;
 	first = j->sent_seq + 1;
+	j->taking_end = end;
 
 	/* Take the dirty inodes (all of them while a barrier is owed). */
 	bounded = max_bytes > 0 && j->barrier_seq == 0;
@@ -290,6 +289,7 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	lost = j->lost_paths;
 	pathset_init(&j->lost_paths);
 	j->sent_seq = end;
+	j->taking_end = 0;
 	if (j->dirty_head == NULL && end >= j->barrier_seq)
 		j->barrier_seq = 0;
 	/* Everything signalled so far is in this batch, except what came after
@@ -306,6 +306,7 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	pthread_mutex_unlock(&j->mu);
 
 	/* Resolve paths and read records without mu: writers keep going. */
+	jb->barrier = max_bytes > 0 && !bounded;
 	jb->b.first_seq = first;
 	jb->b.end_seq = end;
 	n_lost = lost.n;
@@ -365,6 +366,7 @@ out_requeue_unlocked:
 	jb = NULL;
 	goto out_free;
 out_unlock:
+	j->taking_end = 0;
 	pthread_mutex_unlock(&j->mu);
 	journal_ns_unlock(j);
 out_free:
@@ -435,6 +437,11 @@ void journal_requeue(struct journal *j, struct journal_batch *b)
 				rangeset_clear(&e->ranges);
 			journal_inode_dirty(j, e);
 		}
+		/* A barrier batch put back owes the barrier again: the next take
+		 * must not leave data behind, or an ack of its end would
+		 * release a barrier waiter early. */
+		if (((struct jbatch *)b)->barrier && j->barrier_seq < b->end_seq)
+			j->barrier_seq = b->end_seq;
 		jbatch_inflight_drop(j, 0, b->end_seq);
 		j->notified = false;
 		journal_notify_locked(j);

@@ -36,7 +36,8 @@
  * created in the epoch (its create record carries its ino) is covered by its
  * directory's mark, so it never waits: copying 10,000 files into 50
  * folders costs ~50 waits. Every later change of a marked inode is a mutex,
- * a hash lookup and a range merge. The epoch ends when the peer has acked
+ * a hash lookup and a range merge (plus one dup of the fs's fd after each
+ * batch took the journal's: clean inodes hold no fd). The epoch ends when the peer has acked
  * every record and no dirty data is left: the in-memory marks are dropped
  * and the next change marks again. The epoch boundary is the ack file
  * itself (records <= acked are void), so no EPOCH record is written.
@@ -434,7 +435,7 @@ static void *journal_committer(void *arg)
 	pthread_mutex_lock(&j->mu);
 	for (;;) {
 		struct jbuf t;
-		uint64_t last;
+		uint64_t last, t0;
 		int rc;
 
 		while (j->buf.len == 0 && !j->closing)
@@ -460,9 +461,12 @@ static void *journal_committer(void *arg)
 		last = out.last_seq;
 		pthread_mutex_unlock(&j->mu);
 
+		t0 = clock_mono_ns();
 		rc = j->io_error ? j->io_error : journal_write_out(j, &out);
 
 		pthread_mutex_lock(&j->mu);
+		j->n_commits++;
+		j->commit_ns += clock_mono_ns() - t0;
 		if (rc < 0) {
 			if (!j->io_error)
 				log_error("journal write failed; changes are no longer "
@@ -644,11 +648,16 @@ int64_t journal_append(struct journal *j, const struct journal_op *op)
 	}
 	seq = journal_append_locked(j, op, false);
 	if (seq < 0) {
-		if (seq == -ENOSPC && !j->overflow) {
+		/* Whatever the reason (full, an op too large for a record, no
+		 * memory), the op becomes NEEDS_SCAN and the journal goes to
+		 * overflow: a later record must not move or remove the path
+		 * before the sender scans it. */
+		if (!j->overflow) {
 			j->overflow = true;
-			log_warn("journal is full; recording paths for rescan until the "
-				 "peer catches up", "dir=%s size_limit=%" PRIu64,
-				 j->dir, j->size_limit);
+			log_warn("journal cannot record an op; recording paths for rescan "
+				 "until the peer catches up", "dir=%s path=%s err=%s "
+				 "size_limit=%" PRIu64, j->dir, op->path, strerror((int)-seq),
+				 j->size_limit);
 		}
 		seq = journal_needs_scan_locked(j, op->path);
 		if (seq > 0 && journal_op_has_path2(op->type) && op->path2)
@@ -845,14 +854,23 @@ int journal_commit(struct journal *j)
  * batch will end with a BATCH record at a seq > head_seq, so head_seq + 1 is
  * enough, provided that batch takes *all* dirty data: take_batch ignores
  * max_bytes while a barrier is owed. If everything is taken already, the
- * last batch's end covers it. Peers ack batch ends (end_seq).
+ * last batch's end covers it. A take caught between appending its BATCH
+ * record and collecting the dirty files (it waits for the record to be
+ * durable) already covers everything if nothing was appended since, so
+ * its end is the answer. Peers ack batch ends (end_seq).
  */
 uint64_t journal_barrier(struct journal *j)
 {
 	uint64_t s;
 
 	pthread_mutex_lock(&j->mu);
-	if (j->head_seq > j->sent_seq || j->dirty_head || j->lost_paths.n) {
+	if (j->taking_end && j->taking_end == j->head_seq) {
+		/* A take is waiting for its BATCH record to be durable; it will
+		 * carry every record, and (seeing barrier_seq) all dirty data. */
+		s = j->taking_end;
+		if (s > j->barrier_seq)
+			j->barrier_seq = s;
+	} else if (j->head_seq > j->sent_seq || j->dirty_head || j->lost_paths.n) {
 		s = j->head_seq + 1;
 		if (s > j->barrier_seq)
 			j->barrier_seq = s;

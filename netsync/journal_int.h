@@ -54,6 +54,7 @@ struct jbuf {
 struct jbatch {
 	struct journal_batch b;
 	uint8_t *raw;
+	bool barrier;	/* took all dirty data for a barrier */
 };
 
 /* An outstanding (taken, not yet acked) batch, for requeue and stats. */
@@ -79,6 +80,7 @@ struct journal {
 
 	uint64_t head_seq, durable_seq, acked_seq, sent_seq, epoch;
 	uint64_t barrier_seq;		/* a batch ending at >= this is owed */
+	uint64_t taking_end;		/* end_seq of a take not yet collected */
 	struct jbuf buf;
 	uint64_t first_buffered_ns;	/* when buf became non-empty */
 	uint32_t commit_waiters;
@@ -107,6 +109,9 @@ struct journal {
 
 	/* Read cursor of take_batch (ns_mu): where next_seq starts on disk. */
 	uint64_t rd_seq, rd_seg, rd_off;
+
+	uint64_t n_commits;		/* group commits done (for tests/stats) */
+	uint64_t commit_ns;		/* time spent writing + syncing them */
 
 	int seg_fd;			/* active segment (committer only) */
 	pthread_t committer;

@@ -13,10 +13,10 @@
 #include "netsync/netsync_cmd.h"
 #include "src/demo_cmd.h"
 
+#include "bench/bench_cmd.h"
 #include "conf/conf_cmd.h"
 #include "src/mount_cmd.h"
 #include "netsync/serve_cmd.h"
-
 
 static const struct cli_command commands[] = {
 	{ "config", conf_cmd, "check or print a YAML config file" },
@@ -25,7 +25,7 @@ static const struct cli_command commands[] = {
 	{ "sync", sync_cmd_main, "wait until the peer holds every change made so far" },
 	{ "demo", demo_cmd_main, "run a replicated pair on this machine and show it working" },
 	{ "serve", serve_cmd, "run the secondary: receive and apply a primary's changes" },
-
+	{ "bench", bench_cmd_main, "copy and IO benchmarks on folders and mounts" },
 	{ NULL, NULL, NULL },
 };
 

@@ -1,0 +1,578 @@
+/*
+ * io — lays out test files and runs timed IO patterns on them. The main
+ * thread lays out, starts one thread per job, draws progress, joins and
+ * merges; each job thread owns its file descriptor, buffer, io_uring and
+ * histogram and shares nothing writable with the others until it is
+ * joined. Only the test files it created under the target are touched.
+ */
+#include "bench/io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "bench/histogram.h"
+#include "bench/progress.h"
+#include "bench/stop.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+static const struct io_pattern io_named[] = {
+	{ "4k-randread", 4096, 100, 100 },
+	{ "4k-randwrite", 4096, 0, 100 },
+	{ "4k-randrw70", 4096, 70, 100 },
+	{ "64k-randread", 65536, 100, 100 },
+	{ "64k-randwrite", 65536, 0, 100 },
+	{ "1m-seqread", 1u << 20, 100, 0 },
+	{ "1m-seqwrite", 1u << 20, 0, 0 },
+};
+
+const struct io_pattern *io_patterns(size_t *n)
+{
+	*n = sizeof(io_named) / sizeof(io_named[0]);
+	return io_named;
+}
+
+int io_pattern_find(const char *name, struct io_pattern *out)
+{
+	for (size_t i = 0; i < sizeof(io_named) / sizeof(io_named[0]); i++)
+		if (strcmp(io_named[i].name, name) == 0) {
+			*out = io_named[i];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static uint64_t io_rand(uint64_t *s)
+{
+	/* xorshift64*: fast, good enough to pick offsets and read/write. */
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static void io_fill(void *buf, size_t len, uint64_t seed)
+{
+	uint64_t s = seed | 1, *p = buf;
+
+	/* Non-zero, incompressible: zeros would flatter thin provisioning,
+	 * compression and deduplication. */
+	for (size_t i = 0; i < len / 8; i++)
+		p[i] = io_rand(&s) | 0x0101010101010101ull;
+}
+
+int io_files_layout(struct io_files *f, const char *dir, int n, uint64_t size,
+		    int progress)
+{
+	const size_t chunk = 1u << 20;
+	struct progress p;
+	uint64_t done = 0;
+	char path[PATH_MAX];
+	void *buf = NULL;
+	int fd = -1, rc = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->size = size;
+	f->paths = calloc((size_t)n, sizeof(*f->paths));
+	if (!f->paths || posix_memalign(&buf, 4096, chunk))
+		return -ENOMEM;
+	progress_init(&p, stdout, progress, "laying out test files", size * (uint64_t)n);
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof path, "%s/twinfs-bench-io.%d.%d", dir,
+			 (int)getpid(), i);
+		if (!(f->paths[i] = strdup(path))) {
+			rc = -ENOMEM;
+			goto out_free;
+		}
+		f->n = i + 1;
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			rc = -errno;
+			goto out_log;
+		}
+		for (uint64_t off = 0; off < size; off += chunk) {
+			size_t len = size - off < chunk ? (size_t)(size - off) : chunk;
+
+			io_fill(buf, chunk, off ^ ((uint64_t)i << 40) ^ 0x5eed);
+			ssize_t w = pwrite(fd, buf, len, (off_t)off);
+			if (stop_requested()) {
+				rc = -EINTR;
+				goto out_free;
+			}
+			if (w != (ssize_t)len) {
+				rc = w < 0 ? -errno : -EIO;
+				goto out_log;
+			}
+			done += len;
+			progress_update(&p, done);
+		}
+		if (fsync(fd) < 0) {
+			rc = -errno;
+			goto out_log;
+		}
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+		fd = -1;
+	}
+	goto out_free;
+out_log:
+	log_error("cannot lay out the IO test file",
+		  "path=\"%s\" err=\"%s\" hint=\"check free space or use a smaller --size\"",
+		  path, strerror(-rc));
+out_free:
+	if (fd >= 0)
+		close(fd);
+	progress_done(&p);
+	free(buf);
+	if (rc)
+		io_files_remove(f);
+	return rc;
+}
+
+void io_files_remove(struct io_files *f)
+{
+	for (int i = 0; i < f->n; i++) {
+		if (f->paths[i] && unlink(f->paths[i]) < 0 && errno != ENOENT)
+			log_warn("cannot remove an IO test file", "path=\"%s\" err=\"%s\"",
+				 f->paths[i], strerror(errno));
+		free(f->paths[i]);
+	}
+	free(f->paths);
+	memset(f, 0, sizeof(*f));
+}
+
+/* The start line: jobs wait until the main thread opens it (all start
+ * together) or calls the run off (a thread could not be created). */
+struct io_gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int state;		/* 0 wait, 1 go, -1 abort; under lock */
+};
+
+static int io_gate_wait(struct io_gate *g)
+{
+	int st;
+
+	pthread_mutex_lock(&g->lock);
+	while (g->state == 0)
+		pthread_cond_wait(&g->cond, &g->lock);
+	st = g->state;
+	pthread_mutex_unlock(&g->lock);
+	return st;
+}
+
+static void io_gate_open(struct io_gate *g, int state)
+{
+	pthread_mutex_lock(&g->lock);
+	g->state = state;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* One job thread's inputs and outputs. */
+struct io_job {
+	const struct io_opts *o;
+	const char *path;
+	uint64_t size;
+	int index;
+	struct io_gate *gate;
+	/* outputs, read by the main thread after join */
+	struct histogram hist;
+	uint64_t reads, writes, bytes;
+	uint64_t t_start, t_end;
+	int rc;
+};
+
+/* The next IO of a job: read or write, and where. */
+struct io_next {
+	uint64_t rng, seq_block, nblocks;
+	int wrapped;		/* a sequential pass just completed */
+};
+
+/*
+ * Page cache. Without O_DIRECT, a 256 MiB test file would be read from the
+ * disk once and from memory ever after. fio (invalidate=1, its default)
+ * drops the file from the cache when a job starts and each time a job
+ * starts another pass over the file (a "loop": the end of a sequential
+ * pass); a random job with uniform, with-replacement offsets never ends a
+ * pass, so it runs on whatever the cache holds, and --direct is the way to
+ * measure the device alone. We do exactly that, between IOs, so the drop
+ * counts in the run time but in no IO's latency, as in fio; bench/io-vs-
+ * fio.sh checks that both tools agree. With O_DIRECT nothing is dropped.
+ */
+static int io_maybe_drop(const struct io_job *j, int fd, struct io_next *n)
+{
+	if (!n->wrapped)
+		return 0;
+	n->wrapped = 0;
+	if (j->o->direct)
+		return 0;
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	return 1;
+}
+
+static void io_pick(const struct io_opts *o, struct io_next *n, int *is_read,
+		    uint64_t *off)
+{
+	uint64_t block;
+
+	*is_read = (int)(io_rand(&n->rng) % 100) < o->pat.read_pct;
+	if (o->pat.random_pct >= 100 ||
+	    (o->pat.random_pct > 0 && (int)(io_rand(&n->rng) % 100) < o->pat.random_pct)) {
+		block = io_rand(&n->rng) % n->nblocks;
+	} else {
+		block = n->seq_block;
+		if (++n->seq_block == n->nblocks) {
+			n->seq_block = 0;
+			n->wrapped = 1;
+		}
+	}
+	*off = block * o->pat.bs;
+}
+
+static int io_sync_loop(struct io_job *j, int fd, char *buf, struct io_next *n,
+			uint64_t deadline)
+{
+	const struct io_opts *o = j->o;
+	uint64_t now = clock_mono_ns();
+
+	while (now < deadline && !stop_requested()) {
+		int is_read;
+		uint64_t off, t0 = now;
+		ssize_t r;
+
+		io_pick(o, n, &is_read, &off);
+		r = is_read ? pread(fd, buf, o->pat.bs, (off_t)off)
+			    : pwrite(fd, buf, o->pat.bs, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			break;
+		if (r < 0)
+			return -errno;
+		now = clock_mono_ns();
+		histogram_record(&j->hist, now - t0);
+		j->bytes += (uint64_t)r;
+		if (is_read)
+			j->reads++;
+		else
+			j->writes++;
+		if (io_maybe_drop(j, fd, n))
+			now = clock_mono_ns();
+	}
+	return 0;
+}
+
+/*
+ * Queue depth. iodepth > 1 must mean that many IOs really in flight on one
+ * file from one thread, as fio's io_uring/libaio engines and diskspd -o do;
+ * more threads would measure something else (see `bench sweep`). Each of
+ * the iodepth slots owns a slice of the buffer and the submit time of its
+ * IO; a completed slot is refilled at once, and all refills of one batch of
+ * completions go to the kernel in one io_uring_submit. Latency is submit
+ * to reap, which is what fio reports as "lat" (slat + clat).
+ */
+struct io_slot {
+	uint64_t t0;
+	int is_read;
+};
+
+static int io_uring_loop(struct io_job *j, int fd, char *buf, struct io_next *n,
+			 uint64_t deadline)
+{
+	const struct io_opts *o = j->o;
+	const unsigned depth = (unsigned)o->iodepth;
+	struct io_slot *slot = calloc(depth, sizeof(*slot));
+	unsigned *refill = calloc(depth, sizeof(*refill));
+	struct io_uring ring;
+	unsigned inflight = 0;
+	int rc;
+
+	if (!slot || !refill) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	rc = io_uring_queue_init(depth, &ring, 0);
+	if (rc < 0)
+		goto out_free;
+	for (unsigned i = 0; i < depth; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+		uint64_t off;
+
+		io_pick(o, n, &slot[i].is_read, &off);
+		if (slot[i].is_read)
+			io_uring_prep_read(sqe, fd, buf + (size_t)i * o->pat.bs, o->pat.bs, off);
+		else
+			io_uring_prep_write(sqe, fd, buf + (size_t)i * o->pat.bs, o->pat.bs, off);
+		io_uring_sqe_set_data64(sqe, i);
+		slot[i].t0 = clock_mono_ns();
+		inflight++;
+	}
+	rc = io_uring_submit(&ring);
+	if (rc < 0)
+		goto out_exit;
+	rc = 0;
+	while (inflight) {
+		struct io_uring_cqe *cqe;
+		unsigned head, seen = 0, nrefill = 0;
+		int again;
+		uint64_t now;
+
+		again = io_uring_wait_cqe(&ring, &cqe);
+		if (again == -EINTR)
+			continue;
+		if (again < 0) {
+			rc = again;
+			break;
+		}
+		/* First account every completion of the batch at the time it
+		 * was reaped, then (maybe) drop the cache, then refill. */
+		now = clock_mono_ns();
+		io_uring_for_each_cqe(&ring, head, cqe) {
+			unsigned i = (unsigned)io_uring_cqe_get_data64(cqe);
+
+			seen++;
+			inflight--;
+			if (cqe->res < 0) {
+				if (!rc)
+					rc = cqe->res;
+				continue;
+			}
+			histogram_record(&j->hist, now - slot[i].t0);
+			j->bytes += (uint64_t)cqe->res;
+			if (slot[i].is_read)
+				j->reads++;
+			else
+				j->writes++;
+			refill[nrefill++] = i;
+		}
+		io_uring_cq_advance(&ring, seen);
+		if (rc || now >= deadline || stop_requested())
+			continue;	/* drain what is still in flight */
+		if (io_maybe_drop(j, fd, n))
+			now = clock_mono_ns();
+		for (unsigned k = 0; k < nrefill; k++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+			unsigned i = refill[k];
+			uint64_t off;
+
+			io_pick(o, n, &slot[i].is_read, &off);
+			if (slot[i].is_read)
+				io_uring_prep_read(sqe, fd, buf + (size_t)i * o->pat.bs,
+						   o->pat.bs, off);
+			else
+				io_uring_prep_write(sqe, fd, buf + (size_t)i * o->pat.bs,
+						    o->pat.bs, off);
+			io_uring_sqe_set_data64(sqe, i);
+			slot[i].t0 = now;
+			inflight++;
+		}
+		if (nrefill) {
+			int sub = io_uring_submit(&ring);
+			if (sub < 0 && !rc)
+				rc = sub;
+		}
+	}
+out_exit:
+	io_uring_queue_exit(&ring);
+out_free:
+	free(slot);
+	free(refill);
+	return rc;
+}
+
+static void *io_job_main(void *arg)
+{
+	struct io_job *j = arg;
+	const struct io_opts *o = j->o;
+	struct io_next n = { 0 };
+	size_t buflen = (size_t)o->pat.bs * (size_t)(o->iodepth > 1 ? o->iodepth : 1);
+	void *buf = NULL;
+	int fd;
+
+	histogram_init(&j->hist);
+	fd = open(j->path, O_RDWR | O_CLOEXEC | (o->direct ? O_DIRECT : 0));
+	if (fd < 0)
+		j->rc = -errno;
+	else if (posix_memalign(&buf, 4096, buflen))
+		j->rc = -ENOMEM;
+	else
+		io_fill(buf, buflen, o->seed + (uint64_t)j->index * 7919);
+	/* Readahead hint as fio gives it (fadvise_hint=1): none for random
+	 * patterns, or every 4 KiB miss would pull in 128 KiB and a random
+	 * read test would turn into a cache test after a few seconds. */
+	if (fd >= 0)
+		posix_fadvise(fd, 0, 0, o->pat.random_pct > 0 ? POSIX_FADV_RANDOM
+							      : POSIX_FADV_SEQUENTIAL);
+	n.rng = (o->seed ^ ((uint64_t)j->index + 1) * 0x9e3779b97f4a7c15ull) | 1;
+	n.nblocks = j->size / o->pat.bs;
+	/* Sharing one file, jobs start their sequential runs apart. */
+	n.seq_block = o->shared_file ? n.nblocks * (uint64_t)j->index / (uint64_t)o->jobs : 0;
+
+	/* Everybody starts together; a job that failed to open still passes
+	 * the gate and its error is reported after the run. */
+	if (io_gate_wait(j->gate) < 0 && !j->rc)
+		j->rc = -ECANCELED;
+	j->t_start = clock_mono_ns();
+	if (!j->rc) {
+		uint64_t deadline = j->t_start + (uint64_t)(o->runtime * 1e9);
+
+		j->rc = o->iodepth > 1 ? io_uring_loop(j, fd, buf, &n, deadline)
+				       : io_sync_loop(j, fd, buf, &n, deadline);
+	}
+	j->t_end = clock_mono_ns();
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static double io_cpu_s(const struct rusage *u)
+{
+	return (double)u->ru_utime.tv_sec + (double)u->ru_utime.tv_usec / 1e6 +
+	       (double)u->ru_stime.tv_sec + (double)u->ru_stime.tv_usec / 1e6;
+}
+
+/* Checks O_DIRECT on the first file; falls back to buffered IO with a
+ * message when the filesystem refuses it (tmpfs, some FUSE mounts). */
+static void io_check_direct(const struct io_files *f, struct io_opts *o)
+{
+	int fd;
+
+	if (!o->direct)
+		return;
+	fd = open(f->paths[0], O_RDWR | O_CLOEXEC | O_DIRECT);
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	fprintf(stderr, "twinfs bench io: the target refuses O_DIRECT (%s) on %s; "
+		"running buffered IO instead (results include the page cache)\n",
+		strerror(errno), f->paths[0]);
+	o->direct = 0;
+}
+
+int io_run(const struct io_files *f, struct io_opts *o, struct result *r)
+{
+	struct io_job *jobs;
+	pthread_t *tid;
+	struct io_gate gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+	struct rusage u0, u1;
+	struct histogram *all;
+	struct progress p;
+	uint64_t t_min = UINT64_MAX, t_max = 0, reads = 0, writes = 0, bytes = 0;
+	int started = 0, rc = 0;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (f->size / o->pat.bs == 0) {
+		log_error("the IO test file is smaller than one block",
+			  "size=%llu bs=%u hint=\"raise --size or lower --bs\"",
+			  (unsigned long long)f->size, o->pat.bs);
+		return -EINVAL;
+	}
+	io_check_direct(f, o);
+	jobs = calloc((size_t)o->jobs, sizeof(*jobs));
+	tid = calloc((size_t)o->jobs, sizeof(*tid));
+	all = malloc(sizeof(*all));
+	if (!jobs || !tid || !all) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	histogram_init(all);
+	for (int i = 0; i < o->jobs; i++) {
+		jobs[i].o = o;
+		jobs[i].index = i;
+		jobs[i].path = f->paths[o->shared_file ? 0 : i % f->n];
+		jobs[i].size = f->size;
+		jobs[i].gate = &gate;
+		rc = -pthread_create(&tid[i], NULL, io_job_main, &jobs[i]);
+		if (rc) {
+			log_error("cannot start an IO thread",
+				  "jobs=%d err=\"%s\" hint=\"use fewer --jobs\"",
+				  o->jobs, strerror(-rc));
+			io_gate_open(&gate, -1);
+			for (int k = 0; k < started; k++)
+				pthread_join(tid[k], NULL);
+			goto out_free;
+		}
+		started++;
+	}
+	getrusage(RUSAGE_SELF, &u0);
+	clock_wall_str(r->start, sizeof r->start);
+	io_gate_open(&gate, 1);
+	progress_init(&p, stdout, o->progress, o->pat.name, (uint64_t)(o->runtime * 1000));
+	if (o->progress) {
+		uint64_t t0 = clock_mono_ns();
+
+		for (;;) {
+			uint64_t ms = (clock_mono_ns() - t0) / 1000000;
+			if (ms >= (uint64_t)(o->runtime * 1000) || stop_requested())
+				break;
+			progress_update(&p, ms);
+			usleep(100000);
+		}
+	}
+	for (int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	getrusage(RUSAGE_SELF, &u1);
+	clock_wall_str(r->end, sizeof r->end);
+	progress_done(&p);
+
+	for (int i = 0; i < o->jobs; i++) {
+		struct io_job *j = &jobs[i];
+
+		if (j->rc && !rc && !stop_requested()) {
+			rc = j->rc;
+			log_error("IO failed", "file=\"%s\" pattern=%s err=\"%s\"%s",
+				  j->path, o->pat.name, strerror(-rc),
+				  rc == -EINVAL && o->direct ?
+				  " hint=\"O_DIRECT needs --bs a multiple of the sector size\"" : "");
+		}
+		histogram_merge(all, &j->hist);
+		reads += j->reads;
+		writes += j->writes;
+		bytes += j->bytes;
+		if (j->t_start < t_min)
+			t_min = j->t_start;
+		if (j->t_end > t_max)
+			t_max = j->t_end;
+	}
+	if (!rc && stop_requested())
+		rc = -EINTR;
+	if (rc)
+		goto out_free;
+	r->kind = RESULT_IO;
+	r->seconds = (double)(t_max - t_min) / 1e9;
+	r->ops = reads + writes;
+	r->bytes = bytes;
+	r->iops = (double)r->ops / r->seconds;
+	r->read_iops = (double)reads / r->seconds;
+	r->write_iops = (double)writes / r->seconds;
+	r->lat.p50 = (double)histogram_percentile(all, 0.50) / 1e3;
+	r->lat.p99 = (double)histogram_percentile(all, 0.99) / 1e3;
+	r->lat.p999 = (double)histogram_percentile(all, 0.999) / 1e3;
+	r->lat.mean = histogram_mean(all) / 1e3;
+	r->lat.max = (double)all->max / 1e3;
+	r->cpu_pct = (io_cpu_s(&u1) - io_cpu_s(&u0)) / r->seconds /
+		     (double)(cores > 0 ? cores : 1) * 100.0;
+	r->jobs = o->jobs;
+	r->iodepth = o->iodepth;
+	r->direct = o->direct;
+	r->bs = o->pat.bs;
+	r->read_pct = o->pat.read_pct;
+	r->random_pct = o->pat.random_pct;
+out_free:
+	free(all);
+	free(jobs);
+	free(tid);
+	return rc;
+}

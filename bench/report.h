@@ -1,0 +1,37 @@
+/*
+ * report — writes a result_set out: the human table (IEC rates with SI in
+ * brackets, ratios to the first target), JSON, CSV, and a self-contained
+ * HTML page with inline SVG bar charts (no JavaScript, no network).
+ * Main thread only; touches only the files it is asked to write.
+ */
+#ifndef TWINFS_BENCH_REPORT_H
+#define TWINFS_BENCH_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "bench/result.h"
+
+/* "1.00 GiB/s (1.07 GB/s)" for a rate in bytes per second; returns buf. */
+char *report_rate(double bytes_per_s, char *buf, size_t len);
+
+void report_print_table(FILE *out, const struct result_set *s);
+void report_write_json(FILE *f, const struct result_set *s);
+void report_write_csv(FILE *f, const struct result_set *s);
+void report_write_html(FILE *f, const struct result_set *s);
+
+/* One horizontal bar chart as a standalone <svg> element: n bars, label[i]
+ * on the left, a bar proportional to value[i], text[i] after it. */
+void report_write_svg_bars(FILE *f, const char *title, size_t n,
+			   const char *const *label, const double *value,
+			   const char *const *text);
+/* Writes s with XML/HTML special characters escaped. */
+void report_write_xml_escaped(FILE *f, const char *s);
+
+/* Writes whichever of --json FILE, --csv FILE, --report DIR (results.json,
+ * results.csv, report.html) is non-NULL. Returns 0 or the first -errno,
+ * logged with the path. */
+int report_write_outputs(const struct result_set *s, const char *json_path,
+			 const char *csv_path, const char *report_dir);
+
+#endif

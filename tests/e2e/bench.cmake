@@ -1,0 +1,5 @@
+# bench/: the copy benchmark, IO patterns and the thread sweep on temporary
+# folders (no mount needed). Together well under a minute.
+twinfs_e2e_test(e2e_bench_copy tests/e2e/bench_copy.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_bench_io tests/e2e/bench_io.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_bench_sweep tests/e2e/bench_sweep.sh TIMEOUT 60)

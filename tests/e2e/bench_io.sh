@@ -1,0 +1,63 @@
+#!/bin/sh
+# `twinfs bench io`: every named pattern for 1 second on a temporary folder
+# reports non-zero IOPS and ordered latency percentiles; iodepth > 1 (io_uring),
+# a custom iometer-style spec and --direct work; test files are removed.
+. "$(dirname "$0")/lib.sh"
+command -v python3 >/dev/null || skip "python3 missing"
+
+mkdir -p "$T/t"
+"$TWINFS_BIN" bench io --target "$T/t" --size 16M --runtime 1 \
+	--json "$T/all.json" --csv "$T/all.csv" --report "$T/rep" >"$T/out" 2>"$T/err"; rc=$?
+cat "$T/out"
+check "all patterns exit 0" [ $rc -eq 0 ]
+check "all 7 patterns have IOPS > 0 and sane latencies" python3 - "$T/all.json" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+names = [r["pattern"] for r in res]
+assert names == ["4k-randread", "4k-randwrite", "4k-randrw70", "64k-randread",
+                 "64k-randwrite", "1m-seqread", "1m-seqwrite"], names
+for r in res:
+    assert r["iops"] > 0 and r["bytes"] > 0, r
+    assert abs(r["mb_per_s"] - r["bytes"] / r["seconds"] / 1e6) <= 1e-9 * r["mb_per_s"]
+    assert 0.9 < r["seconds"] < 3, r
+    l = r["lat_us"]
+    assert 0 < l["p50"] <= l["p99"] <= l["p999"] <= l["max"], l
+    assert 0 <= r["cpu_pct"] <= 100, r
+    if r["pattern"] == "4k-randrw70":
+        assert 0.6 < r["read_iops"] / r["iops"] < 0.8, r
+PY
+check "human table with IOPS and percentiles" grep -Eq '^pattern +target +IOPS +throughput +lat p50 +p99 +p99.9 +CPU%' "$T/out"
+check "CSV has 7 rows" [ "$(wc -l <"$T/all.csv")" -eq 8 ]
+if command -v xmllint >/dev/null; then
+	check "report.html is well-formed" xmllint --noout "$T/rep/report.html"
+	check "report.html has a bar per pattern" [ "$(grep -c '<rect ' "$T/rep/report.html")" -eq 7 ]
+fi
+check "test files removed" [ -z "$(ls -A "$T/t")" ]
+
+"$TWINFS_BIN" bench io --target "$T/t" --size 16M --runtime 1 --iodepth 8 --jobs 2 \
+	--pattern 4k-randread --pattern 1m-seqwrite --json "$T/qd.json" >"$T/out2" 2>&1; rc=$?
+check "iodepth 8 x 2 jobs exits 0" [ $rc -eq 0 ]
+check "iodepth 8: IOPS > 0, jobs and depth recorded" python3 - "$T/qd.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    assert r["iops"] > 0 and r["iodepth"] == 8 and r["jobs"] == 2, r
+PY
+
+"$TWINFS_BIN" bench io --target "$T/t" --size 16M --runtime 1 --bs 4K --read-pct 70 \
+	--random-pct 80 --direct --json "$T/c.json" >"$T/out3" 2>"$T/err3"; rc=$?
+check "custom spec with --direct exits 0" [ $rc -eq 0 ]
+check "custom spec: 4K, 70% read, 80% random" python3 - "$T/c.json" <<'PY'
+import json, sys
+(r,) = json.load(open(sys.argv[1]))["results"]
+assert (r["bs"], r["read_pct"], r["random_pct"]) == (4096, 70, 80), r
+assert r["iops"] > 0, r
+PY
+check "test files removed after all runs" [ -z "$(ls -A "$T/t")" ]
+
+"$TWINFS_BIN" bench io --target "$T/t" --pattern 4k-nope >/dev/null 2>"$T/e"; rc=$?
+check "unknown pattern exits 64" [ $rc -eq 64 ]
+check "unknown pattern is named" grep -q "pattern '4k-nope': unknown" "$T/e"
+"$TWINFS_BIN" bench io --target "$T/t" --size 2K --pattern 64k-randread --runtime 1 >/dev/null 2>"$T/e"; rc=$?
+check "file smaller than a block fails clearly" grep -q "smaller than one block" "$T/e"
+
+finish

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Packaging: the Debian package builds and holds the binary, mount helper,
+# systemd units, man page and example config; the mount helper mounts a
+# real twinfs from a config file the way mount(8) calls it.
+. "$(dirname "$0")/lib.sh"
+need_root
+command -v dpkg-deb >/dev/null || skip "dpkg-deb missing"
+
+deb=$("$TWINFS_SRC/packaging/build-deb.sh" "$T/deb" 2>"$T/deb.err"); rc=$?
+check "build-deb.sh succeeds" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || { cat "$T/deb.err" >&2; finish; }
+dpkg-deb -c "$deb" >"$T/contents"
+for f in ./usr/bin/twinfs ./sbin/mount.twinfs ./lib/systemd/system/twinfs-mount@.service \
+	./lib/systemd/system/twinfs-serve@.service ./usr/share/man/man1/twinfs.1.gz \
+	./usr/share/doc/twinfs/examples/twinfs.example.yaml; do
+	check "package holds $f" grep -q " $f\$" "$T/contents"
+done
+dpkg-deb -f "$deb" Depends >"$T/depends"
+check "package depends on fuse3" grep -q "fuse3" "$T/depends"
+dpkg-deb -x "$deb" "$T/root"
+check "packaged binary runs" "$T/root/usr/bin/twinfs" --version
+check "man page renders" sh -c 'zcat "$1" | grep -q "^.SH SUBCOMMANDS"' _ "$T/root/usr/share/man/man1/twinfs.1.gz"
+check "units name the config" grep -q "/etc/twinfs/%i.yaml" "$T/root/lib/systemd/system/twinfs-mount@.service"
+
+# mount.twinfs CONFIG MOUNTPOINT -o OPTS, as mount(8) runs it.
+if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	mkdir -p "$T/bin" "$T/store" "$T/state" "$T/mnt"
+	ln -s "$TWINFS_BIN" "$T/bin/twinfs"
+	echo hello >"$T/store/greeting"
+	cat >"$T/share.yaml" <<YAML
+store: $T/store
+state: $T/state
+mountpoint: $T/elsewhere
+YAML
+	track_mount "$T/mnt"
+	PATH="$T/bin:$PATH" "$TWINFS_SRC/packaging/mount.twinfs" "$T/share.yaml" "$T/mnt" \
+		-o defaults,_netdev,noatime >"$T/m.out" 2>&1; rc=$?
+	check "mount.twinfs exits 0" [ $rc -eq 0 ]
+	check "mount.twinfs mounted at the given mountpoint" is_mounted "$T/mnt"
+	check "mounted store is visible" grep -qx hello "$T/mnt/greeting"
+	fusermount3 -u "$T/mnt" 2>/dev/null
+	wait_until 10 sh -c '! grep -qs " $1 " /proc/mounts' _ "$T/mnt"
+	check "unmounted" sh -c '! grep -qs " $1 " /proc/mounts' _ "$T/mnt"
+fi
+finish
