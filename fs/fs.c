@@ -12,6 +12,12 @@
  * writes). readdirplus fills the attribute cache in the same round trip as
  * the listing, parallel dirops let lookups and creates in one directory
  * run at once, and clone_fd gives every worker its own /dev/fuse queue.
+ * POSIX ACLs are enforced and cached by the kernel (FUSE_CAP_POSIX_ACL),
+ * so `ls -l` does not cost an ACL round trip per file. Splice is offered
+ * to libfuse; with libfuse 3.14 we measured plain read/writev on
+ * /dev/fuse regardless, so data is copied once more than in the kernel.
+ * Known difference: the kernel applies the umask before a create reaches
+ * us even when the parent has a default ACL (which should replace it).
  */
 #include "fs/fs.h"
 
@@ -194,32 +200,38 @@ static int fs_check_paths(const struct fs_opts *o, struct fs *fs,
  */
 static void fs_raise_nofile(void)
 {
-	struct rlimit rl;
+	struct rlimit rl, want;
 	char buf[32];
 	int fd;
 	ssize_t n;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return;
+	want = rl;
 	if (geteuid() == 0) {
-		/* Root may raise the hard limit too, up to fs.nr_open. */
+		/* Root may raise the hard limit too, up to fs.nr_open, if it
+		 * holds CAP_SYS_RESOURCE (containers often do not). */
 		fd = open("/proc/sys/fs/nr_open", O_RDONLY | O_CLOEXEC);
 		n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 		if (fd >= 0)
 			close(fd);
 		if (n > 0) {
 			buf[n] = '\0';
-			if ((rlim_t)strtoull(buf, NULL, 10) > rl.rlim_max)
-				rl.rlim_max = (rlim_t)strtoull(buf, NULL, 10);
+			if ((rlim_t)strtoull(buf, NULL, 10) > want.rlim_max)
+				want.rlim_max = (rlim_t)strtoull(buf, NULL, 10);
 		}
 	}
-	rl.rlim_cur = rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-		log_warn("cannot raise the open-file limit", "err=\"%s\"",
-			 strerror(errno));
+	want.rlim_cur = want.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &want) < 0) {
+		want = rl;
+		want.rlim_cur = want.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &want);
+	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536)
-		log_warn("open-file limit is low; large trees will fail with "
-			 "EMFILE (raise LimitNOFILE / ulimit -Hn)",
+		log_warn("open-file limit is low: the mount holds one fd per "
+			 "file the kernel caches, the journal one per file "
+			 "not yet sent; large trees may fail with EMFILE "
+			 "(raise LimitNOFILE or ulimit -Hn)",
 			 "nofile=%llu", (unsigned long long)rl.rlim_cur);
 }
 
