@@ -24,8 +24,8 @@
 
 #define RECV_FD_CACHE 8
 /* Above this many touched files/directories in one batch, one syncfs is
- * cheaper than that many fsyncs. */
-#define RECV_TOUCH_MAX 128
+ * cheaper than that many fsyncs (see netsync/syncer.c). */
+#define RECV_TOUCH_MAX SYNCER_FSYNC_MAX
 
 struct recv_fd {
 	char *path;	/* NULL: free slot */
@@ -41,6 +41,8 @@ struct receiver {
 	uint64_t tick;
 	bool is_root;		/* may chown */
 	bool replay;		/* started dirty: re-applying a half-applied batch */
+	uint64_t replay_seal;	/* the whole-fs seal that ends the replay (0: none yet) */
+	struct state_applied *applied;	/* STATE/applied */
 	bool changed;		/* something was applied since the last seal */
 	uint64_t sealed;	/* highest BATCH_END seq sealed */
 	/* what the changes since the last seal touched (fds to fsync) */
@@ -66,7 +68,7 @@ int receiver_open(const char *store_dir, const char *state_dir, struct receiver 
 		rc = -ENOMEM;
 		goto out_close;
 	}
-	rc = state_applied_read(state_dir, &r->st.applied_seq, &r->st.dirty);
+	rc = state_applied_open(state_dir, &r->applied, &r->st.applied_seq, &r->st.dirty);
 	if (rc < 0)
 		goto out_strdup;
 	r->is_root = geteuid() == 0;
@@ -105,6 +107,7 @@ void receiver_close(struct receiver *r)
 		return;
 	recv_fd_flush(r);
 	sync_set_free(&r->touch);
+	state_applied_close(r->applied);
 	close(r->rootfd);
 	free(r->state_dir);
 	free(r);
@@ -143,7 +146,7 @@ static int recv_begin_change(struct receiver *r)
 	r->changed = true;
 	if (r->st.dirty)
 		return 0;
-	rc = state_applied_write(r->state_dir, r->st.applied_seq, true);
+	rc = state_applied_put(r->applied, r->st.applied_seq, true);
 	if (rc < 0) {
 		log_error("cannot record the start of a batch in the state directory",
 			  "state=%s err=\"%s\"", r->state_dir, strerror(-rc));
@@ -726,8 +729,11 @@ int receiver_batch_seal(struct receiver *r, uint64_t seq, struct sync_set *set)
 	memset(&r->touch, 0, sizeof(r->touch));
 	/* Started dirty: changes from before the restart may sit unsynced in
 	 * the page cache under names this run never touches. */
-	if (r->replay)
+	if (r->replay) {
 		set->whole_fs = true;
+		if (!r->replay_seal)
+			r->replay_seal = seq;
+	}
 	return 1;
 }
 
@@ -738,7 +744,7 @@ int receiver_batch_durable(struct receiver *r, uint64_t seq)
 
 	if (seq < r->st.applied_seq)
 		seq = r->st.applied_seq;
-	rc = state_applied_write(r->state_dir, seq, dirty_after);
+	rc = state_applied_put(r->applied, seq, dirty_after);
 	if (rc < 0)
 		return recv_fail(r, "", rc);
 	if (seq > r->st.applied_seq || !dirty_after)
@@ -748,6 +754,50 @@ int receiver_batch_durable(struct receiver *r, uint64_t seq)
 	if (!dirty_after)
 		r->replay = false;
 	return 0;
+}
+
+/*
+ * The pipelined form keeps STATE/applied "dirty" while batches keep coming
+ * (the sync thread records each durable seq with dirty=1: one fdatasync,
+ * no extra write to mark the next batch) and writes it clean only when the
+ * stream has gone idle. A crash while dirty costs the primary a re-send of
+ * the paths changed after applied_seq, which is small; an extra write per
+ * batch would cost every sync-mode fsync on the primary.
+ */
+void receiver_batch_committed(struct receiver *r, uint64_t seq)
+{
+	if (seq > r->st.applied_seq) {
+		r->st.applied_seq = seq;
+		r->st.batches++;
+	}
+	r->st.dirty = true;
+	if (r->replay_seal && seq >= r->replay_seal) {
+		r->replay = false;	/* the whole-fs sync after the restart is done */
+		r->replay_seal = 0;
+	}
+}
+
+int receiver_idle(struct receiver *r)
+{
+	int rc;
+
+	if (!r->st.dirty || r->changed || r->sealed > r->st.applied_seq || r->replay)
+		return 0;
+	rc = state_applied_put(r->applied, r->st.applied_seq, false);
+	if (rc < 0)
+		return rc;
+	r->st.dirty = false;
+	return 1;
+}
+
+bool receiver_beyond_applied(const struct receiver *r)
+{
+	return r->changed || r->sealed > r->st.applied_seq || r->replay;
+}
+
+struct state_applied *receiver_applied_file(const struct receiver *r)
+{
+	return r->applied;
 }
 
 int receiver_store_fd(const struct receiver *r)

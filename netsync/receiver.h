@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "netsync/proto.h"
+#include "netsync/state.h"
 #include "netsync/syncer.h"
 
 struct receiver;
@@ -50,6 +51,21 @@ int receiver_batch_end(struct receiver *r, uint64_t seq);
  */
 int receiver_batch_seal(struct receiver *r, uint64_t seq, struct sync_set *set);
 int receiver_batch_durable(struct receiver *r, uint64_t seq);
+/*
+ * Pipelined durability (serve, with netsync/syncer.h): after the sync of a
+ * sealed batch, the sync thread itself records (seq, dirty) in STATE/applied
+ * through receiver_applied_file(); then the loop calls
+ * receiver_batch_committed(seq) and may ACK. receiver_idle() writes the
+ * file clean once nothing is pending (call it when the stream is idle);
+ * returns 1 if it did, 0 if not needed or not possible yet, or -errno.
+ */
+void receiver_batch_committed(struct receiver *r, uint64_t seq);
+int receiver_idle(struct receiver *r);
+struct state_applied *receiver_applied_file(const struct receiver *r);
+/* True if the store may hold changes after applied_seq (applied but not
+ * durable yet, or a half-applied batch from before a restart): the HELLO
+ * flag that tells the primary that replay alone is not enough. */
+bool receiver_beyond_applied(const struct receiver *r);
 /* An fd on the store's root directory for syncfs (owned by the receiver). */
 int receiver_store_fd(const struct receiver *r);
 /* The connection ended: closes cached file descriptors. */

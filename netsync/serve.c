@@ -190,7 +190,6 @@ static void serve_conn_fail(struct serve *s, uint32_t code, const char *fmt, ...
 	serve_set_error(s, "%s", text);
 	if (!s->bev)
 		return;
-	bufferevent_disable(s->bev, EV_READ);
 	proto_encode_error(bufferevent_get_output(s->bev), code, text);
 	s->last_tx_ns = clock_mono_ns();
 	serve_set_state(s, PEER_CLOSING);
@@ -206,7 +205,7 @@ static void serve_send_hello(struct serve *s)
 
 	receiver_get_stats(s->recv, &st);
 	h.applied_seq = st.applied_seq;
-	h.flags = st.dirty ? PROTO_HELLO_F_DIRTY : 0;
+	h.flags = receiver_beyond_applied(s->recv) ? PROTO_HELLO_F_DIRTY : 0;
 	memcpy(h.node_id, s->node.id, 16);
 	proto_encode_hello(bufferevent_get_output(s->bev), &h);
 	s->last_tx_ns = clock_mono_ns();
@@ -359,7 +358,16 @@ bad:
 	serve_conn_fail(s, PROTO_E_BADFRAME, "malformed %s frame", proto_type_name(f->h.type));
 }
 
-/* The syncer made everything up to seq durable: record it, then ACK (on
+/* Syncer thread: the batch up to seq is durable; record it before the
+ * loop may ACK (STATE/applied stays dirty while the stream is active). */
+static int serve_commit_state(uint64_t seq, void *arg)
+{
+	struct serve *s = arg;
+
+	return state_applied_put(receiver_applied_file(s->recv), seq, true);
+}
+
+/* The syncer made everything up to seq durable and recorded it: ACK (on
  * whatever connection is up: acks are cumulative and true either way). */
 static void serve_synced(uint64_t seq, int err, void *arg)
 {
@@ -367,7 +375,7 @@ static void serve_synced(uint64_t seq, int err, void *arg)
 	int rc = err;
 
 	if (rc == 0)
-		rc = receiver_batch_durable(s->recv, seq);
+		receiver_batch_committed(s->recv, seq);
 	if (rc < 0) {
 		log_error("cannot make the store durable", "store=%s err=\"%s\"", s->o->store,
 			  strerror(-rc));
@@ -392,6 +400,11 @@ static void serve_read_cb(struct bufferevent *bev, void *arg)
 	int rc;
 
 	s->last_rx_ns = clock_mono_ns();
+	if (s->state == PEER_CLOSING) {
+		/* lingering close: discard, see serve_write_cb */
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
 	while (s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING)) {
 		rc = proto_frame_next(in, &f);
 		if (rc == 0)
@@ -410,13 +423,21 @@ static void serve_read_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
+/*
+ * Lingering close. Closing a socket that still has unread input makes the
+ * kernel send a RST, and a RST can overtake the ERROR frame we just wrote:
+ * the primary would see "connection reset" instead of "No space left on
+ * device". So once the ERROR is written we only shut down our sending
+ * side and keep reading (and discarding) until the primary closes too, or
+ * the grace period in the tick runs out.
+ */
 static void serve_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct serve *s = arg;
 
 	if (s->state == PEER_CLOSING &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-		serve_conn_free(s);
+		shutdown(bufferevent_getfd(bev), SHUT_WR);
 }
 
 static void serve_event_cb(struct bufferevent *bev, short what, void *arg)
@@ -433,10 +454,12 @@ static void serve_event_cb(struct bufferevent *bev, short what, void *arg)
 	} else if (what & BEV_EVENT_ERROR) {
 		int e = EVUTIL_SOCKET_ERROR();
 
-		log_warn("connection to the primary failed", "peer=%s err=\"%s\"", s->peer,
-			 evutil_socket_error_to_string(e));
-		serve_set_error(s, "connection to %s failed: %s", s->peer,
-				evutil_socket_error_to_string(e));
+		if (s->state != PEER_CLOSING) {	/* keep the reason we were closing */
+			log_warn("connection to the primary failed", "peer=%s err=\"%s\"",
+				 s->peer, evutil_socket_error_to_string(e));
+			serve_set_error(s, "connection to %s failed: %s", s->peer,
+					evutil_socket_error_to_string(e));
+		}
 		serve_conn_free(s);
 	}
 }
@@ -447,11 +470,18 @@ static void serve_refuse(evutil_socket_t fd, uint32_t code, const char *text)
 {
 	struct evbuffer *b = evbuffer_new();
 
+	char junk[4096];
+
 	if (b) {
 		proto_encode_error(b, code, text);
 		evbuffer_write(b, fd);
 		evbuffer_free(b);
 	}
+	/* what the peer already sent (its HELLO) is read so that closing does
+	 * not turn into a RST that could overtake the ERROR */
+	shutdown(fd, SHUT_WR);
+	while (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
+		;
 	evutil_closesocket(fd);
 }
 
@@ -502,7 +532,12 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 	struct serve *s = arg;
 	uint64_t now = clock_mono_ns();
 	uint64_t beat = (uint64_t)s->o->heartbeat_s * 1000000000ull;
+	int rc;
 
+	/* quiet for a second: write STATE/applied clean (see receiver_idle) */
+	if (now - s->last_rx_ns >= 1000000000ull && (rc = receiver_idle(s->recv)) < 0)
+		log_error("cannot update STATE/applied", "state=%s err=\"%s\"", s->o->state,
+			  strerror(-rc));
 	if (!s->bev)
 		return;
 	if (s->state == PEER_CLOSING) {
@@ -660,7 +695,8 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 		rc = -ENOMEM;
 		goto out_recv;
 	}
-	rc = syncer_start(s.base, receiver_store_fd(s.recv), serve_synced, &s, &s.syncer);
+	rc = syncer_start(s.base, receiver_store_fd(s.recv), serve_synced, serve_commit_state,
+			  &s, &s.syncer);
 	if (rc < 0) {
 		log_error("cannot start the sync thread", "err=\"%s\"", strerror(-rc));
 		goto out_base;
@@ -720,15 +756,15 @@ out_lis:
 	evconnlistener_free(s.lis);
 out_syncer:
 	{
-		/* a sync still in flight at shutdown: record it, it is durable */
-		struct receiver_stats st;
+		/* syncs still queued at shutdown are finished (and recorded by
+		 * serve_commit_state); then STATE/applied is written clean if
+		 * nothing after it was applied */
 		int err;
 		uint64_t seq = syncer_stop(s.syncer, &err);
 
-		receiver_get_stats(s.recv, &st);
-		if (!err && seq > 0 &&
-		    (seq > st.applied_seq || (seq == st.applied_seq && st.dirty)))
-			receiver_batch_durable(s.recv, seq);
+		if (!err && seq > 0)
+			receiver_batch_committed(s.recv, seq);
+		receiver_idle(s.recv);
 	}
 out_base:
 	event_base_free(s.base);

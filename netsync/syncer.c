@@ -28,6 +28,7 @@ struct syncer {
 	int efd;		/* eventfd: syncer -> loop */
 	struct event *ev;
 	syncer_done_fn done;
+	syncer_commit_fn commit;
 	void *arg;
 	pthread_t thr;
 
@@ -73,8 +74,11 @@ int sync_set_run(struct sync_set *set, int fs_fd)
  * latency is not ours to bound (measured on this machine while another
  * process wrote: up to 405 ms for a 300 KB batch, against 35 ms for fsync
  * of the file and its directory). A sync-mode fsync on the primary waits
- * for this. Batches that touched many files use one syncfs instead of
- * hundreds of fsyncs (the receiver decides; see RECV_TOUCH_MAX).
+ * for this, and it is a lone small batch. Many files (one big batch, or
+ * a burst of batches queued while the last sync ran) use one syncfs
+ * instead: there each fsync would cost its own journal commit (measured:
+ * 2000 small files in batches of 50 applied at 741-938 files/s with an
+ * fsync each, 1477-3139 with syncfs).
  */
 static void *syncer_main(void *arg)
 {
@@ -95,8 +99,15 @@ static void *syncer_main(void *arg)
 		s->head = NULL;
 		s->tail = &s->head;
 		pthread_mutex_unlock(&s->mu);
-		for (j = jobs; j; j = j->next)
-			whole |= j->set.whole_fs;
+		{
+			size_t total = 0;
+
+			for (j = jobs; j; j = j->next) {
+				whole |= j->set.whole_fs;
+				total += j->set.n;
+			}
+			whole |= total > SYNCER_FSYNC_MAX;
+		}
 		if (whole && syncfs(s->fs_fd) < 0)
 			err = -errno;
 		while (jobs) {
@@ -114,6 +125,8 @@ static void *syncer_main(void *arg)
 				target = j->seq;
 			free(j);
 		}
+		if (err == 0 && s->commit)
+			err = s->commit(target, s->arg);
 		pthread_mutex_lock(&s->mu);
 		if (target > s->synced)
 			s->synced = target;
@@ -144,8 +157,8 @@ static void syncer_wake_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-int syncer_start(struct event_base *base, int fs_fd, syncer_done_fn done, void *arg,
-		 struct syncer **out)
+int syncer_start(struct event_base *base, int fs_fd, syncer_done_fn done,
+		 syncer_commit_fn commit, void *arg, struct syncer **out)
 {
 	struct syncer *s = calloc(1, sizeof(*s));
 	int rc;
@@ -153,6 +166,7 @@ int syncer_start(struct event_base *base, int fs_fd, syncer_done_fn done, void *
 	if (!s)
 		return -ENOMEM;
 	s->done = done;
+	s->commit = commit;
 	s->arg = arg;
 	s->tail = &s->head;
 	pthread_mutex_init(&s->mu, NULL);

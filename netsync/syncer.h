@@ -17,6 +17,11 @@
 
 #include <event2/event.h>
 
+/* Up to this many files/directories are fsynced one by one; beyond it
+ * (in one batch, or in the batches queued together) one syncfs of the
+ * filesystem is cheaper. */
+#define SYNCER_FSYNC_MAX 16
+
 /* What must be synced for one batch. fds are owned (closed when done). */
 struct sync_set {
 	int *fds;		/* files and directories to fsync */
@@ -37,9 +42,14 @@ struct syncer;
  * (err == 0), or a sync failed with -err. */
 typedef void (*syncer_done_fn)(uint64_t seq, int err, void *arg);
 
-/* fs_fd: an fd on the store's filesystem for syncfs (dup'ed). */
-int syncer_start(struct event_base *base, int fs_fd, syncer_done_fn done, void *arg,
-		 struct syncer **out);
+/* Runs on the syncer thread after a successful sync up to seq (e.g. to
+ * record it durably); its -errno becomes the job's error. */
+typedef int (*syncer_commit_fn)(uint64_t seq, void *arg);
+
+/* fs_fd: an fd on the store's filesystem for syncfs (dup'ed). commit may
+ * be NULL. */
+int syncer_start(struct event_base *base, int fs_fd, syncer_done_fn done,
+		 syncer_commit_fn commit, void *arg, struct syncer **out);
 /* Queues a job; takes the set's fds (SET is left empty). */
 int syncer_request(struct syncer *s, uint64_t seq, struct sync_set *set);
 /* Finishes the queued jobs, stops the thread and returns the last seq made

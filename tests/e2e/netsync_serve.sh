@@ -61,7 +61,9 @@ check "mode applied" [ "$(stat -c %a "$S/d1/file")" = 640 ]
 check "mtime applied" [ "$(stat -c %Y "$S/d1/file")" = 1234567890 ]
 check "status: applied_seq 3" [ "$(jget applied_seq)" = 3 ]
 check "status: bytes_received counted" [ "$(jget bytes_received)" -gt 100 ]
-check "STATE/applied persisted" grep -q '^seq 3$' "$ST/applied"
+check "STATE/applied persisted" grep -q 'seq=0*3 ' "$ST/applied"
+not_dirty() { [ "$(jget dirty)" = false ]; }
+check "STATE/applied written clean once idle" wait_until 5 not_dirty
 
 check "second primary refused as busy" "$CLIENT" 127.0.0.1 "$PORT" busy
 check "a silent primary gets heartbeats, then is dropped" "$CLIENT" 127.0.0.1 "$PORT" silent
@@ -92,6 +94,31 @@ check "missing --listen exits 64" [ $rc -eq 64 ]
 	>"$T/ms.out" 2>&1; rc=$?
 check "missing store exits 64" [ $rc -eq 64 ]
 check "missing store is named" grep -q "$T/missing" "$T/ms.out"
+
+# a full disk on the secondary: ERROR apply with the errno text, shown in
+# status; serve keeps running
+mkdir "$T/small" "$T/small-state"
+if mount -t tmpfs -o size=2m tmpfs "$T/small" 2>/dev/null; then
+	on_exit "umount -l '$T/small'"
+	P3=$(free_port)
+	"$TWINFS_BIN" serve --store "$T/small" --state "$T/small-state" \
+		--listen "127.0.0.1:$P3" -f >"$T/small.log" 2>&1 &
+	FPID=$!
+	track_pid $FPID
+	wait_until 10 "$CLIENT" ctl "$T/small-state" ping >/dev/null
+	out=$("$CLIENT" 127.0.0.1 "$P3" stream big 8); rc=$?
+	note "stream on a full disk: $out"
+	check "disk full: the stream fails" [ $rc -ne 0 ]
+	check "disk full: ERROR apply names the cause" sh -c \
+		'printf "%s" "$1" | grep -q "error apply: write .big. on .*: No space left on device"' _ "$out"
+	check "disk full: status last_error says so" sh -c \
+		'"$1" ctl "$2" status | grep -q "No space left on device"' _ "$CLIENT" "$T/small-state"
+	check "disk full: serve still running" kill -0 $FPID
+	kill -TERM $FPID
+	check "disk full: serve stops" wait_until 10 gone $FPID
+else
+	note "skipping the disk-full case: cannot mount a tmpfs here"
+fi
 
 # --config, with a flag overriding the file
 P2=$(free_port)

@@ -5,7 +5,9 @@
  *   wire_client HOST PORT MODE      (exit 0: serve behaved as expected)
  *   wire_client ctl STATE_DIR REQUEST   (prints the control socket reply)
  * Modes: valid NAME (mkdir+create+data+attr+batch, expects ACK), stream
- * NAME MIB (throughput: MIB MiB in 1 MiB blocks, waits for the ACK), silent
+ * NAME MIB (throughput: MIB MiB in 1 MiB blocks, waits for the ACK), small
+ * NAME N SIZE PER (N files in 20 folders, a batch every PER), latency NAME
+ * N SIZE (N one-file batches, each waiting for its ACK), silent
  * (HELLO then nothing: expects heartbeats, then a drop), garbage,
  * http, truncated, badcheck, badhash, escape, oversized, version, busy.
  */
@@ -13,6 +15,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,13 +51,21 @@ static int conn_open(void)
 	return fd;
 }
 
+static int send_buf_try(int fd, struct evbuffer *b)
+{
+	while (evbuffer_get_length(b))
+		if (evbuffer_write(b, fd) < 0)
+			return -errno;
+	return 0;
+}
+
 static void send_buf(int fd, struct evbuffer *b)
 {
-	while (evbuffer_get_length(b)) {
-		if (evbuffer_write(b, fd) < 0) {
-			fprintf(stderr, "wire_client: send: %s\n", strerror(errno));
-			exit(2);
-		}
+	int rc = send_buf_try(fd, b);
+
+	if (rc < 0) {
+		fprintf(stderr, "wire_client: send: %s\n", strerror(-rc));
+		exit(2);
 	}
 }
 
@@ -239,6 +250,7 @@ static int mode_stream(const char *name, unsigned mib)
 	uint64_t seq, last = 0;
 	struct proto_frame f;
 	struct timespec t0, t1;
+	int rc = 1;
 	double s;
 
 	for (size_t i = 0; i < bs; i++)
@@ -255,15 +267,21 @@ static int mode_stream(const char *name, unsigned mib)
 				  NULL, NULL, NULL);
 		if ((i + 1) % 64 == 0 || i + 1 == mib)
 			proto_encode_batch_end(out, last = ++seq);
-		send_buf(fd, out);
+		if (send_buf_try(fd, out) < 0)
+			break;	/* serve closed: read its ERROR below */
 	}
 	for (;;) {
 		uint64_t acked;
 
 		if (recv_frame(fd, in, &f) != 1)
-			return 1;
-		if (f.h.type == PROTO_ERROR)
-			return 1;
+			goto out_free;
+		if (f.h.type == PROTO_ERROR) {
+			struct proto_error e;
+
+			if (proto_decode_error(&f, &e) == 0)
+				printf("error %s: %s\n", proto_err_name(e.code), e.text);
+			goto out_free;
+		}
 		if (f.h.type == PROTO_ACK && proto_decode_seq(&f, &acked) == 0 && acked >= last)
 			break;
 		proto_frame_consume(in, &f);
@@ -272,7 +290,127 @@ static int mode_stream(const char *name, unsigned mib)
 	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("streamed %u MiB in %.3f s: %.1f MiB/s (acked %llu, durable on serve)\n",
 	       mib, s, mib / s, (unsigned long long)last);
+	rc = 0;
+out_free:
 	close(fd);
+	evbuffer_free(in);
+	evbuffer_free(out);	/* before the block it references */
+	free(block);
+	return rc;
+}
+
+/* Creates N files of SIZE bytes in 20 folders (CREATE, DATA, ATTR each),
+ * a BATCH_END every PER files, waits for the last ACK, prints files/s. */
+static int mode_small(const char *name, unsigned n, unsigned size, unsigned per)
+{
+	int fd = conn_open();
+	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+	uint8_t *block = malloc(size ? size : 1);
+	uint64_t seq, last = 0;
+	struct proto_frame f;
+	struct timespec t0, t1;
+	char path[512];
+	double s;
+
+	memset(block, 'q', size);
+	send_hello(fd, PROTO_VERSION);
+	seq = expect_hello(fd, in);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	proto_encode_op(out, ++seq, &(struct journal_op){ .type = JOP_MKDIR, .path = name,
+							 .mode = 040755 });
+	for (unsigned d = 0; d < 20; d++) {
+		snprintf(path, sizeof(path), "%s/d%02u", name, d);
+		proto_encode_op(out, ++seq, &(struct journal_op){ .type = JOP_MKDIR,
+								 .path = path, .mode = 040755 });
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct proto_attr a = { .path = path, .mask = JATTR_SIZE | JATTR_MODE | JATTR_MTIME,
+					.size = size, .mode = 0100644, .mtime = { 1700000000, 0 } };
+
+		snprintf(path, sizeof(path), "%s/d%02u/f%05u", name, i % 20, i);
+		proto_encode_op(out, ++seq, &(struct journal_op){ .type = JOP_CREATE,
+								 .path = path, .mode = 0100644 });
+		proto_encode_data(out, path, 0, block, size, NULL, NULL, NULL);
+		proto_encode_attr(out, &a);
+		if ((i + 1) % per == 0 || i + 1 == n)
+			proto_encode_batch_end(out, last = ++seq);
+		if (evbuffer_get_length(out) > (1u << 20) || i + 1 == n)
+			send_buf(fd, out);
+	}
+	for (;;) {
+		uint64_t acked;
+
+		if (recv_frame(fd, in, &f) != 1 || f.h.type == PROTO_ERROR)
+			return 1;
+		if (f.h.type == PROTO_ACK && proto_decode_seq(&f, &acked) == 0 && acked >= last)
+			break;
+		proto_frame_consume(in, &f);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("applied %u files of %u bytes (batches of %u) in %.3f s: %.0f files/s\n",
+	       n, size, per, s, n / s);
+	close(fd);
+	free(block);
+	evbuffer_free(in);
+	evbuffer_free(out);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sync-mode round trips: N times one file of SIZE bytes (CREATE, DATA,
+ * ATTR, BATCH_END) and wait for its ACK; prints median/p99/max in ms. */
+static int mode_latency(const char *name, unsigned n, unsigned size)
+{
+	int fd = conn_open();
+	struct evbuffer *in = evbuffer_new(), *out = evbuffer_new();
+	uint8_t *block = malloc(size ? size : 1);
+	double *ms = calloc(n, sizeof(*ms));
+	struct proto_frame f;
+	char path[512];
+	uint64_t seq;
+
+	memset(block, 'l', size);
+	send_hello(fd, PROTO_VERSION);
+	seq = expect_hello(fd, in);
+	proto_encode_op(out, ++seq, &(struct journal_op){ .type = JOP_MKDIR, .path = name,
+							 .mode = 040755 });
+	for (unsigned i = 0; i < n; i++) {
+		struct proto_attr a = { .path = path, .mask = JATTR_SIZE | JATTR_MTIME,
+					.size = size, .mtime = { 1700000000, 0 } };
+		struct timespec t0, t1;
+		uint64_t acked = 0;
+
+		snprintf(path, sizeof(path), "%s/f%05u", name, i);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		proto_encode_op(out, ++seq, &(struct journal_op){ .type = JOP_CREATE,
+								 .path = path, .mode = 0100644 });
+		proto_encode_data(out, path, 0, block, size, NULL, NULL, NULL);
+		proto_encode_attr(out, &a);
+		proto_encode_batch_end(out, ++seq);
+		send_buf(fd, out);
+		while (acked < seq) {
+			if (recv_frame(fd, in, &f) != 1 || f.h.type == PROTO_ERROR)
+				return 1;
+			if (f.h.type == PROTO_ACK)
+				proto_decode_seq(&f, &acked);
+			proto_frame_consume(in, &f);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms[i] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+			(double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	}
+	qsort(ms, n, sizeof(*ms), cmp_double);
+	printf("%u round trips of one %u-byte file: median %.2f ms, p99 %.2f ms, max %.2f ms\n",
+	       n, size, ms[n / 2], ms[(size_t)(n * 0.99)], ms[n - 1]);
+	close(fd);
+	free(ms);
 	free(block);
 	evbuffer_free(in);
 	evbuffer_free(out);
@@ -346,11 +484,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: wire_client HOST PORT MODE [NAME] | ctl STATE REQUEST\n");
 		return 2;
 	}
+	signal(SIGPIPE, SIG_IGN);
 	host = argv[1];
 	port = argv[2];
 	mode = argv[3];
 	if (strcmp(mode, "valid") == 0)
 		return mode_valid(argc > 4 ? argv[4] : "dir");
+	if (strcmp(mode, "small") == 0 && argc == 8)
+		return mode_small(argv[4], (unsigned)atoi(argv[5]), (unsigned)atoi(argv[6]),
+				  (unsigned)atoi(argv[7]));
+	if (strcmp(mode, "latency") == 0 && argc == 7)
+		return mode_latency(argv[4], (unsigned)atoi(argv[5]), (unsigned)atoi(argv[6]));
 	if (strcmp(mode, "silent") == 0)
 		return mode_silent();
 	if (strcmp(mode, "stream") == 0 && argc == 6)

@@ -447,9 +447,12 @@ static void test_rename_replay_and_errors(void **state)
 	evbuffer_free(b);
 }
 
-/* seal/durable with the syncer thread, as serve uses them: while batch 2
- * is applied during batch 1's syncfs, STATE/applied says (1, dirty). */
-struct synced { uint64_t seq; int err; int calls; struct event_base *base; };
+/* The pipelined form, as serve uses it: seal, the syncer thread syncs
+ * and records (seq, dirty) itself, the loop calls committed; while batch 2
+ * is applied during batch 1's sync, STATE/applied says (1, dirty); it is
+ * written clean only when idle. */
+struct synced { uint64_t seq; int err; int calls; struct event_base *base;
+		struct receiver *r; };
 
 static void on_synced(uint64_t seq, int err, void *arg)
 {
@@ -461,7 +464,14 @@ static void on_synced(uint64_t seq, int err, void *arg)
 	event_base_loopbreak(sy->base);
 }
 
-static void test_async_seal_and_durable(void **state)
+static int on_commit(uint64_t seq, void *arg)
+{
+	struct synced *sy = arg;
+
+	return state_applied_put(receiver_applied_file(sy->r), seq, true);
+}
+
+static void test_async_seal_and_commit(void **state)
 {
 	struct fx *f = *state;
 	struct event_base *base = event_base_new();
@@ -476,9 +486,13 @@ static void test_async_seal_and_durable(void **state)
 	int err;
 
 	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
-	assert_int_equal(syncer_start(base, receiver_store_fd(r), on_synced, &sy, &sc), 0);
+	sy.r = r;
+	assert_int_equal(syncer_start(base, receiver_store_fd(r), on_synced, on_commit,
+				      &sy, &sc), 0);
+	assert_false(receiver_beyond_applied(r));
 	op(b, 1, (struct journal_op){ .type = JOP_MKDIR, .path = "a", .mode = 040755 });
 	assert_int_equal(apply_all(r, b), 0);
+	assert_true(receiver_beyond_applied(r));
 	assert_int_equal(receiver_batch_seal(r, 1, &set), 1);
 	assert_false(set.whole_fs);
 	assert_int_equal(set.n, 2);	/* the root (new entry) and "a" itself */
@@ -490,15 +504,21 @@ static void test_async_seal_and_durable(void **state)
 	assert_int_equal(sy.calls, 1);
 	assert_int_equal(sy.seq, 1);
 	assert_int_equal(sy.err, 0);
-	assert_int_equal(receiver_batch_durable(r, 1), 0);
+	receiver_batch_committed(r, 1);
 	assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
 	assert_int_equal(seq, 1);
 	assert_true(dirty);	/* "b" may be on disk already */
+	assert_int_equal(receiver_idle(r), 0);	/* not idle: "b" is unsealed */
 	assert_int_equal(receiver_batch_seal(r, 2, &set), 1);
 	assert_int_equal(syncer_request(sc, 2, &set), 0);
 	event_base_dispatch(base);
 	assert_int_equal(sy.seq, 2);
-	assert_int_equal(receiver_batch_durable(r, 2), 0);
+	receiver_batch_committed(r, 2);
+	assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
+	assert_int_equal(seq, 2);
+	assert_true(dirty);	/* stays dirty while the stream is active */
+	assert_false(receiver_beyond_applied(r));
+	assert_int_equal(receiver_idle(r), 1);
 	assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
 	assert_int_equal(seq, 2);
 	assert_false(dirty);
@@ -516,6 +536,42 @@ static void test_async_seal_and_durable(void **state)
 	event_base_free(base);
 }
 
+static void test_applied_file_torn_slot(void **state)
+{
+	struct fx *f = *state;
+	char p[200];
+	uint64_t seq;
+	bool dirty;
+	int fd;
+
+	assert_int_equal(state_applied_write(f->state, 41, false), 0);
+	assert_int_equal(state_applied_write(f->state, 42, true), 0);
+	assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
+	assert_int_equal(seq, 42);
+	assert_true(dirty);
+	/* tear the newest slot: the previous value comes back */
+	snprintf(p, sizeof(p), "%s/applied", f->state);
+	fd = open(p, O_RDWR);
+	assert_true(fd >= 0);
+	{
+		char buf[129];
+		off_t off = -1;
+
+		for (off_t o = 0; o <= 4096; o += 4096) {
+			assert_int_equal(pread(fd, buf, 128, o), 128);
+			buf[128] = '\0';
+			if (strstr(buf, "seq=00000000000000000042"))
+				off = o;
+		}
+		assert_true(off >= 0);
+		assert_int_equal(pwrite(fd, "X", 1, off + 30), 1);
+	}
+	close(fd);
+	assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
+	assert_int_equal(seq, 41);
+	assert_false(dirty);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -526,7 +582,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_hash_writes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_escape_through_symlinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_replay_and_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_async_seal_and_durable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_async_seal_and_commit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_applied_file_torn_slot, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
