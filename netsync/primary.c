@@ -67,6 +67,7 @@ struct primary {
 
 	/* Read by FUSE threads. */
 	atomic_bool degraded;	/* sync mode fell back to async */
+	atomic_int n_waiting;	/* FUSE threads + sync requests waiting for acks */
 };
 
 static bool primary_has_peer(const struct primary *p)
@@ -185,6 +186,7 @@ static void primary_check_waiters(struct primary *p)
 			continue;
 		}
 		*pp = wt->next;
+		atomic_fetch_sub(&p->n_waiting, 1);
 		free(wt);
 	}
 }
@@ -211,6 +213,7 @@ static int primary_on_sync(struct control_req *req, int argc, char **argv,
 	wt = calloc(1, sizeof(*wt));
 	if (!wt)
 		return -ENOMEM;
+	atomic_fetch_add(&p->n_waiting, 1);
 	wt->seq = journal_barrier(p->j);
 	wt->deadline = ms > 0 ? clock_mono_s() + ms / 1000.0 : 0;
 	wt->req = req;
@@ -379,6 +382,7 @@ int primary_start(struct journal *j, const struct conf *c,
 	p->store_dir = strdup(c->store);
 	p->mountpoint = strdup(mountpoint ? mountpoint : "");
 	atomic_init(&p->degraded, false);
+	atomic_init(&p->n_waiting, 0);
 	if ((c->peer && !p->peer) || !p->state_dir || !p->store_dir || !p->mountpoint) {
 		rc = -ENOMEM;
 		goto out_free;
@@ -412,6 +416,7 @@ int primary_start(struct journal *j, const struct conf *c,
 	so.store_dir = p->store_dir;
 	so.insecure = c->insecure;
 	so.heartbeat_s = c->heartbeat_s;
+	so.waiters = &p->n_waiting;
 	rc = sender_new(p->base, j, &so, &p->snd);
 	if (rc < 0)
 		goto out_free;
@@ -468,8 +473,10 @@ int primary_wait_peer(struct primary *p)
 	    atomic_load(&p->degraded))
 		return 0;
 	timeout_ms = p->sync_timeout_s ? (int)p->sync_timeout_s * 1000 : -1;
+	atomic_fetch_add(&p->n_waiting, 1);
 	seq = journal_barrier(p->j);
 	rc = journal_wait_acked(p->j, seq, timeout_ms);
+	atomic_fetch_sub(&p->n_waiting, 1);
 	if (rc == -ETIMEDOUT) {
 		if (!atomic_exchange(&p->degraded, true))
 			log_warn("SYNC MODE DEGRADED TO ASYNC: the peer did not acknowledge "

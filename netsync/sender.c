@@ -102,6 +102,7 @@ struct sender {
 	char *store_dir;
 	bool insecure;
 	uint32_t heartbeat_s;
+	const atomic_int *waiters;
 	int store_fd;
 
 	enum peer_state state;
@@ -956,7 +957,8 @@ static int sender_take(struct sender *s)
 	if (s->inflight_bytes >= WINDOW_BYTES)
 		return 0;
 	now = clock_mono_s();
-	if (now - s->last_take < TAKE_INTERVAL_S) {
+	if (now - s->last_take < TAKE_INTERVAL_S &&
+	    !(s->waiters && atomic_load(s->waiters) > 0)) {
 		if (!evtimer_pending(s->take_ev, NULL)) {
 			struct timeval tv = { 0, (long)((TAKE_INTERVAL_S - (now - s->last_take)) * 1e6) + 1 };
 
@@ -1097,6 +1099,7 @@ int sender_new(struct event_base *base, struct journal *j,
 	s->j = j;
 	s->insecure = o->insecure;
 	s->heartbeat_s = o->heartbeat_s;
+	s->waiters = o->waiters;
 	s->backoff_ms = BACKOFF_MIN_MS;
 	s->store_fd = -1;
 	s->c.fd = -1;

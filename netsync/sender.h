@@ -8,6 +8,7 @@
 #ifndef TWINFS_SENDER_H
 #define TWINFS_SENDER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +32,10 @@ struct sender_opts {
 	const char *store_dir;	/* files the journal names by path only */
 	bool insecure;		/* allow a non-loopback peer without TLS keys */
 	uint32_t heartbeat_s;	/* send a heartbeat after this much silence */
+	/* Threads waiting for the peer (sync-mode fsync, `twinfs sync`); while
+	 * it is non-zero batches are taken at once instead of paced. Owned by
+	 * the caller, read atomically, may be NULL. */
+	const atomic_int *waiters;
 };
 
 struct sender_stats {
