@@ -6,7 +6,8 @@
 #  (b) limit:   the same data copied into two plain folders at once, then
 #               synced (what two durable local copies cost on this disk);
 #  (c) lsyncd:  copy into a plain folder, `rsync -a` it to an rsync daemon
-#               on 127.0.0.1, then sync (how lsyncd-style setups do it).
+#               on 127.0.0.1, then sync (how lsyncd-style setups do it);
+#  (d) the same copy into a local-only twinfs mount (what FUSE costs).
 # Then async write throughput into a replicating mount vs a local-only mount,
 # and fsync latency in sync mode vs a local-only mount.
 # Usage: bench/replication.sh [--large SIZE_MB] [--small-count N] [--runs N]
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
 	--small-count) SMALL=$2; shift 2 ;;
 	--runs) RUNS=$2; shift 2 ;;
 	--dir) BASE=$2; shift 2 ;;
-	-h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,18p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 64 ;;
 	esac
 done
@@ -119,16 +120,24 @@ for r in $(seq 1 "$RUNS"); do
 	cp -a "$W/src" "$W/c_$r" && rsync -a "$W/c_$r/" "rsync://127.0.0.1:$RSPORT/bench/c_$r/" && sync -f "$W/rsyncd"
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/tc"
 	rm -rf "$W/c_$r" "$W/rsyncd/c_$r"
-	echo "# run $r: a=$(tail -1 "$W/ta")s b=$(tail -1 "$W/tb")s c=$(tail -1 "$W/tc")s"
+	# (d) the same copy into a local-only twinfs mount (no peer), synced:
+	# separates what the FUSE mount costs from what replication adds.
+	start_local "d$r"
+	drop; t0=$(now)
+	cp -a "$W/src" "$W/mntd$r/data" && sync -f "$W/mntd$r/data"
+	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/td"
+	stop_mount "d$r"; rm -rf "$W/ld$r"
+	echo "# run $r: a=$(tail -1 "$W/ta")s b=$(tail -1 "$W/tb")s c=$(tail -1 "$W/tc")s d=$(tail -1 "$W/td")s"
 done
-A=$(median <"$W/ta"); B=$(median <"$W/tb"); C=$(median <"$W/tc")
+A=$(median <"$W/ta"); B=$(median <"$W/tb"); C=$(median <"$W/tc"); D=$(median <"$W/td")
 echo
 echo "copy until durable on both sides (median of $RUNS, $(( TOTAL / 1048576 )) MiB):"
 printf "  (a) twinfs mount + sync     %8.2f s  %7.1f MB/s\n" "$A" "$(echo "$TOTAL/$A/1000000" | bc -l)"
 printf "  (b) two plain folders       %8.2f s  %7.1f MB/s\n" "$B" "$(echo "$TOTAL/$B/1000000" | bc -l)"
 printf "  (c) cp + rsync daemon       %8.2f s  %7.1f MB/s\n" "$C" "$(echo "$TOTAL/$C/1000000" | bc -l)"
-printf "  ratio a/b = %.2f (target <= 1.2)   a/c = %.2f (target < 1)\n" \
-	"$(echo "$A/$B" | bc -l)" "$(echo "$A/$C" | bc -l)"
+printf "  (d) local-only twinfs mount %8.2f s  %7.1f MB/s  (one copy, no peer)\n" "$D" "$(echo "$TOTAL/$D/1000000" | bc -l)"
+printf "  ratio a/b = %.2f (target <= 1.2)   a/c = %.2f (target < 1)   a/d = %.2f (replication on top of the mount)\n" \
+	"$(echo "$A/$B" | bc -l)" "$(echo "$A/$C" | bc -l)" "$(echo "$A/$D" | bc -l)"
 
 # Async write throughput: replicating mount vs local-only mount.
 for r in $(seq 1 "$RUNS"); do
