@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
 	--small-count) SMALL=$2; shift 2 ;;
 	--runs) RUNS=$2; shift 2 ;;
 	--dir) BASE=$2; shift 2 ;;
-	-h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,15p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 64 ;;
 	esac
 done
