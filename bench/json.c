@@ -101,7 +101,7 @@ void json_string(struct json *j, const char *s)
 	json_write_escaped(j->f, s);
 }
 
-void json_real(struct json *j, double v)
+void json_double(struct json *j, double v)
 {
 	json_pre(j);
 	if (!isfinite(v))
@@ -124,7 +124,7 @@ void json_int(struct json *j, int64_t v)
 	fprintf(j->f, "%" PRId64, v);
 }
 
-void json_boolean(struct json *j, int v)
+void json_bool(struct json *j, int v)
 {
 	json_pre(j);
 	fputs(v ? "true" : "false", j->f);

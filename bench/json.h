@@ -27,10 +27,10 @@ void json_array_end(struct json *j);
 void json_key(struct json *j, const char *key);
 void json_string(struct json *j, const char *s);
 /* %.17g: the exact double, so a reader can recompute bytes/seconds/1e6. */
-void json_real(struct json *j, double v);
+void json_double(struct json *j, double v);
 void json_uint(struct json *j, uint64_t v);
 void json_int(struct json *j, int64_t v);
-void json_boolean(struct json *j, int v);
+void json_bool(struct json *j, int v);
 /* Writes s as a JSON string literal (with quotes) to f. */
 void json_write_escaped(FILE *f, const char *s);
 

@@ -109,11 +109,11 @@ static void report_json_lat(struct json *j, const struct result_lat *l)
 {
 	json_key(j, "lat_us");
 	json_object_begin(j);
-	json_key(j, "p50"); json_real(j, l->p50);
-	json_key(j, "p99"); json_real(j, l->p99);
-	json_key(j, "p999"); json_real(j, l->p999);
-	json_key(j, "mean"); json_real(j, l->mean);
-	json_key(j, "max"); json_real(j, l->max);
+	json_key(j, "p50"); json_double(j, l->p50);
+	json_key(j, "p99"); json_double(j, l->p99);
+	json_key(j, "p999"); json_double(j, l->p999);
+	json_key(j, "mean"); json_double(j, l->mean);
+	json_key(j, "max"); json_double(j, l->max);
 	json_object_end(j);
 }
 
@@ -138,27 +138,27 @@ void report_write_json(FILE *f, const struct result_set *s)
 		json_key(&j, r->kind == RESULT_COPY ? "phase" : "pattern");
 		json_string(&j, r->name);
 		json_key(&j, "bytes"); json_uint(&j, r->bytes);
-		json_key(&j, "seconds"); json_real(&j, r->seconds);
-		json_key(&j, "mb_per_s"); json_real(&j, result_mb_per_s(r));
+		json_key(&j, "seconds"); json_double(&j, r->seconds);
+		json_key(&j, "mb_per_s"); json_double(&j, result_mb_per_s(r));
 		json_key(&j, "files"); json_uint(&j, r->files);
 		if (r->kind == RESULT_COPY) {
-			json_key(&j, "files_per_s"); json_real(&j, result_files_per_s(r));
+			json_key(&j, "files_per_s"); json_double(&j, result_files_per_s(r));
 		}
-		json_key(&j, "iops"); json_real(&j, r->iops);
+		json_key(&j, "iops"); json_double(&j, r->iops);
 		report_json_lat(&j, &r->lat);
-		json_key(&j, "cpu_pct"); json_real(&j, r->cpu_pct);
+		json_key(&j, "cpu_pct"); json_double(&j, r->cpu_pct);
 		json_key(&j, "start"); json_string(&j, r->start);
 		json_key(&j, "end"); json_string(&j, r->end);
 		if (r->kind == RESULT_IO) {
 			json_key(&j, "ops"); json_uint(&j, r->ops);
-			json_key(&j, "read_iops"); json_real(&j, r->read_iops);
-			json_key(&j, "write_iops"); json_real(&j, r->write_iops);
+			json_key(&j, "read_iops"); json_double(&j, r->read_iops);
+			json_key(&j, "write_iops"); json_double(&j, r->write_iops);
 			json_key(&j, "bs"); json_uint(&j, r->bs);
 			json_key(&j, "read_pct"); json_int(&j, r->read_pct);
 			json_key(&j, "random_pct"); json_int(&j, r->random_pct);
 			json_key(&j, "jobs"); json_int(&j, r->jobs);
 			json_key(&j, "iodepth"); json_int(&j, r->iodepth);
-			json_key(&j, "direct"); json_boolean(&j, r->direct);
+			json_key(&j, "direct"); json_bool(&j, r->direct);
 		}
 		if (r->nruns) {
 			json_key(&j, "runs");
@@ -168,12 +168,12 @@ void report_write_json(FILE *f, const struct result_set *s)
 
 				json_object_begin(&j);
 				json_key(&j, "bytes"); json_uint(&j, u->bytes);
-				json_key(&j, "seconds"); json_real(&j, u->seconds);
+				json_key(&j, "seconds"); json_double(&j, u->seconds);
 				json_key(&j, "mb_per_s");
-				json_real(&j, u->seconds > 0 ?
+				json_double(&j, u->seconds > 0 ?
 					    (double)u->bytes / u->seconds / 1e6 : 0.0);
 				json_key(&j, "files"); json_uint(&j, u->files);
-				json_key(&j, "cpu_pct"); json_real(&j, u->cpu_pct);
+				json_key(&j, "cpu_pct"); json_double(&j, u->cpu_pct);
 				report_json_lat(&j, &u->lat);
 				json_key(&j, "start"); json_string(&j, u->start);
 				json_key(&j, "end"); json_string(&j, u->end);

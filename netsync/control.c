@@ -26,7 +26,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "netsync/json.h"
+#include "netsync/ctljson.h"
 
 #define CONTROL_READ_TIMEOUT_MS 5000
 
@@ -132,17 +132,17 @@ void control_req_send(struct control_req *req)
 void control_req_error(struct control_req *req, const char *fmt, ...)
 {
 	char text[512];
-	struct json_out j;
+	struct ctljson j;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	evbuffer_drain(req->out, evbuffer_get_length(req->out));
-	json_begin(&j, req->out);
-	json_bool(&j, "ok", false);
-	json_str(&j, "error", text);
-	json_end(&j);
+	ctljson_begin(&j, req->out);
+	ctljson_bool(&j, "ok", false);
+	ctljson_str(&j, "error", text);
+	ctljson_end(&j);
 	control_req_send(req);
 }
 
@@ -163,12 +163,12 @@ static void control_dispatch(struct control_req *r, char *line)
 		return;
 	}
 	if (strcmp(argv[0], "ping") == 0) {
-		struct json_out j;
+		struct ctljson j;
 
-		json_begin(&j, r->out);
-		json_bool(&j, "ok", true);
-		json_i64(&j, "pid", getpid());
-		json_end(&j);
+		ctljson_begin(&j, r->out);
+		ctljson_bool(&j, "ok", true);
+		ctljson_i64(&j, "pid", getpid());
+		ctljson_end(&j);
 		control_req_send(r);
 		return;
 	}
@@ -268,7 +268,6 @@ int control_server_start(struct event_base *base, const char *state_dir,
 {
 	struct control_server *s;
 	struct sockaddr_un sa;
-	mode_t old_mask;
 	int fd, rc;
 
 	rc = control_sock_path(state_dir, &sa);
@@ -286,11 +285,16 @@ int control_server_start(struct event_base *base, const char *state_dir,
 		rc = -errno;
 		goto out_free;
 	}
-	old_mask = umask(0077);
-	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
-	umask(old_mask);
-	if (rc < 0) {
+	/* Not umask(): it is process-wide, and in a mount other threads are
+	 * creating files. The state directory is 0700 anyway; chmod right
+	 * after bind closes the remaining window. */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		rc = -errno;
+		goto out_close;
+	}
+	if (chmod(sa.sun_path, 0600) < 0) {
+		rc = -errno;
+		unlink(sa.sun_path);
 		goto out_close;
 	}
 	s->lis = evconnlistener_new(base, control_accept_cb, s,

@@ -53,8 +53,8 @@ void control_server_set_read_timeout(struct control_server *s, int ms);
  * then goes nowhere). Safe with NULL. */
 void control_server_stop(struct control_server *s);
 
-/* The buffer a reply is written into (e.g. with json_begin/json_end from
- * netsync/json.h); it must hold one JSON object ending in "\n". */
+/* The buffer a reply is written into (e.g. with ctljson_begin/ctljson_end from
+ * netsync/ctljson.h); it must hold one JSON object ending in "\n". */
 struct evbuffer *control_req_out(struct control_req *req);
 /* Sends the reply written to control_req_out(), closes, frees REQ. */
 void control_req_send(struct control_req *req);

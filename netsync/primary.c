@@ -24,7 +24,7 @@
 #include "conf/conf.h"
 #include "netsync/control.h"
 #include "netsync/journal.h"
-#include "netsync/json.h"
+#include "netsync/ctljson.h"
 #include "netsync/mountrec.h"
 #include "netsync/sender.h"
 
@@ -91,35 +91,35 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 {
 	struct journal_stats js;
 	struct sender_stats ss;
-	struct json_out jo, *w = &jo;
+	struct ctljson jo, *w = &jo;
 
 	journal_get_stats(p->j, &js);
 	sender_get_stats(p->snd, &ss);
-	json_begin(w, out);
-	json_bool(w, "ok", true);
-	json_str(w, "role", "primary");
-	json_bool(w, "connected", ss.connected);
-	json_str(w, "peer", primary_has_peer(p) ? p->peer : NULL);
-	json_str(w, "peer_state", peer_state_name(ss.state));
-	json_str(w, "mode", primary_mode_name(p));
-	json_bool(w, "degraded", atomic_load(&p->degraded));
-	json_u64(w, "lag_ops", js.pending_ops);
-	json_u64(w, "lag_bytes", js.pending_bytes);
-	json_u64(w, "dirty_files", js.dirty_files);
-	json_u64(w, "acked_seq", js.acked_seq);
-	json_u64(w, "head_seq", js.head_seq);
-	json_u64(w, "sent_seq", js.sent_seq);
-	json_u64(w, "send_rate", ss.send_rate);
-	json_u64(w, "bytes_sent", ss.bytes_sent);
-	json_u64(w, "inflight_bytes", ss.inflight_bytes);
-	json_u64(w, "reconnects", ss.reconnects);
-	json_u64(w, "needs_scan", js.needs_scan);
-	json_bool(w, "split_brain", false);
-	json_u64(w, "generation", ss.generation);
-	json_str(w, "mountpoint", p->mountpoint);
-	json_str(w, "last_error", ss.last_error[0] ? ss.last_error : NULL);
-	json_bool(w, "insecure", p->insecure);
-	json_end(w);
+	ctljson_begin(w, out);
+	ctljson_bool(w, "ok", true);
+	ctljson_str(w, "role", "primary");
+	ctljson_bool(w, "connected", ss.connected);
+	ctljson_str(w, "peer", primary_has_peer(p) ? p->peer : NULL);
+	ctljson_str(w, "peer_state", peer_state_name(ss.state));
+	ctljson_str(w, "mode", primary_mode_name(p));
+	ctljson_bool(w, "degraded", atomic_load(&p->degraded));
+	ctljson_u64(w, "lag_ops", js.pending_ops);
+	ctljson_u64(w, "lag_bytes", js.pending_bytes);
+	ctljson_u64(w, "dirty_files", js.dirty_files);
+	ctljson_u64(w, "acked_seq", js.acked_seq);
+	ctljson_u64(w, "head_seq", js.head_seq);
+	ctljson_u64(w, "sent_seq", js.sent_seq);
+	ctljson_u64(w, "send_rate", ss.send_rate);
+	ctljson_u64(w, "bytes_sent", ss.bytes_sent);
+	ctljson_u64(w, "inflight_bytes", ss.inflight_bytes);
+	ctljson_u64(w, "reconnects", ss.reconnects);
+	ctljson_u64(w, "needs_scan", js.needs_scan);
+	ctljson_bool(w, "split_brain", false);
+	ctljson_u64(w, "generation", ss.generation);
+	ctljson_str(w, "mountpoint", p->mountpoint);
+	ctljson_str(w, "last_error", ss.last_error[0] ? ss.last_error : NULL);
+	ctljson_bool(w, "insecure", p->insecure);
+	ctljson_end(w);
 }
 
 /* Everything made so far is on the peer: no records or data left. */
@@ -146,17 +146,17 @@ static void primary_reply_sync(struct primary *p, struct control_req *req,
 			       uint64_t seq)
 {
 	struct journal_stats js;
-	struct json_out w;
+	struct ctljson w;
 
 	journal_get_stats(p->j, &js);
-	json_begin(&w, control_req_out(req));
-	json_bool(&w, "ok", strcmp(result, "ok") == 0);
-	json_str(&w, "result", result);
+	ctljson_begin(&w, control_req_out(req));
+	ctljson_bool(&w, "ok", strcmp(result, "ok") == 0);
+	ctljson_str(&w, "result", result);
 	if (why)
-		json_str(&w, "error", why);
-	json_u64(&w, "seq", seq);
-	json_u64(&w, "acked_seq", js.acked_seq);
-	json_end(&w);
+		ctljson_str(&w, "error", why);
+	ctljson_u64(&w, "seq", seq);
+	ctljson_u64(&w, "acked_seq", js.acked_seq);
+	ctljson_end(&w);
 	control_req_send(req);
 }
 

@@ -720,7 +720,9 @@ int receiver_attr(struct receiver *r, const struct proto_attr *m)
 int receiver_batch_seal(struct receiver *r, uint64_t seq, struct sync_set *set)
 {
 	memset(set, 0, sizeof(*set));
-	if (seq <= r->st.applied_seq && !r->st.dirty && !r->changed)
+	/* nothing applied since the last seal and seq already durable (a
+	 * replayed BATCH_END): ack at once, never record an older seq */
+	if (seq <= r->st.applied_seq && !r->changed)
 		return 0;
 	if (seq > r->sealed)
 		r->sealed = seq;

@@ -30,7 +30,7 @@
 #include "common/log.h"
 #include "conf/conf.h"
 #include "netsync/control.h"
-#include "netsync/json.h"
+#include "netsync/ctljson.h"
 #include "netsync/proto.h"
 #include "netsync/receiver.h"
 #include "netsync/state.h"
@@ -60,6 +60,7 @@ struct serve {
 	struct event *tick, *sigterm, *sigint;
 	struct receiver *recv;
 	struct syncer *syncer;	/* syncfs off the loop */
+	uint64_t commit_seq;	/* sync thread only: last seq recorded */
 	struct state_node node;
 	char node_name[256];
 
@@ -364,6 +365,10 @@ static int serve_commit_state(uint64_t seq, void *arg)
 {
 	struct serve *s = arg;
 
+	/* a replayed older batch never moves the recorded seq back */
+	if (seq < s->commit_seq)
+		seq = s->commit_seq;
+	s->commit_seq = seq;
 	return state_applied_put(receiver_applied_file(s->recv), seq, true);
 }
 
@@ -579,33 +584,33 @@ static int serve_ctl_status(struct control_req *req, int argc, char **argv, void
 {
 	struct serve *s = arg;
 	struct receiver_stats st;
-	struct json_out j;
+	struct ctljson j;
 
 	receiver_get_stats(s->recv, &st);
-	json_begin(&j, control_req_out(req));
-	json_bool(&j, "ok", true);
-	json_str(&j, "role", "secondary");
-	json_bool(&j, "connected", s->state == PEER_HELLO || s->state == PEER_STREAMING);
-	json_str(&j, "peer", s->bev ? s->peer : NULL);
-	json_str(&j, "peer_name", s->bev ? s->peer_name : NULL);
-	json_str(&j, "peer_state", peer_state_names[s->state]);
-	json_u64(&j, "applied_seq", st.applied_seq);
-	json_bool(&j, "dirty", st.dirty);
-	json_u64(&j, "generation", s->node.generation);
-	json_bool(&j, "split_brain", false);
-	json_u64(&j, "bytes_received", s->bytes_received);
-	json_u64(&j, "ops_applied", st.ops);
-	json_u64(&j, "data_bytes", st.data_bytes);
-	json_u64(&j, "batches", st.batches);
-	json_u64(&j, "connections", s->connections);
-	json_str(&j, "last_error", s->last_error[0] ? s->last_error : NULL);
-	json_str(&j, "listen", s->o->listen);
-	json_str(&j, "store", s->o->store);
-	json_str(&j, "node_id", s->node.id_hex);
-	json_str(&j, "node_name", s->node_name);
-	json_bool(&j, "insecure", s->o->insecure);
-	json_i64(&j, "pid", getpid());
-	json_end(&j);
+	ctljson_begin(&j, control_req_out(req));
+	ctljson_bool(&j, "ok", true);
+	ctljson_str(&j, "role", "secondary");
+	ctljson_bool(&j, "connected", s->state == PEER_HELLO || s->state == PEER_STREAMING);
+	ctljson_str(&j, "peer", s->bev ? s->peer : NULL);
+	ctljson_str(&j, "peer_name", s->bev ? s->peer_name : NULL);
+	ctljson_str(&j, "peer_state", peer_state_names[s->state]);
+	ctljson_u64(&j, "applied_seq", st.applied_seq);
+	ctljson_bool(&j, "dirty", st.dirty);
+	ctljson_u64(&j, "generation", s->node.generation);
+	ctljson_bool(&j, "split_brain", false);
+	ctljson_u64(&j, "bytes_received", s->bytes_received);
+	ctljson_u64(&j, "ops_applied", st.ops);
+	ctljson_u64(&j, "data_bytes", st.data_bytes);
+	ctljson_u64(&j, "batches", st.batches);
+	ctljson_u64(&j, "connections", s->connections);
+	ctljson_str(&j, "last_error", s->last_error[0] ? s->last_error : NULL);
+	ctljson_str(&j, "listen", s->o->listen);
+	ctljson_str(&j, "store", s->o->store);
+	ctljson_str(&j, "node_id", s->node.id_hex);
+	ctljson_str(&j, "node_name", s->node_name);
+	ctljson_bool(&j, "insecure", s->o->insecure);
+	ctljson_i64(&j, "pid", getpid());
+	ctljson_end(&j);
 	control_req_send(req);
 	return 0;
 }
@@ -694,6 +699,12 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 	if (!s.base) {
 		rc = -ENOMEM;
 		goto out_recv;
+	}
+	{
+		struct receiver_stats st;
+
+		receiver_get_stats(s.recv, &st);
+		s.commit_seq = st.applied_seq;
 	}
 	rc = syncer_start(s.base, receiver_store_fd(s.recv), serve_synced, serve_commit_state,
 			  &s, &s.syncer);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,40 @@ static int serve_exit_code(int rc)
 	default:
 		return cli_exit_code(rc);
 	}
+}
+
+/* Is STATE (which may not exist yet) inside STORE? The primary could then
+ * overwrite the node's state through replicated changes. */
+static bool serve_state_inside_store(const char *store, const char *state)
+{
+	char rstore[PATH_MAX], rstate[PATH_MAX], parent[PATH_MAX];
+	const char *base;
+	size_t n;
+
+	if (!realpath(store, rstore))
+		return false;
+	if (!realpath(state, rstate)) {
+		/* not created yet: resolve its parent */
+		snprintf(parent, sizeof(parent), "%s", state);
+		base = strrchr(parent, '/');
+		if (base == parent) {
+			snprintf(rstate, sizeof(rstate), "%s", state);
+		} else if (base) {
+			parent[base - parent] = '\0';
+			if (!realpath(parent, rstate))
+				return false;
+			n = strlen(rstate);
+			snprintf(rstate + n, sizeof(rstate) - n, "/%s", base + 1);
+		} else if (!getcwd(rstate, sizeof(rstate))) {
+			return false;
+		} else {
+			n = strlen(rstate);
+			snprintf(rstate + n, sizeof(rstate) - n, "/%s", state);
+		}
+	}
+	n = strlen(rstore);
+	return strcmp(rstore, "/") == 0 ||
+	       (strncmp(rstate, rstore, n) == 0 && (rstate[n] == '/' || rstate[n] == '\0'));
 }
 
 /* Forks; the parent waits until the child listens (one byte on the pipe)
@@ -161,6 +196,12 @@ int serve_cmd(int argc, char **argv)
 			"has no TLS support yet; remove them (loopback only, or tls.insecure "
 			"on a trusted network)\n");
 		rc = EX_CONFIG;
+		goto out_conf;
+	}
+	if (serve_state_inside_store(c.store, c.state)) {
+		rc = cli_usage_error("serve", "the state directory %s is inside the store %s; "
+				     "the primary's changes could overwrite it. Put it "
+				     "elsewhere (e.g. /var/lib/twinfs)", c.state, c.store);
 		goto out_conf;
 	}
 	rc = serve_resolve(c.listen, &ss, &sslen, &loopback);

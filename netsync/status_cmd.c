@@ -20,7 +20,7 @@
 #include "common/size.h"
 #include "netsync/control.h"
 #include "netsync/journal.h"
-#include "netsync/json.h"
+#include "netsync/ctljson.h"
 #include "netsync/mountrec.h"
 
 #define STATUS_TIMEOUT_MS 5000
@@ -65,7 +65,7 @@ int netsync_cmd_daemon_error(const char *cmd, const char *state, int rc)
 
 static const char *status_str(const char *json, const char *key, char *buf, size_t len)
 {
-	if (json_get_str(json, key, buf, len) < 0 || !buf[0])
+	if (ctljson_get_str(json, key, buf, len) < 0 || !buf[0])
 		snprintf(buf, len, "-");
 	return buf;
 }
@@ -74,7 +74,7 @@ static const char *status_yes(const char *json, const char *key)
 {
 	bool v = false;
 
-	json_get_bool(json, key, &v);
+	ctljson_get_bool(json, key, &v);
 	return v ? "yes" : "no";
 }
 
@@ -82,7 +82,7 @@ static uint64_t status_u64(const char *json, const char *key)
 {
 	uint64_t v = 0;
 
-	json_get_u64(json, key, &v);
+	ctljson_get_u64(json, key, &v);
 	return v;
 }
 
@@ -97,7 +97,7 @@ static void status_print_human(const char *json)
 	       strcmp(status_yes(json, "connected"), "yes") == 0 ? "connected" :
 	       "not connected");
 	if (strcmp(role, "primary") == 0) {
-		json_get_bool(json, "degraded", &degraded);
+		ctljson_get_bool(json, "degraded", &degraded);
 		printf("mountpoint:  %s\n", status_str(json, "mountpoint", a, sizeof(a)));
 		printf("mode:        %s%s\n", status_str(json, "mode", b, sizeof(b)),
 		       degraded ? " (DEGRADED to async: the peer did not keep up)" : "");

@@ -20,7 +20,7 @@
 #include "common/cli.h"
 #include "common/clock.h"
 #include "netsync/control.h"
-#include "netsync/json.h"
+#include "netsync/ctljson.h"
 
 #define SYNC_ASK_TIMEOUT_MS 5000
 /* Without --timeout the wait is unbounded; the socket wait gets a day. */
@@ -100,14 +100,14 @@ int sync_cmd_main(int argc, char **argv)
 	rc = control_call(state, "status", SYNC_ASK_TIMEOUT_MS, &reply);
 	if (rc < 0)
 		return netsync_cmd_daemon_error("sync", state, rc);
-	if (json_get_str(reply, "role", role, sizeof(role)) < 0 ||
+	if (ctljson_get_str(reply, "role", role, sizeof(role)) < 0 ||
 	    strcmp(role, "primary") != 0) {
 		fprintf(stderr, "twinfs sync: the daemon using %s is not a mount (role "
 			"'%s'); run sync against the mount's state directory\n", state, role);
 		free(reply);
 		return EX_USAGE;
 	}
-	if (json_get_str(reply, "mountpoint", mp, sizeof(mp)) < 0)
+	if (ctljson_get_str(reply, "mountpoint", mp, sizeof(mp)) < 0)
 		mp[0] = '\0';
 	free(reply);
 	reply = NULL;
@@ -132,8 +132,8 @@ int sync_cmd_main(int argc, char **argv)
 			  &reply);
 	if (rc < 0)
 		return netsync_cmd_daemon_error("sync", state, rc);
-	json_get_bool(reply, "ok", &ok);
-	json_get_u64(reply, "acked_seq", &acked);
+	ctljson_get_bool(reply, "ok", &ok);
+	ctljson_get_u64(reply, "acked_seq", &acked);
 	if (ok) {
 		if (!quiet)
 			printf("synced: the peer holds every change (acked seq %" PRIu64
@@ -141,9 +141,9 @@ int sync_cmd_main(int argc, char **argv)
 		free(reply);
 		return EX_OK;
 	}
-	if (json_get_str(reply, "error", err, sizeof(err)) < 0)
+	if (ctljson_get_str(reply, "error", err, sizeof(err)) < 0)
 		snprintf(err, sizeof(err), "unknown error (reply: %s)", reply);
-	json_get_str(reply, "result", role, sizeof(role));
+	ctljson_get_str(reply, "result", role, sizeof(role));
 	fprintf(stderr, "twinfs sync: %s\n", err);
 	free(reply);
 	return strcmp(role, "timeout") == 0 ? EX_TEMPFAIL : EX_UNAVAILABLE;

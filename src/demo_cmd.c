@@ -34,7 +34,7 @@
 #include "common/clock.h"
 #include "common/size.h"
 #include "netsync/control.h"
-#include "netsync/json.h"
+#include "netsync/ctljson.h"
 #include "src/treedigest.h"
 
 #define DEMO_BLOCK (1u << 20)
@@ -386,11 +386,11 @@ static void demo_status_line(struct demo *d, double t0, const char *phase)
 		printf("%6.1fs  %-8s (mount not answering)\n", clock_mono_s() - t0, phase);
 		return;
 	}
-	json_get_u64(reply, "lag_ops", &lag_ops);
-	json_get_u64(reply, "lag_bytes", &lag_bytes);
-	json_get_u64(reply, "send_rate", &rate);
-	json_get_bool(reply, "connected", &connected);
-	json_get_bool(reply, "degraded", &degraded);
+	ctljson_get_u64(reply, "lag_ops", &lag_ops);
+	ctljson_get_u64(reply, "lag_bytes", &lag_bytes);
+	ctljson_get_u64(reply, "send_rate", &rate);
+	ctljson_get_bool(reply, "connected", &connected);
+	ctljson_get_bool(reply, "degraded", &degraded);
 	free(reply);
 	printf("%6.1fs  %-8s copied %10s   lag %6" PRIu64 " ops %10s   sending %10s/s  %s\n",
 	       clock_mono_s() - t0, phase,

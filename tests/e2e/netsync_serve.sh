@@ -75,6 +75,12 @@ check "silent: serve logs the timeout" grep -q 'primary silent for too long' "$T
 check "second serve on the same state exits 69" [ $rc -eq 69 ]
 check "second serve says why" grep -q 'another daemon uses this state directory' "$T/second.log"
 
+# a detaching serve that cannot listen (port taken) exits with the reason
+"$TWINFS_BIN" serve --store "$S" --state "$T/state-busy" --listen "127.0.0.1:$PORT" \
+	>"$T/busy.out" 2>&1; rc=$?
+check "detached serve on a taken port exits 69" [ $rc -eq 69 ]
+check "detached serve on a taken port says so" grep -q 'Address already in use' "$T/busy.out"
+
 kill -TERM $SPID
 check "SIGTERM stops serve" wait_until 10 gone $SPID
 wait $SPID; rc=$?
@@ -141,6 +147,13 @@ printf 'store: %s\nstate: %s\nlisten: 127.0.0.1:1\nbogus_key: 1\n' "$S" "$ST" >"
 "$TWINFS_BIN" serve --config "$T/bad.yaml" -f >"$T/bad.out" 2>&1; rc=$?
 check "bad config exits 78" [ $rc -eq 78 ]
 check "bad config error has file:line" grep -q "bad.yaml:4:" "$T/bad.out"
+
+# the state directory may not live inside the store
+"$TWINFS_BIN" serve --store "$S" --state "$S/d1/.state" --listen "127.0.0.1:$PORT" -f \
+	>"$T/in.out" 2>&1; rc=$?
+check "state inside the store exits 64" [ $rc -eq 64 ]
+check "state inside the store is explained" grep -q 'inside the store' "$T/in.out"
+check "state inside the store not created" [ ! -e "$S/d1/.state" ]
 
 # detached: usable on the next line, resumes from the persisted seq
 "$TWINFS_BIN" serve --store "$S" --state "$ST" --listen "127.0.0.1:$PORT"; rc=$?

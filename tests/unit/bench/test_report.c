@@ -47,14 +47,14 @@ static void test_json_escapes(void **state)
 static void write_numbers(struct json *j)
 {
 	json_array_begin(j);
-	json_real(j, 0.0);
-	json_real(j, 0.1);
-	json_real(j, 1e20);
-	json_real(j, NAN);
-	json_real(j, INFINITY);
+	json_double(j, 0.0);
+	json_double(j, 0.1);
+	json_double(j, 1e20);
+	json_double(j, NAN);
+	json_double(j, INFINITY);
 	json_uint(j, UINT64_MAX);
 	json_int(j, -5);
-	json_boolean(j, 1);
+	json_bool(j, 1);
 	json_array_begin(j);
 	json_array_end(j);
 	json_array_end(j);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -19,7 +20,7 @@
 #include <event2/thread.h>
 
 #include "netsync/control.h"
-#include "netsync/json.h"
+#include "netsync/ctljson.h"
 
 struct fixture {
 	char dir[64];
@@ -32,15 +33,15 @@ struct fixture {
 
 static int h_status(struct control_req *req, int argc, char **argv, void *arg)
 {
-	struct json_out j;
+	struct ctljson j;
 
-	json_begin(&j, control_req_out(req));
-	json_bool(&j, "ok", true);
-	json_str(&j, "role", "secondary");
-	json_str(&j, "last_error", "quote \" and\nnewline");
-	json_u64(&j, "argc", (uint64_t)argc);
-	json_str(&j, "arg1", argc > 1 ? argv[1] : NULL);
-	json_end(&j);
+	ctljson_begin(&j, control_req_out(req));
+	ctljson_bool(&j, "ok", true);
+	ctljson_str(&j, "role", "secondary");
+	ctljson_str(&j, "last_error", "quote \" and\nnewline");
+	ctljson_u64(&j, "argc", (uint64_t)argc);
+	ctljson_str(&j, "arg1", argc > 1 ? argv[1] : NULL);
+	ctljson_end(&j);
 	control_req_send(req);
 	return 0;
 }
@@ -53,12 +54,12 @@ static int h_fail(struct control_req *req, int argc, char **argv, void *arg)
 static void later_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct fixture *fx = arg;
-	struct json_out j;
+	struct ctljson j;
 
-	json_begin(&j, control_req_out(fx->deferred));
-	json_bool(&j, "ok", true);
-	json_u64(&j, "acked_seq", 41);
-	json_end(&j);
+	ctljson_begin(&j, control_req_out(fx->deferred));
+	ctljson_bool(&j, "ok", true);
+	ctljson_u64(&j, "acked_seq", 41);
+	ctljson_end(&j);
 	control_req_send(fx->deferred);
 	fx->deferred = NULL;
 }
@@ -132,19 +133,31 @@ static void test_status_and_json(void **state)
 
 	assert_int_equal(control_call(fx->dir, "status extra", 2000, &reply), 0);
 	assert_null(strchr(reply, '\n'));
-	assert_int_equal(json_get_bool(reply, "ok", &ok), 0);
+	assert_int_equal(ctljson_get_bool(reply, "ok", &ok), 0);
 	assert_true(ok);
-	assert_int_equal(json_get_str(reply, "role", s, sizeof(s)), 0);
+	assert_int_equal(ctljson_get_str(reply, "role", s, sizeof(s)), 0);
 	assert_string_equal(s, "secondary");
-	assert_int_equal(json_get_str(reply, "last_error", s, sizeof(s)), 0);
+	assert_int_equal(ctljson_get_str(reply, "last_error", s, sizeof(s)), 0);
 	assert_string_equal(s, "quote \" and\nnewline");
-	assert_int_equal(json_get_u64(reply, "argc", &v), 0);
+	assert_int_equal(ctljson_get_u64(reply, "argc", &v), 0);
 	assert_int_equal(v, 2);
-	assert_int_equal(json_get_str(reply, "arg1", s, sizeof(s)), 0);
+	assert_int_equal(ctljson_get_str(reply, "arg1", s, sizeof(s)), 0);
 	assert_string_equal(s, "extra");
-	assert_int_equal(json_get_u64(reply, "nope", &v), -ENOENT);
-	assert_int_equal(json_get_u64(reply, "role", &v), -EINVAL);
+	assert_int_equal(ctljson_get_u64(reply, "nope", &v), -ENOENT);
+	assert_int_equal(ctljson_get_u64(reply, "role", &v), -EINVAL);
 	free(reply);
+}
+
+static void test_socket_mode(void **state)
+{
+	struct fixture *fx = *state;
+	struct stat st;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", fx->dir, CONTROL_SOCK_NAME);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
 }
 
 static void test_ping_unknown_failing(void **state)
@@ -155,19 +168,19 @@ static void test_ping_unknown_failing(void **state)
 	bool ok;
 
 	assert_int_equal(control_call(fx->dir, "ping", 2000, &reply), 0);
-	assert_int_equal(json_get_u64(reply, "pid", &pid), 0);
+	assert_int_equal(ctljson_get_u64(reply, "pid", &pid), 0);
 	assert_int_equal(pid, (uint64_t)getpid());
 	free(reply);
 
 	assert_int_equal(control_call(fx->dir, "frobnicate", 2000, &reply), 0);
-	assert_int_equal(json_get_bool(reply, "ok", &ok), 0);
+	assert_int_equal(ctljson_get_bool(reply, "ok", &ok), 0);
 	assert_false(ok);
-	assert_int_equal(json_get_str(reply, "error", s, sizeof(s)), 0);
+	assert_int_equal(ctljson_get_str(reply, "error", s, sizeof(s)), 0);
 	assert_string_equal(s, "unknown command 'frobnicate'");
 	free(reply);
 
 	assert_int_equal(control_call(fx->dir, "fail", 2000, &reply), 0);
-	assert_int_equal(json_get_str(reply, "error", s, sizeof(s)), 0);
+	assert_int_equal(ctljson_get_str(reply, "error", s, sizeof(s)), 0);
 	assert_non_null(strstr(s, "Input/output error"));
 	free(reply);
 }
@@ -179,13 +192,13 @@ static void test_deferred_and_timeout(void **state)
 	uint64_t v;
 
 	assert_int_equal(control_call(fx->dir, "sync 1000", 2000, &reply), 0);
-	assert_int_equal(json_get_u64(reply, "acked_seq", &v), 0);
+	assert_int_equal(ctljson_get_u64(reply, "acked_seq", &v), 0);
 	assert_int_equal(v, 41);
 	free(reply);
 	/* a deferred answer later than the request-line timeout still arrives */
 	control_server_set_read_timeout(fx->srv, 100);
 	assert_int_equal(control_call(fx->dir, "sync 1000", 2000, &reply), 0);
-	assert_int_equal(json_get_u64(reply, "acked_seq", &v), 0);
+	assert_int_equal(ctljson_get_u64(reply, "acked_seq", &v), 0);
 	free(reply);
 	/* a client that gives up before the deferred answer */
 	assert_int_equal(control_call(fx->dir, "sync 1000", 50, &reply), -ETIMEDOUT);
@@ -253,6 +266,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_status_and_json, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ping_unknown_failing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deferred_and_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_second_server_and_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_client_dropped, setup, teardown),

@@ -1,9 +1,9 @@
 /*
- * json — flat-object JSON writer/reader used by the control socket (both
+ * ctljson — flat-object JSON writer/reader used by the control socket (both
  * the daemons' replies and the CLI's parsing of them). Owns nothing but the
  * escaping rules; allocation-free; any thread.
  */
-#include "netsync/json.h"
+#include "netsync/ctljson.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,14 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void json_begin(struct json_out *j, struct evbuffer *b)
+void ctljson_begin(struct ctljson *j, struct evbuffer *b)
 {
 	j->b = b;
 	j->n = 0;
 	evbuffer_add(b, "{", 1);
 }
 
-static void json_quoted(struct evbuffer *b, const char *s)
+static void ctljson_quoted(struct evbuffer *b, const char *s)
 {
 	evbuffer_add(b, "\"", 1);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -36,55 +36,55 @@ static void json_quoted(struct evbuffer *b, const char *s)
 	evbuffer_add(b, "\"", 1);
 }
 
-static void json_key(struct json_out *j, const char *key)
+static void ctljson_key(struct ctljson *j, const char *key)
 {
 	if (j->n++)
 		evbuffer_add(j->b, ",", 1);
-	json_quoted(j->b, key);
+	ctljson_quoted(j->b, key);
 	evbuffer_add(j->b, ":", 1);
 }
 
-void json_str(struct json_out *j, const char *key, const char *val)
+void ctljson_str(struct ctljson *j, const char *key, const char *val)
 {
-	json_key(j, key);
+	ctljson_key(j, key);
 	if (val)
-		json_quoted(j->b, val);
+		ctljson_quoted(j->b, val);
 	else
 		evbuffer_add(j->b, "null", 4);
 }
 
-void json_u64(struct json_out *j, const char *key, uint64_t val)
+void ctljson_u64(struct ctljson *j, const char *key, uint64_t val)
 {
-	json_key(j, key);
+	ctljson_key(j, key);
 	evbuffer_add_printf(j->b, "%" PRIu64, val);
 }
 
-void json_i64(struct json_out *j, const char *key, int64_t val)
+void ctljson_i64(struct ctljson *j, const char *key, int64_t val)
 {
-	json_key(j, key);
+	ctljson_key(j, key);
 	evbuffer_add_printf(j->b, "%" PRId64, val);
 }
 
-void json_double(struct json_out *j, const char *key, double val)
+void ctljson_double(struct ctljson *j, const char *key, double val)
 {
-	json_key(j, key);
+	ctljson_key(j, key);
 	evbuffer_add_printf(j->b, "%.3f", val);
 }
 
-void json_bool(struct json_out *j, const char *key, bool val)
+void ctljson_bool(struct ctljson *j, const char *key, bool val)
 {
-	json_key(j, key);
+	ctljson_key(j, key);
 	evbuffer_add_printf(j->b, "%s", val ? "true" : "false");
 }
 
-void json_end(struct json_out *j)
+void ctljson_end(struct ctljson *j)
 {
 	evbuffer_add(j->b, "}\n", 2);
 }
 
 /* Skips a string starting at the opening quote; returns the byte after the
  * closing quote or NULL. */
-static const char *json_skip_str(const char *p)
+static const char *ctljson_skip_str(const char *p)
 {
 	for (p++; *p; p++) {
 		if (*p == '\\') {
@@ -98,7 +98,7 @@ static const char *json_skip_str(const char *p)
 	return NULL;
 }
 
-static const char *json_ws(const char *p)
+static const char *ctljson_ws(const char *p)
 {
 	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
 		p++;
@@ -106,45 +106,45 @@ static const char *json_ws(const char *p)
 }
 
 /* Finds the value of top-level KEY; returns a pointer to it or NULL. */
-static const char *json_find(const char *text, const char *key)
+static const char *ctljson_find(const char *text, const char *key)
 {
-	const char *p = json_ws(text);
+	const char *p = ctljson_ws(text);
 	size_t klen = strlen(key);
 
 	if (*p != '{')
 		return NULL;
-	p = json_ws(p + 1);
+	p = ctljson_ws(p + 1);
 	while (*p == '"') {
-		const char *k = p + 1, *end = json_skip_str(p);
+		const char *k = p + 1, *end = ctljson_skip_str(p);
 
 		if (!end)
 			return NULL;
-		p = json_ws(end);
+		p = ctljson_ws(end);
 		if (*p != ':')
 			return NULL;
-		p = json_ws(p + 1);
+		p = ctljson_ws(p + 1);
 		if ((size_t)(end - 1 - k) == klen && memcmp(k, key, klen) == 0)
 			return p;
 		/* skip the value: a string or a scalar token */
 		if (*p == '"') {
-			p = json_skip_str(p);
+			p = ctljson_skip_str(p);
 			if (!p)
 				return NULL;
 		} else {
 			while (*p && *p != ',' && *p != '}')
 				p++;
 		}
-		p = json_ws(p);
+		p = ctljson_ws(p);
 		if (*p != ',')
 			return NULL;
-		p = json_ws(p + 1);
+		p = ctljson_ws(p + 1);
 	}
 	return NULL;
 }
 
-int json_get_str(const char *text, const char *key, char *buf, size_t len)
+int ctljson_get_str(const char *text, const char *key, char *buf, size_t len)
 {
-	const char *p = json_find(text, key);
+	const char *p = ctljson_find(text, key);
 	size_t n = 0;
 
 	if (!p)
@@ -184,9 +184,9 @@ int json_get_str(const char *text, const char *key, char *buf, size_t len)
 	return 0;
 }
 
-int json_get_u64(const char *text, const char *key, uint64_t *val)
+int ctljson_get_u64(const char *text, const char *key, uint64_t *val)
 {
-	const char *p = json_find(text, key);
+	const char *p = ctljson_find(text, key);
 	char *end;
 
 	if (!p)
@@ -204,9 +204,9 @@ int json_get_u64(const char *text, const char *key, uint64_t *val)
 	return 0;
 }
 
-int json_get_bool(const char *text, const char *key, bool *val)
+int ctljson_get_bool(const char *text, const char *key, bool *val)
 {
-	const char *p = json_find(text, key);
+	const char *p = ctljson_find(text, key);
 
 	if (!p)
 		return -ENOENT;
