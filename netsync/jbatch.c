@@ -239,7 +239,11 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 		return -ENOMEM;
 	journal_ns_lock(j);
 	pthread_mutex_lock(&j->mu);
-	if (j->head_seq == j->sent_seq && !j->dirty_head && j->lost_paths.n == 0) {
+	/* A barrier taken while the previous batch was being formed (its BATCH
+	 * record already appended, sent_seq not yet moved) was promised
+	 * head + 1: that batch is owed even if nothing else is pending. */
+	if (j->head_seq == j->sent_seq && !j->dirty_head && j->lost_paths.n == 0 &&
+	    j->barrier_seq <= j->sent_seq) {
 		rc = -EAGAIN;
 		goto out_unlock;
 	}
@@ -251,9 +255,6 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	end = (uint64_t)seq;
 	first = j->sent_seq + 1;
 	j->taking_end = end;
-	rc = journal_wait_durable_locked(j, end);
-	if (rc < 0)
-		goto out_unlock;
 
 	/* Take the dirty inodes (all of them while a barrier is owed). */
 	bounded = max_bytes > 0 && j->barrier_seq == 0;
@@ -289,7 +290,7 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	pathset_init(&j->lost_paths);
 	j->sent_seq = end;
 	j->taking_end = 0;
-	if (j->dirty_head == NULL)
+	if (j->dirty_head == NULL && end >= j->barrier_seq)
 		j->barrier_seq = 0;
 	/* Everything signalled so far is in this batch, except what came after
 	 * the BATCH record or was left behind by max_bytes: re-signal that. */
@@ -300,7 +301,7 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 			log_warn("journal cannot clear its eventfd", "err=%s", strerror(errno));
 	}
 	j->notified = false;
-	if (j->head_seq > end || j->dirty_head || j->lost_paths.n)
+	if (j->head_seq > end || j->dirty_head || j->lost_paths.n || j->barrier_seq > end)
 		journal_notify_locked(j);
 	pthread_mutex_unlock(&j->mu);
 
@@ -333,14 +334,26 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 		}
 	}
 	pathset_each(&lost, jbatch_add_lost, &jb->b);
+	/*
+	 * The paths are resolved: namespace ops may run again. Waiting for the
+	 * group commit that makes the batch's records readable and durable
+	 * happens without the ns lock, so creates and renames are not held
+	 * up by every batch's commit (they were, and a copy into a
+	 * replicating mount ran several times slower than a local one).
+	 */
+	journal_ns_unlock(j);
+	pthread_mutex_lock(&j->mu);
+	rc = journal_wait_durable_locked(j, end);
+	pthread_mutex_unlock(&j->mu);
+	if (rc < 0)
+		goto out_requeue_unlocked;
 	rc = jbatch_read_recs(j, segs, nsegs, first, end, jb);
 	if (rc < 0)
-		goto out_requeue;
+		goto out_requeue_unlocked;
 
 	pthread_mutex_lock(&j->mu);
 	jbatch_inflight_add(j, end, jb->b.data_bytes);
 	pthread_mutex_unlock(&j->mu);
-	journal_ns_unlock(j);
 	rc = 0;
 	*out = &jb->b;
 	jb = NULL;
@@ -348,6 +361,7 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 
 out_requeue:
 	journal_ns_unlock(j);
+out_requeue_unlocked:
 	journal_requeue(j, &jb->b);
 	jb = NULL;
 	goto out_free;
@@ -449,7 +463,8 @@ void journal_end_epoch_locked(struct journal *j)
 	pathset_clear(&j->marked_dirs);
 	pathset_clear(&j->needs_scan);
 	j->overflow = false;
-	j->barrier_seq = 0;
+	if (j->barrier_seq <= j->acked_seq)
+		j->barrier_seq = 0;
 	for (size_t i = 0; i < j->itab_nb; i++)
 		while (j->itab[i])
 			journal_inode_drop(j, j->itab[i]);

@@ -13,6 +13,8 @@
 
 #include "bench/bench_cmd.h"
 #include "conf/conf_cmd.h"
+#include "netsync/netsync_cmd.h"
+#include "src/demo_cmd.h"
 #include "netsync/serve_cmd.h"
 #include "src/mount_cmd.h"
 
@@ -20,6 +22,9 @@ static const struct cli_command commands[] = {
 	{ "config", conf_cmd, "check or print a YAML config file" },
 	{ "mount", mount_cmd, "mount the store with FUSE and journal every change" },
 	{ "serve", serve_cmd, "run the secondary: receive and apply a primary's changes" },
+	{ "sync", sync_cmd_main, "wait until the peer holds every change made so far" },
+	{ "status", status_cmd_main, "show the state of a mount or serve daemon" },
+	{ "demo", demo_cmd_main, "run a replicated pair on this machine and show it working" },
 	{ "bench", bench_cmd_main, "copy and IO benchmarks on folders and mounts" },
 	{ NULL, NULL, NULL },
 };

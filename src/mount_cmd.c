@@ -11,10 +11,12 @@
  * returning 0 means the next command line can use the mount. Until then
  * the child's errors go to the terminal; afterwards it logs to syslog.
  *
- * Replication: netsync/primary.h is merged separately. The three calls
- * belong at the marked places: primary_start in mount_on_ready,
- * primary_wait_peer in mount_wait_peer, primary_stop after fs_run.
- * Until then a configured peer is refused rather than silently ignored.
+ * Replication (netsync/primary.h): primary_start in mount_on_ready, once
+ * the mount is usable and before the parent is told so (the control
+ * socket answers as soon as `twinfs mount` returns); primary_wait_peer as
+ * fs's wait_peer in sync mode; primary_stop after fs_run, flushing to the
+ * peer for a bounded time. Without --peer the primary still serves the
+ * control socket (status, and sync says there is no peer).
  */
 #include "src/mount_cmd.h"
 
@@ -35,18 +37,24 @@
 #include "conf/conf.h"
 #include "fs/fs.h"
 #include "netsync/journal.h"
+#include "netsync/primary.h"
 
 struct mount_ctx {
 	struct conf c;
 	struct journal *journal;
+	struct primary *primary;
 	bool foreground;
 };
+
+/* How long an unmount waits for the peer to ack what is pending. */
+#define MOUNT_FLUSH_MS 10000
 
 static void mount_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: twinfs mount --store DIR --state DIR --mountpoint DIR\n"
-		"                    [--mode async|sync] [-f] [-o OPTIONS] [-v|-q]\n"
+		"                    [--peer HOST:PORT [--mode async|sync] [--insecure]]\n"
+		"                    [-f] [-o OPTIONS] [-v|-q]\n"
 		"       twinfs mount --config FILE [OPTIONS]   (flags override the file)\n\n"
 		"Mounts the store directory at the mountpoint. Every change is\n"
 		"applied to the store and recorded in the journal under the state\n"
@@ -57,15 +65,22 @@ static void mount_usage(FILE *out)
 		"                     must be writable, never inside the store)\n"
 		"  --mountpoint DIR   where to mount (an existing, unmounted directory)\n"
 		"  --config FILE      read the settings from a YAML file first\n"
-		"  --mode async|sync  when a peer is configured: sync makes fsync and\n"
-		"                     close of a written file wait for the peer\n"
+		"  --peer HOST:PORT   replicate every change to a 'twinfs serve' peer\n"
+		"  --mode async|sync  with a peer: async (default) returns writes at\n"
+		"                     local speed; sync makes fsync and close of a\n"
+		"                     written file wait until the peer has the data\n"
+		"                     (for at most sync.timeout, then degrades to\n"
+		"                     async until the peer has caught up)\n"
+		"  --insecure         allow a non-loopback peer without TLS keys\n"
+		"                     (traffic is neither encrypted nor authenticated)\n"
 		"  -o OPTIONS         extra FUSE mount options (comma list)\n"
 		"  -f, --foreground   stay in the foreground, log to stderr\n"
 		"  -d, --debug        print every FUSE request (implies -f)\n"
 		"  -v, --verbose      log more (repeat for debug)\n"
 		"  -q, --quiet        log less\n"
 		"  -h, --help         show this help\n\n"
-		"Replication to a peer (--peer) is not part of this build.\n");
+		"'twinfs status --state DIR' shows the replication state, 'twinfs sync\n"
+		"--state DIR' waits until the peer holds every change.\n");
 }
 
 /* Exit code for a path that conf refused: what is wrong with it. */
@@ -124,12 +139,26 @@ static int mount_absolute(char **path)
 	return 0;
 }
 
-static int mount_on_ready(void *arg)
+static int mount_wait_peer(void *arg)
 {
 	struct mount_ctx *m = arg;
 
-	/* Replication starts here once merged:
-	 * primary_start(m->journal, &m->c, m->c.mountpoint, &m->primary). */
+	return primary_wait_peer(m->primary);
+}
+
+static int mount_on_ready(void *arg)
+{
+	struct mount_ctx *m = arg;
+	int rc;
+
+	if (m->journal) {
+		rc = primary_start(m->journal, &m->c, m->c.mountpoint, &m->primary);
+		if (rc < 0) {
+			log_error("cannot start replication", "peer=%s err=\"%s\"",
+				  m->c.peer ? m->c.peer : "-", strerror(-rc));
+			return rc;
+		}
+	}
 	if (!m->foreground) {
 		/* The parent has what it needs; from now on we are a daemon. */
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -156,10 +185,11 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 		.on_ready = mount_on_ready,
 		.on_ready_arg = m,
 		.ready_fd = ready_fd,
-		/* Sync mode's wait_peer (primary_wait_peer) goes here once
-		 * replication is merged; without a peer there is nothing to
-		 * wait for. */
-		.wait_peer = NULL,
+		/* Only sync mode with a peer waits; NULL keeps async and
+		 * local-only mounts free of the call. */
+		.wait_peer = m->c.peer && m->c.mode == CONF_MODE_SYNC ?
+			     mount_wait_peer : NULL,
+		.wait_peer_arg = m,
 	};
 	struct journal_opts jo = {
 		.state_dir = m->c.state,
@@ -183,7 +213,8 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 	}
 	o.journal = m->journal;
 	rc = fs_run(&o);
-	/* primary_stop(m->primary, flush_ms) goes here once merged. */
+	primary_stop(m->primary, MOUNT_FLUSH_MS);
+	m->primary = NULL;
 	journal_close(m->journal);
 	return rc;
 }
@@ -308,14 +339,6 @@ int mount_cmd(int argc, char **argv)
 		ex = config ? EX_CONFIG : EX_USAGE;
 		if (!config)
 			fprintf(stderr, "Try 'twinfs mount --help'.\n");
-		goto out_conf;
-	}
-	if (m.c.peer) {
-		fprintf(stderr, "twinfs mount: peer %s: replication is not in "
-			"this build of twinfs; mount without a peer (a "
-			"local-only mount keeps its journal for a peer added "
-			"later)\n", m.c.peer);
-		ex = EX_UNAVAILABLE;
 		goto out_conf;
 	}
 	log_set_level(m.c.log_level);

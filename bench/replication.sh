@@ -1,0 +1,176 @@
+#!/bin/sh
+# Replication benchmark (not a timed test). Side by side, in one run, on
+# loopback, median of RUNS runs:
+#  (a) twinfs:  copy the data set into a replicating mount until
+#               `twinfs sync` returns (the peer holds it durably);
+#  (b) limit:   the same data copied into two plain folders at once, then
+#               synced (what two durable local copies cost on this disk);
+#  (c) lsyncd:  copy into a plain folder, `rsync -a` it to an rsync daemon
+#               on 127.0.0.1, then sync (how lsyncd-style setups do it);
+#  (d) the same copy into a local-only twinfs mount (what FUSE costs).
+# Then async write throughput into a replicating mount vs a local-only mount,
+# and fsync latency in sync mode vs a local-only mount.
+# Usage: bench/replication.sh [--large SIZE_MB] [--small-count N] [--runs N]
+#        [--dir DIR]   (defaults: 1024 MB, 10000 files, 3 runs, /var/tmp)
+# Env: TWINFS_BIN (default: build/src/twinfs). Needs root, fuse3, rsync.
+set -u
+LARGE_MB=1024; SMALL=10000; RUNS=3; BASE=${TMPDIR:-/var/tmp}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--large) LARGE_MB=$2; shift 2 ;;
+	--small-count) SMALL=$2; shift 2 ;;
+	--runs) RUNS=$2; shift 2 ;;
+	--dir) BASE=$2; shift 2 ;;
+	-h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+	*) echo "unknown option $1" >&2; exit 64 ;;
+	esac
+done
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${TWINFS_BIN:-$HERE/build/src/twinfs}
+[ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 77; }
+command -v rsync >/dev/null || { echo "needs rsync" >&2; exit 77; }
+W=$(mktemp -d "$BASE/twinfs-bench.XXXXXX")
+PIDS=""
+cleanup() {
+	for m in "$W"/mnt*; do grep -qs " $m " /proc/mounts && { fusermount3 -u "$m" || umount -l "$m"; }; done
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	sleep 0.5
+	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+now() { date +%s.%N; }
+el() { echo "$2 - $1" | bc -l 2>/dev/null || python3 -c "print($2 - $1)"; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+up() { "$BIN" status --state "$1" >/dev/null 2>&1; }
+wait_up() { i=0; while ! up "$1"; do i=$((i+1)); [ $i -gt 150 ] && { echo "daemon $1 did not start" >&2; exit 1; }; sleep 0.1; done; }
+
+echo "# data set: one ${LARGE_MB} MiB file + $SMALL small files (0-200 KB, 50 folders) in $W"
+python3 - "$W/src" "$LARGE_MB" "$SMALL" <<'PY'
+import os, random, sys
+root, large, small = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+os.makedirs(root)
+blk = os.urandom(1 << 20)
+with open(os.path.join(root, "large.bin"), "wb") as f:
+    for i in range(large):
+        f.write(blk[i % 997:] + blk[:i % 997])
+rnd = random.Random(1)
+for d in range(50):
+    os.makedirs(os.path.join(root, "d%02d" % d))
+for i in range(small):
+    n = int(rnd.random() ** 3 * 200000)
+    with open(os.path.join(root, "d%02d" % (i % 50), "f%05d" % i), "wb") as f:
+        f.write(os.urandom(n))
+PY
+TOTAL=$(du -sb "$W/src" | cut -f1)
+echo "# total $(( TOTAL / 1048576 )) MiB"
+
+start_pair() { # $1 = run id, $2 = extra mount args
+	mkdir -p "$W/p$1/store" "$W/p$1/state" "$W/a$1/store" "$W/a$1/state" "$W/mnt$1"
+	port=$(free_port)
+	"$BIN" serve --store "$W/p$1/store" --state "$W/p$1/state" --listen "127.0.0.1:$port" -f -q >"$W/serve$1.log" 2>&1 &
+	PIDS="$PIDS $!"
+	wait_up "$W/p$1/state"
+	"$BIN" mount --store "$W/a$1/store" --state "$W/a$1/state" --mountpoint "$W/mnt$1" --peer "127.0.0.1:$port" $2 -f -q >"$W/mount$1.log" 2>&1 &
+	PIDS="$PIDS $!"
+	wait_up "$W/a$1/state"
+}
+start_local() { # $1 = id: a mount without a peer
+	mkdir -p "$W/l$1/store" "$W/l$1/state" "$W/mnt$1"
+	"$BIN" mount --store "$W/l$1/store" --state "$W/l$1/state" --mountpoint "$W/mnt$1" -f -q >"$W/mount$1.log" 2>&1 &
+	PIDS="$PIDS $!"
+	wait_up "$W/l$1/state"
+}
+stop_mount() { fusermount3 -u "$W/mnt$1"; sleep 0.3; }
+drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+
+RSPORT=$(free_port)
+mkdir -p "$W/rsyncd"
+cat >"$W/rsyncd.conf" <<CONF
+pid file = $W/rsyncd.pid
+use chroot = no
+[bench]
+path = $W/rsyncd
+read only = no
+uid = root
+gid = root
+CONF
+rsync --daemon --no-detach --config="$W/rsyncd.conf" --port="$RSPORT" --address=127.0.0.1 &
+PIDS="$PIDS $!"
+sleep 0.5
+
+for r in $(seq 1 "$RUNS"); do
+	# (a) twinfs
+	start_pair "a$r" ""
+	drop; t0=$(now)
+	cp -a "$W/src" "$W/mnta$r/data" && "$BIN" sync --state "$W/aa$r/state" -q || echo "run $r: twinfs failed" >&2
+	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/ta"
+	stop_mount "a$r"; rm -rf "$W/aa$r" "$W/pa$r"
+	# (b) two plain folders, durable
+	drop; t0=$(now)
+	cp -a "$W/src" "$W/b1_$r" & c1=$!
+	cp -a "$W/src" "$W/b2_$r" & c2=$!
+	wait $c1 $c2; sync -f "$W/b1_$r"
+	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/tb"
+	rm -rf "$W/b1_$r" "$W/b2_$r"
+	# (c) copy locally, then rsync to a daemon on 127.0.0.1, then sync
+	drop; t0=$(now)
+	cp -a "$W/src" "$W/c_$r" && rsync -a "$W/c_$r/" "rsync://127.0.0.1:$RSPORT/bench/c_$r/" && sync -f "$W/rsyncd"
+	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/tc"
+	rm -rf "$W/c_$r" "$W/rsyncd/c_$r"
+	# (d) the same copy into a local-only twinfs mount (no peer), synced:
+	# separates what the FUSE mount costs from what replication adds.
+	start_local "d$r"
+	drop; t0=$(now)
+	cp -a "$W/src" "$W/mntd$r/data" && sync -f "$W/mntd$r/data"
+	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/td"
+	stop_mount "d$r"; rm -rf "$W/ld$r"
+	echo "# run $r: a=$(tail -1 "$W/ta")s b=$(tail -1 "$W/tb")s c=$(tail -1 "$W/tc")s d=$(tail -1 "$W/td")s"
+done
+A=$(median <"$W/ta"); B=$(median <"$W/tb"); C=$(median <"$W/tc"); D=$(median <"$W/td")
+echo
+echo "copy until durable on both sides (median of $RUNS, $(( TOTAL / 1048576 )) MiB):"
+printf "  (a) twinfs mount + sync     %8.2f s  %7.1f MB/s\n" "$A" "$(echo "$TOTAL/$A/1000000" | bc -l)"
+printf "  (b) two plain folders       %8.2f s  %7.1f MB/s\n" "$B" "$(echo "$TOTAL/$B/1000000" | bc -l)"
+printf "  (c) cp + rsync daemon       %8.2f s  %7.1f MB/s\n" "$C" "$(echo "$TOTAL/$C/1000000" | bc -l)"
+printf "  (d) local-only twinfs mount %8.2f s  %7.1f MB/s  (one copy, no peer)\n" "$D" "$(echo "$TOTAL/$D/1000000" | bc -l)"
+printf "  ratio a/b = %.2f (target <= 1.2)   a/c = %.2f (target < 1)   a/d = %.2f (replication on top of the mount)\n" \
+	"$(echo "$A/$B" | bc -l)" "$(echo "$A/$C" | bc -l)" "$(echo "$A/$D" | bc -l)"
+
+# Async write throughput: replicating mount vs local-only mount.
+for r in $(seq 1 "$RUNS"); do
+	start_pair "r$r" ""
+	t0=$(now); dd if="$W/src/large.bin" of="$W/mntr$r/f" bs=1M conv=fsync status=none; t1=$(now)
+	el "$t0" "$t1" >>"$W/tr"
+	stop_mount "r$r"
+	start_local "l$r"
+	t0=$(now); dd if="$W/src/large.bin" of="$W/mntl$r/f" bs=1M conv=fsync status=none; t1=$(now)
+	el "$t0" "$t1" >>"$W/tl"
+	stop_mount "l$r"; rm -rf "$W/ar$r" "$W/pr$r" "$W/ll$r"
+done
+R=$(median <"$W/tr"); L=$(median <"$W/tl")
+SZ=$(stat -c %s "$W/src/large.bin")
+echo
+echo "async write throughput (${LARGE_MB} MiB file, dd conv=fsync, median of $RUNS):"
+printf "  replicating mount  %7.1f MB/s\n  local-only mount   %7.1f MB/s\n  ratio %.2f (target >= 0.8)\n" \
+	"$(echo "$SZ/$R/1000000" | bc -l)" "$(echo "$SZ/$L/1000000" | bc -l)" "$(echo "$L/$R" | bc -l)"
+
+# fsync latency: sync mode vs local-only.
+start_pair "s" "--mode sync"
+start_local "n"
+echo
+echo "fsync latency, 200 x 4 KiB write+fsync:"
+printf "  sync-mode mount:  "; python3 "$HERE/tests/e2e/fsync_check.py" "$W/mnts" "$W/ps/store" 200 4096 | tail -1
+printf "  local-only mount: "; python3 - "$W/mntn" <<'PY'
+import os, sys, time
+lat = []
+for i in range(200):
+    fd = os.open(os.path.join(sys.argv[1], "l%03d" % i), os.O_WRONLY | os.O_CREAT, 0o644)
+    os.write(fd, os.urandom(4096)); t = time.monotonic(); os.fsync(fd)
+    lat.append((time.monotonic() - t) * 1000); os.close(fd)
+lat.sort()
+print("fsync latency ms: median %.2f p99 %.2f max %.2f (n=200)" % (lat[100], lat[198], lat[-1]))
+PY
+stop_mount s; stop_mount n

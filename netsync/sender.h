@@ -1,0 +1,75 @@
+/*
+ * sender — the primary's connection to its peer: an explicit state machine
+ * (backoff -> connecting -> hello -> streaming) that takes batches from the
+ * journal and streams them, pipelined, over one TCP connection.
+ * Runs entirely on the primary thread's event_base; nothing here may be
+ * called from another thread (the FUSE threads talk to the journal only).
+ */
+#ifndef TWINFS_SENDER_H
+#define TWINFS_SENDER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct journal;
+struct sender;
+
+enum peer_state {
+	PEER_IDLE,		/* no peer configured, or stopped */
+	PEER_BACKOFF,		/* waiting before the next connect attempt */
+	PEER_CONNECTING,	/* TCP connect in progress */
+	PEER_HELLO,		/* our HELLO sent, waiting for the peer's */
+	PEER_STREAMING,		/* sending batches, receiving ACKs */
+	PEER_REFUSED,		/* configuration forbids this peer (no retry) */
+};
+
+struct sender_opts {
+	const char *peer;	/* HOST:PORT, NULL: no peer */
+	const char *state_dir;	/* node id and generation live here */
+	const char *store_dir;	/* files the journal names by path only */
+	bool insecure;		/* allow a non-loopback peer without TLS keys */
+	uint32_t heartbeat_s;	/* send a heartbeat after this much silence */
+	/* Threads waiting for the peer (sync-mode fsync, `twinfs sync`); while
+	 * it is non-zero batches are taken at once instead of paced. Owned by
+	 * the caller, read atomically, may be NULL. */
+	const atomic_int *waiters;
+};
+
+struct sender_stats {
+	enum peer_state state;
+	bool connected;		/* HELLO exchanged, streaming */
+	uint64_t bytes_sent;	/* file data bytes put on the wire, ever */
+	uint64_t send_rate;	/* data bytes/s over the last 5 s */
+	uint64_t inflight_bytes;	/* data sent, not yet acked */
+	uint64_t inflight_batches;
+	uint64_t generation;	/* this node's generation */
+	uint64_t peer_generation;
+	uint64_t reconnects;
+	char last_error[256];	/* the peer's ERROR text or our last failure */
+};
+
+/* Creates the sender on BASE (the caller's loop thread). With o->peer set it
+ * starts connecting at once. Returns 0 or -errno. */
+int sender_new(struct event_base *base, struct journal *j,
+	       const struct sender_opts *o, struct sender **out);
+/* Closes the connection (GOODBYE if connected), hands every unacked batch
+ * back to the journal, frees. Safe with NULL. */
+void sender_free(struct sender *s);
+
+/* The periodic (1 s) work: heartbeats, timeouts, send-rate samples. */
+void sender_tick(struct sender *s);
+/* The journal has something to take (or the output drained): send more. */
+void sender_pump(struct sender *s);
+
+/* Checks a peer address before starting: HOST:PORT syntax, and without
+ * insecure only loopback addresses. Returns 0, or -EINVAL/-EPERM with a
+ * sentence for the user in why. Any thread. */
+int sender_check_peer(const char *peer, bool insecure, char *why, size_t len);
+
+const char *peer_state_name(enum peer_state st);
+void sender_get_stats(struct sender *s, struct sender_stats *st);
+
+#endif

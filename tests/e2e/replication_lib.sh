@@ -1,0 +1,72 @@
+# Helpers for the replication tests (source after lib.sh): start a `serve`
+# peer and a replicating mount on 127.0.0.1, each tracked for cleanup, and
+# compare the peer's store with the mount.
+#   P_STORE P_STATE  the peer (serve)      A_STORE A_STATE MNT  the mount
+#   PORT             the peer's port on 127.0.0.1
+need_root
+need_fuse
+P_STORE=$T/peer/store; P_STATE=$T/peer/state
+A_STORE=$T/primary/store; A_STATE=$T/primary/state; MNT=$T/mnt
+mkdir -p "$P_STORE" "$P_STATE" "$A_STORE" "$A_STATE" "$MNT"
+PORT=$(free_port)
+SERVE_PID=""
+MOUNT_PID=""
+
+daemon_up() { "$TWINFS_BIN" status --state "$1" >/dev/null 2>&1; }
+
+# start_serve [ARGS...]: serve in the foreground (-f) in the background.
+start_serve() {
+	"$TWINFS_BIN" serve --store "$P_STORE" --state "$P_STATE" \
+		--listen "127.0.0.1:$PORT" -f "$@" >>"$T/serve.log" 2>&1 &
+	SERVE_PID=$!
+	track_pid "$SERVE_PID"
+	wait_until 15 daemon_up "$P_STATE" || { cat "$T/serve.log"; fail "serve did not start"; }
+}
+
+kill_serve() {
+	[ -n "$SERVE_PID" ] || return 0
+	kill -9 "$SERVE_PID" 2>/dev/null
+	wait "$SERVE_PID" 2>/dev/null
+	SERVE_PID=""
+}
+
+# start_mount [ARGS...]: a mount replicating to 127.0.0.1:$PORT.
+start_mount() {
+	"$TWINFS_BIN" mount --store "$A_STORE" --state "$A_STATE" --mountpoint "$MNT" \
+		--peer "127.0.0.1:$PORT" -f "$@" >>"$T/mount.log" 2>&1 &
+	MOUNT_PID=$!
+	track_pid "$MOUNT_PID"
+	track_mount "$MNT"
+	wait_until 15 is_mounted "$MNT" || { cat "$T/mount.log"; fail "mount did not start"; }
+	wait_until 15 daemon_up "$A_STATE" || { cat "$T/mount.log"; fail "mount has no control socket"; }
+}
+
+stop_mount() {
+	fusermount3 -u "$MNT" 2>/dev/null
+	wait_until 30 sh -c "! kill -0 $MOUNT_PID 2>/dev/null"
+}
+
+connected() { "$TWINFS_BIN" status --state "$A_STATE" --json | grep -q '"connected":true'; }
+
+# same_trees DIR1 DIR2 [--no-mtime]: manifests equal (prints the diff if not).
+same_trees() {
+	python3 "$TWINFS_SRC/tests/e2e/tree_manifest.py" ${3:-} "$1" >"$T/m1" &&
+	python3 "$TWINFS_SRC/tests/e2e/tree_manifest.py" ${3:-} "$2" >"$T/m2" || return 1
+	if ! cmp -s "$T/m1" "$T/m2"; then
+		diff "$T/m1" "$T/m2" | head -20 >&2
+		return 1
+	fi
+	return 0
+}
+
+dump_logs() {
+	echo "---- mount.log"; tail -n 30 "$T/mount.log" 2>/dev/null
+	echo "---- serve.log"; tail -n 30 "$T/serve.log" 2>/dev/null
+}
+
+# replicated: the peer's store equals the primary's store (everything,
+# file mtimes included) and the mount as users see it (file mtimes left
+# out: with the writeback cache the kernel keeps its own until it flushes).
+replicated() {
+	same_trees "$A_STORE" "$P_STORE" && same_trees "$MNT" "$P_STORE" --no-mtime
+}

@@ -1,0 +1,51 @@
+#!/bin/sh
+# --mode sync: after fsync() returns, the data is in the peer's store (read
+# there right after fsync, no sleep). With the peer down, fsync returns after
+# sync.timeout, the mount says "degraded": true, and once the peer is back
+# and caught up it returns to sync.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/replication_lib.sh"
+
+cat >"$T/mount.yaml" <<YAML
+store: $A_STORE
+state: $A_STATE
+mountpoint: $MNT
+peer: 127.0.0.1:$PORT
+mode: sync
+sync:
+  timeout: 2
+YAML
+start_serve
+"$TWINFS_BIN" mount --config "$T/mount.yaml" -f >>"$T/mount.log" 2>&1 &
+MOUNT_PID=$!
+track_pid "$MOUNT_PID"
+track_mount "$MNT"
+wait_until 15 is_mounted "$MNT" || { cat "$T/mount.log"; fail "mount did not start"; }
+wait_until 15 daemon_up "$A_STATE" || fail "no control socket"
+on_exit dump_logs_on_failure
+dump_logs_on_failure() { [ "$_failures" -eq 0 ] || dump_logs; }
+wait_until 15 connected
+check "status says mode sync" sh -c "'$TWINFS_BIN' status --state '$A_STATE' --json | grep -q '\"mode\":\"sync\"'"
+
+python3 "$TWINFS_SRC/tests/e2e/fsync_check.py" "$MNT" "$P_STORE" 20 300000
+check "every fsync'ed file is on the peer when fsync returns" [ $? -eq 0 ]
+
+# Peer down: fsync returns (after the 2 s timeout) and the mount degrades.
+kill_serve
+start=$(date +%s)
+python3 -c "
+import os,sys
+fd=os.open(sys.argv[1],os.O_WRONLY|os.O_CREAT,0o644); os.write(fd,b'x'*1000); os.fsync(fd); os.close(fd)" "$MNT/while_down"
+rc=$?
+took=$(( $(date +%s) - start ))
+check "fsync with the peer down succeeds" [ $rc -eq 0 ]
+check "fsync with the peer down returns within the timeout (took ${took}s)" [ $took -le 6 ]
+check "status says degraded" sh -c "'$TWINFS_BIN' status --state '$A_STATE' --json | grep -q '\"degraded\":true'"
+check "the log says it degraded" grep -q "DEGRADED" "$T/mount.log"
+start_serve
+not_degraded() { "$TWINFS_BIN" status --state "$A_STATE" --json | grep -q '"degraded":false'; }
+wait_until 20 not_degraded
+check "back to sync once the peer caught up" [ $? -eq 0 ]
+python3 "$TWINFS_SRC/tests/e2e/fsync_check.py" "$MNT" "$P_STORE" 5 100000
+check "sync guarantee holds again" [ $? -eq 0 ]
+finish
