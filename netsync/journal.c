@@ -1169,9 +1169,9 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	}
 	jhandle_probe(j->rootfd, &j->hcaps);
 	if (j->hcaps.usable && !journal_no_handles)
-		log_info("journal tracks dirty files by file handle (no fd per file)",
-			 "store=%s connectable=%d batch_files=%zu", j->store,
-			 j->hcaps.connectable, journal_batch_files);
+		log_notice("journal tracks dirty files by file handle (no fd per file)",
+			   "store=%s connectable=%d batch_files=%zu", j->store,
+			   j->hcaps.connectable, journal_batch_files);
 	else
 		log_notice("journal tracks dirty files by fd: the store has no usable "
 			   "file handles; past the fd cap files are recorded by path "
