@@ -36,15 +36,16 @@
  * created in the epoch (its create record carries its ino) is covered by its
  * directory's mark, so it never waits: copying 10,000 files into 50
  * folders costs ~50 waits. Every later change of a marked inode is a mutex,
- * a hash lookup and a range merge (plus one dup of the fs's fd after each
- * batch took the journal's: clean inodes hold no fd). The epoch ends when the peer has acked
+ * a hash lookup and a range merge. The first one also takes a file
+ * handle for the inode (journal_inode_track: no fd is kept per dirty file;
+ * a batch opens its files, at most journal_batch_files). The epoch ends when the peer has acked
  * every record and no dirty data is left: the in-memory marks are dropped
  * and the next change marks again. The epoch boundary is the ack file
  * itself (records <= acked are void), so no EPOCH record is written.
  *
  * Recovery. journal_open scans the segments after the ack (jseg.c), cuts a
  * torn or damaged tail, and keeps every later record for re-sending. Each
- * mark after the ack becomes dirty inodes sent whole (opened O_PATH, so
+ * mark after the ack becomes dirty inodes sent whole (by file handle, so
  * they follow later renames like any dirty file): the marked file, and
  * each entry of a marked directory whose ctime >= the time stored in the
  * mark (its mtime field, taken 1 s early because the kernel's ctime clock
