@@ -427,16 +427,12 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	jb->b.end_seq = end;
 	n_lost = lost.n;
 	jb->b.files = calloc(n_taken + n_lost + 1, sizeof(*jb->b.files));
-	/* Records first: reading a segment needs an fd, and the files below
-	 * may use up the rest. */
-	if (jb->b.files)
-		pathset_each(&lost, jbatch_add_lost, &jb->b);
-	rc = jb->b.files ? jbatch_read_recs(j, segs, nsegs, first, end, jb) : -ENOMEM;
-	if (rc < 0) {
+	if (!jb->b.files) {
 		pthread_mutex_lock(&j->mu);
 		for (size_t i = 0; i < n_taken; i++)
 			jbatch_untake_locked(j, &taken[i]);
 		pthread_mutex_unlock(&j->mu);
+		rc = -ENOMEM;
 		goto out_requeue;
 	}
 	for (size_t i = 0; i < n_taken; i++) {
@@ -484,6 +480,10 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 		jbatch_barrier_incomplete_locked(j, bfloor, end);
 		pthread_mutex_unlock(&j->mu);
 	}
+	pathset_each(&lost, jbatch_add_lost, &jb->b);
+	rc = jbatch_read_recs(j, segs, nsegs, first, end, jb);
+	if (rc < 0)
+		goto out_requeue;
 
 	pthread_mutex_lock(&j->mu);
 	jbatch_inflight_add(j, end, jb->b.data_bytes);
