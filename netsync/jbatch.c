@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,10 +20,12 @@
 #include "netsync/journal_int.h"
 #include "netsync/jrec.h"
 
-/* A dirty inode taken out of the table for one batch. */
+/* A dirty inode taken out of the table for one batch: the journal's fd
+ * (moved out of the inode) or a copy of its file handle. */
 struct jtaken {
 	uint64_t ino;
 	int fd;
+	struct file_handle *fh;
 	bool whole;
 	struct rangeset ranges;
 };
@@ -139,23 +142,54 @@ out:
 	return rc;
 }
 
-/* Turns one taken inode into a batch file: path as of now (the ns lock
- * is held), a read-only fd owned by the batch, ranges. Returns 0, -ENOENT
- * when the inode is gone (the caller drops it), or -errno. */
+/*
+ * Turns one taken inode into a batch file: path as of now (the ns lock
+ * is held), a read-only fd owned by the batch, ranges. An inode known by
+ * handle is opened here: this is the only place the journal spends fds
+ * on dirty files, at most journal_batch_files per batch. Returns 0,
+ * -ENOENT when the inode is gone (the caller drops it), -EMFILE/-ENFILE
+ * (the caller leaves it dirty for a later batch), -ESTALE when it exists
+ * but has no path under the store (the caller has it rescanned), -errno.
+ */
 static int jbatch_resolve(struct journal *j, struct jtaken *t, struct journal_dirty *f)
 {
+	bool disconnected = false;
 	char link[64];
 	struct stat st;
 	int rc, rfd;
 
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
+	if (t->fd < 0 && t->fh) {
+		rc = jhandle_open(j->rootfd, t->fh, &disconnected);
+		if (rc == -ESTALE)
+			return -ENOENT;	/* unlinked and evicted: nothing to send */
+		if (rc < 0)
+			return rc;
+		t->fd = rc;
+	}
+	if (t->fd < 0)
+		return -ENOENT;
 	rc = journal_fd_path(j, t->fd, &f->path);
-	if (rc < 0)
+	if (rc < 0) {
+		/* nlink > 0 but no name under the store: moved and evicted. */
+		if (rc == -ENOENT && t->fh && (disconnected ||
+		    (fstat(t->fd, &st) == 0 && st.st_nlink > 0 && !j->hcaps.connectable)))
+			return -ESTALE;
 		return rc;
-	/* The fs may have handed us a write-only fd; the sender must read. */
-	snprintf(link, sizeof link, "/proc/self/fd/%d", t->fd);
-	rfd = open(link, O_RDONLY | O_CLOEXEC);	/* a symlink's O_PATH fd fails: keep it */
+	}
+	if (fstat(t->fd, &st) < 0)
+		return -errno;
+	/* The fs may have handed us a write-only fd, a handle gives O_PATH;
+	 * the sender must read. Only regular files and directories are
+	 * reopened (a FIFO would block, a device must not be opened). */
+	rfd = -1;
+	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+		snprintf(link, sizeof link, "/proc/self/fd/%d", t->fd);
+		rfd = open(link, O_RDONLY | O_CLOEXEC);
+		if (rfd < 0 && (errno == EMFILE || errno == ENFILE))
+			return -errno;
+	}
 	if (rfd >= 0) {
 		close(t->fd);
 	} else {
@@ -166,7 +200,7 @@ static int jbatch_resolve(struct journal *j, struct jtaken *t, struct journal_di
 	f->ino = t->ino;
 	f->whole = t->whole;
 	if (f->whole) {
-		if (fstat(rfd, &st) == 0 && S_ISREG(st.st_mode))
+		if (S_ISREG(st.st_mode))
 			f->bytes = (uint64_t)st.st_size;
 		return 0;
 	}
@@ -194,6 +228,70 @@ static void jbatch_add_lost(const struct pathset_entry *e, void *arg)
 	f->fd = -1;
 	f->whole = true;
 	b->n_files++;
+}
+
+/* A taken inode that could not be opened for lack of fds goes back to the
+ * dirty list (its ranges merged into newer ones). mu held. */
+static void jbatch_untake_locked(struct journal *j, struct jtaken *t)
+{
+	struct jinode *e = journal_inode_find(j, t->ino);
+
+	if (!e)
+		return;	/* forgotten meanwhile: gone */
+	if (!e->fh && e->fd < 0 && t->fd >= 0) {
+		e->fd = t->fd;
+		t->fd = -1;
+		j->n_fds++;
+	}
+	if (!e->fh && e->fd < 0 && t->fh) {
+		e->fh = t->fh;
+		t->fh = NULL;
+	}
+	for (size_t k = 0; !t->whole && !e->whole && k < t->ranges.n; k++)
+		if (rangeset_add(&e->ranges, t->ranges.v[k].off,
+				 t->ranges.v[k].end - t->ranges.v[k].off) < 0)
+			e->whole = true;
+	if (t->whole || e->ranges.n > JOURNAL_RANGES_MAX)
+		e->whole = true;
+	if (e->whole)
+		rangeset_clear(&e->ranges);
+	journal_inode_dirty(j, e);
+}
+
+/*
+ * A barrier take that could not take every dirty file (the batch file cap,
+ * or no fds to open them) does not answer the barrier: an ack of its end
+ * would tell a waiter "on the peer" while files written before the
+ * barrier are still here. Seqs cannot be reserved (concurrent appends),
+ * so instead acks are held below the lowest barrier seq handed out
+ * (journal_ack records at most floor - 1) until a later take that did
+ * take everything is acked; the next takes stay barrier takes meanwhile.
+ * mu held.
+ */
+static void jbatch_barrier_incomplete_locked(struct journal *j, uint64_t floor, uint64_t end)
+{
+	if (!floor)
+		floor = end;
+	if (!j->barrier_seq)
+		j->barrier_seq = end;
+	if (!j->barrier_floor || floor < j->barrier_floor)
+		j->barrier_floor = floor;
+	if (!j->ack_hold || floor < j->ack_hold)
+		j->ack_hold = floor;
+	j->ack_release = 0;
+}
+
+/* Files one batch may take: journal_batch_files, and never more than a
+ * quarter of the open-file limit, which the fs needs for its inodes. */
+static size_t jbatch_file_cap(void)
+{
+	size_t cap = journal_batch_files ? journal_batch_files : 1;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 4 < cap)
+		cap = rl.rlim_cur / 4 ? (size_t)(rl.rlim_cur / 4) : 1;
+	return cap;
 }
 
 static int jbatch_inflight_add(struct journal *j, uint64_t end, uint64_t bytes)
@@ -228,8 +326,9 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	size_t n_taken = 0, nsegs = 0, n_lost;
 	struct journal_op bop = { .type = JOP_BATCH, .path = "" };
 	struct jbatch *jb;
-	uint64_t first, end, budget = 0;
-	bool bounded;
+	uint64_t first, end, budget = 0, bfloor = 0;
+	bool bounded, barrier, incomplete = false;
+	size_t cap = jbatch_file_cap();
 	int64_t seq;
 	int rc;
 
@@ -256,9 +355,12 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	first = j->sent_seq + 1;
 	j->taking_end = end;
 
-	/* Take the dirty inodes (all of them while a barrier is owed). */
-	bounded = max_bytes > 0 && j->barrier_seq == 0;
-	taken = calloc(j->n_dirty ? j->n_dirty : 1, sizeof(*taken));
+	/* Take the dirty inodes, oldest first (all of them while a barrier is
+	 * owed), at most journal_batch_files: each costs an fd in the batch. */
+	barrier = j->barrier_seq != 0;
+	bfloor = j->barrier_floor;
+	bounded = max_bytes > 0 && !barrier;
+	taken = calloc(j->n_dirty < cap ? (j->n_dirty ? j->n_dirty : 1) : cap, sizeof(*taken));
 	segs = malloc((j->nsegs ? j->nsegs : 1) * sizeof(*segs));
 	if (!taken || !segs) {
 		rc = -ENOMEM;
@@ -267,17 +369,26 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	if (j->nsegs)
 		memcpy(segs, j->segs, j->nsegs * sizeof(*segs));
 	nsegs = j->nsegs;
-	for (struct jinode *e = j->dirty_head, *next; e; e = next) {
+	for (struct jinode *e = j->dirty_tail, *prev; e && n_taken < cap; e = prev) {
 		struct jtaken *t = &taken[n_taken];
 
-		next = e->dnext;
+		prev = e->dprev;
 		if (bounded && n_taken > 0 && budget + e->ranges.bytes > max_bytes)
 			continue;
-		/* The batch takes the journal's fd; the inode's next write dups
-		 * the fs's fd again. Clean inodes hold no fd, so open fds stay
-		 * bounded by dirty + in-flight files. */
-		t->fd = e->fd;
-		e->fd = -1;
+		/* A handle stays with the inode (its next write costs nothing);
+		 * the batch opens a copy. Without one the batch takes the
+		 * journal's fd and the inode's next write dups the fs's again. */
+		t->fd = -1;
+		if (e->fh) {
+			t->fh = jhandle_dup(e->fh);
+			if (!t->fh)
+				continue;	/* no memory: stays dirty */
+		} else {
+			t->fd = e->fd;
+			e->fd = -1;
+			if (t->fd >= 0)
+				j->n_fds--;
+		}
 		t->ino = e->ino;
 		t->whole = e->whole;
 		t->ranges = e->ranges;
@@ -290,8 +401,16 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	pathset_init(&j->lost_paths);
 	j->sent_seq = end;
 	j->taking_end = 0;
-	if (j->dirty_head == NULL && end >= j->barrier_seq)
+	/* A barrier that arrived while this take waited for its records
+	 * (barrier_seq > end) is not answered by this batch: keep it. */
+	if (j->dirty_head == NULL && end >= j->barrier_seq) {
 		j->barrier_seq = 0;
+		j->barrier_floor = 0;
+		if (barrier && j->ack_hold)
+			j->ack_release = end;	/* its ack answers the held barrier */
+	} else if (barrier) {
+		jbatch_barrier_incomplete_locked(j, bfloor, end);
+	}
 	/* Everything signalled so far is in this batch, except what came after
 	 * the BATCH record or was left behind by max_bytes: re-signal that. */
 	{
@@ -306,19 +425,24 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	pthread_mutex_unlock(&j->mu);
 
 	/* Resolve paths and read records without mu: writers keep going. */
-	jb->barrier = max_bytes > 0 && !bounded;
+	jb->barrier = barrier;
 	jb->b.first_seq = first;
 	jb->b.end_seq = end;
 	n_lost = lost.n;
 	jb->b.files = calloc(n_taken + n_lost + 1, sizeof(*jb->b.files));
 	if (!jb->b.files) {
+		pthread_mutex_lock(&j->mu);
+		for (size_t i = 0; i < n_taken; i++)
+			jbatch_untake_locked(j, &taken[i]);
+		pthread_mutex_unlock(&j->mu);
 		rc = -ENOMEM;
 		goto out_requeue;
 	}
 	for (size_t i = 0; i < n_taken; i++) {
 		struct journal_dirty *f = &jb->b.files[jb->b.n_files];
 
-		rc = jbatch_resolve(j, &taken[i], f);
+		/* Once out of fds, the rest wait for the next batch. */
+		rc = incomplete ? -EMFILE : jbatch_resolve(j, &taken[i], f);
 		if (rc == 0) {
 			jb->b.n_files++;
 			jb->b.data_bytes += f->bytes;
@@ -328,10 +452,36 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 		free(f->ranges);
 		if (f->fd >= 0)
 			close(f->fd);
-		if (rc != -ENOENT) {
-			log_warn("journal cannot resolve a dirty file; it will be rescanned",
+		memset(f, 0, sizeof(*f));
+		pthread_mutex_lock(&j->mu);
+		if (rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM) {
+			/* No fd to send it with now: a later batch will. */
+			if (!incomplete)
+				log_warn("journal cannot open dirty files for this batch; "
+					 "they stay dirty for the next one", "err=%s",
+					 strerror(-rc));
+			incomplete = true;
+			jbatch_untake_locked(j, &taken[i]);
+			journal_notify_locked(j);
+		} else if (rc == -ESTALE) {
+			/* It exists, but no path can be had: only a scan of the
+			 * whole store is sure to find it. Rare: needs the dentry
+			 * evicted after a move to another directory. */
+			log_warn("journal cannot name a dirty file that was moved; "
+				 "the store will be rescanned", "ino=%" PRIu64, taken[i].ino);
+			if (journal_needs_scan_locked(j, "") < 0)
+				log_error("journal cannot record a rescan; resync the peer",
+					  "ino=%" PRIu64, taken[i].ino);
+		} else if (rc != -ENOENT) {
+			log_warn("journal cannot resolve a dirty file; dropping it",
 				 "ino=%" PRIu64 " err=%s", taken[i].ino, strerror(-rc));
 		}
+		pthread_mutex_unlock(&j->mu);
+	}
+	if (incomplete && jb->barrier) {
+		pthread_mutex_lock(&j->mu);
+		jbatch_barrier_incomplete_locked(j, bfloor, end);
+		pthread_mutex_unlock(&j->mu);
 	}
 	pathset_each(&lost, jbatch_add_lost, &jb->b);
 	/*
@@ -373,6 +523,7 @@ out_free:
 	for (size_t i = 0; i < n_taken; i++) {
 		if (taken[i].fd >= 0)
 			close(taken[i].fd);
+		free(taken[i].fh);
 		rangeset_free(&taken[i].ranges);
 	}
 	free(taken);
@@ -424,9 +575,10 @@ void journal_requeue(struct journal *j, struct journal_batch *b)
 			e = journal_inode_find(j, f->ino);
 			if (!e)
 				continue;	/* forgotten: the inode is gone */
-			if (e->fd < 0) {
+			if (!e->fh && e->fd < 0) {
 				e->fd = f->fd;	/* the batch is freed below */
 				f->fd = -1;
+				j->n_fds++;
 			}
 			for (size_t k = 0; !f->whole && !e->whole && k < f->n_ranges; k++)
 				if (rangeset_add(&e->ranges, f->ranges[k].off, f->ranges[k].len) < 0)
@@ -440,8 +592,14 @@ void journal_requeue(struct journal *j, struct journal_batch *b)
 		/* A barrier batch put back owes the barrier again: the next take
 		 * must not leave data behind, or an ack of its end would
 		 * release a barrier waiter early. */
-		if (((struct jbatch *)b)->barrier && j->barrier_seq < b->end_seq)
-			j->barrier_seq = b->end_seq;
+		if (((struct jbatch *)b)->barrier) {
+			if (j->barrier_seq < b->end_seq)
+				j->barrier_seq = b->end_seq;
+			if (!j->barrier_floor || b->first_seq < j->barrier_floor)
+				j->barrier_floor = b->first_seq;
+			if (j->ack_release == b->end_seq)
+				j->ack_release = 0;
+		}
 		jbatch_inflight_drop(j, 0, b->end_seq);
 		j->notified = false;
 		journal_notify_locked(j);
@@ -463,8 +621,12 @@ void journal_end_epoch_locked(struct journal *j)
 	pathset_clear(&j->marked_dirs);
 	pathset_clear(&j->needs_scan);
 	j->overflow = false;
-	if (j->barrier_seq <= j->acked_seq)
+	if (j->barrier_seq <= j->acked_seq) {
 		j->barrier_seq = 0;
+		j->barrier_floor = 0;
+		j->ack_hold = 0;
+		j->ack_release = 0;
+	}
 	for (size_t i = 0; i < j->itab_nb; i++)
 		while (j->itab[i])
 			journal_inode_drop(j, j->itab[i]);
@@ -472,6 +634,19 @@ void journal_end_epoch_locked(struct journal *j)
 	 * that the next ack can delete it. */
 	if (j->nsegs && j->segs[j->nsegs - 1].last_seq >= j->segs[j->nsegs - 1].first_seq)
 		j->rotate_next = true;
+}
+
+/* The seq an ack of SEQ may record while a barrier take was incomplete
+ * (see jbatch_barrier_incomplete_locked). mu held. */
+static uint64_t jbatch_ack_clamp_locked(struct journal *j, uint64_t seq)
+{
+	if (!j->ack_hold)
+		return seq;
+	if (j->ack_release && seq >= j->ack_release) {
+		j->ack_hold = j->ack_release = 0;
+		return seq;
+	}
+	return seq >= j->ack_hold ? j->ack_hold - 1 : seq;
 }
 
 int journal_ack(struct journal *j, uint64_t seq)
@@ -489,6 +664,7 @@ int journal_ack(struct journal *j, uint64_t seq)
 		rc = -EINVAL;
 		goto out_unlock_ack;
 	}
+	seq = jbatch_ack_clamp_locked(j, seq);
 	if (seq <= j->acked_seq) {
 		pthread_mutex_unlock(&j->mu);
 		goto out_unlock_ack;
@@ -503,6 +679,8 @@ int journal_ack(struct journal *j, uint64_t seq)
 	}
 
 	pthread_mutex_lock(&j->mu);
+	if (seq <= j->acked_seq)
+		seq = j->acked_seq;	/* a concurrent hold: never move back */
 	j->acked_seq = seq;
 	if (j->sent_seq < seq)
 		j->sent_seq = seq;

@@ -36,15 +36,16 @@
  * created in the epoch (its create record carries its ino) is covered by its
  * directory's mark, so it never waits: copying 10,000 files into 50
  * folders costs ~50 waits. Every later change of a marked inode is a mutex,
- * a hash lookup and a range merge (plus one dup of the fs's fd after each
- * batch took the journal's: clean inodes hold no fd). The epoch ends when the peer has acked
+ * a hash lookup and a range merge. The first one also takes a file
+ * handle for the inode (journal_inode_track: no fd is kept per dirty file;
+ * a batch opens its files, at most journal_batch_files). The epoch ends when the peer has acked
  * every record and no dirty data is left: the in-memory marks are dropped
  * and the next change marks again. The epoch boundary is the ack file
  * itself (records <= acked are void), so no EPOCH record is written.
  *
  * Recovery. journal_open scans the segments after the ack (jseg.c), cuts a
  * torn or damaged tail, and keeps every later record for re-sending. Each
- * mark after the ack becomes dirty inodes sent whole (opened O_PATH, so
+ * mark after the ack becomes dirty inodes sent whole (by file handle, so
  * they follow later renames like any dirty file): the marked file, and
  * each entry of a marked directory whose ctime >= the time stored in the
  * mark (its mtime field, taken 1 s early because the kernel's ctime clock
@@ -88,6 +89,9 @@
 #include "netsync/jrec.h"
 
 uint64_t journal_segment_bytes = 64ull << 20;
+size_t journal_batch_files = 1024;
+size_t journal_fds_max = 4096;
+bool journal_no_handles;
 
 static const char *const journal_op_names[] = {
 	[JOP_CREATE] = "create", [JOP_MKDIR] = "mkdir", [JOP_MKNOD] = "mknod",
@@ -160,6 +164,7 @@ struct jinode *journal_inode_get(struct journal *j, uint64_t ino)
 		return NULL;
 	e->ino = ino;
 	e->fd = -1;
+	e->fh = NULL;
 	rangeset_init(&e->ranges);
 	h = journal_ihash(j, ino);
 	e->hnext = j->itab[h];
@@ -177,6 +182,8 @@ void journal_inode_dirty(struct journal *j, struct jinode *e)
 	e->dnext = j->dirty_head;
 	if (j->dirty_head)
 		j->dirty_head->dprev = e;
+	else
+		j->dirty_tail = e;
 	j->dirty_head = e;
 	j->n_dirty++;
 	journal_notify_locked(j);
@@ -192,6 +199,8 @@ void journal_inode_clean(struct journal *j, struct jinode *e)
 		j->dirty_head = e->dnext;
 	if (e->dnext)
 		e->dnext->dprev = e->dprev;
+	else
+		j->dirty_tail = e->dprev;
 	e->on_dirty = false;
 	e->dnext = e->dprev = NULL;
 	j->n_dirty--;
@@ -208,10 +217,46 @@ void journal_inode_drop(struct journal *j, struct jinode *e)
 		pp = &(*pp)->hnext;
 	*pp = e->hnext;
 	j->itab_n--;
-	if (e->fd >= 0)
+	if (e->fd >= 0) {
 		close(e->fd);
+		j->n_fds--;
+	}
+	free(e->fh);
 	rangeset_free(&e->ranges);
 	free(e);
+}
+
+/*
+ * How the journal finds a dirty inode again when the sender takes it. It
+ * must follow the file across renames (the path is only resolved at take
+ * time, under the ns lock), so a path will not do; an fd would, but an fd
+ * per dirty file is what ran a peerless mount out of them (see jhandle.c).
+ * A file handle costs one syscall here and no fd until the take. Without
+ * handles (a filesystem that has none, a file on another mount inside the
+ * store) the journal keeps a dup of the fs's fd, at most journal_fds_max
+ * of them; past that the caller names the file by path in a NEEDS_SCAN,
+ * as it always did when fds ran out, and writes never fail.
+ */
+int journal_inode_track(struct journal *j, struct jinode *e, int fd)
+{
+	int err = 0;
+
+	if (e->fh || e->fd >= 0)
+		return 0;
+	if (!journal_no_handles) {
+		e->fh = jhandle_from_fd(&j->hcaps, fd, &err);
+		if (e->fh)
+			return 0;
+		if (err == -ENOMEM)
+			return err;
+	}
+	if (j->n_fds >= journal_fds_max)
+		return -EMFILE;
+	e->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (e->fd < 0)
+		return -errno;
+	j->n_fds++;
+	return 0;
 }
 
 /* ---- notification, buffer, durability ---- */
@@ -555,7 +600,7 @@ static int64_t journal_mark_dir_locked(struct journal *j, const char *dir)
 }
 
 /* Records that path must be rescanned (overflow). Returns a seq. mu held. */
-static int64_t journal_needs_scan_locked(struct journal *j, const char *path)
+int64_t journal_needs_scan_locked(struct journal *j, const char *path)
 {
 	struct journal_op op = { .type = JOP_NEEDS_SCAN, .path = path };
 	int64_t seq;
@@ -699,8 +744,9 @@ int journal_prepare(struct journal *j, const struct journal_op *op)
 }
 
 /*
- * Out of file descriptors: the journal cannot keep one for this inode, so
- * it cannot follow the file across renames. It names the file by its
+ * Out of file descriptors (only without file handles: journal_fds_max
+ * reached, or the process is out of them): the journal cannot keep one
+ * for this inode, so it cannot follow the file across renames. It names the file by its
  * current path in a durable NEEDS_SCAN and enters overflow, so every later
  * op is a NEEDS_SCAN too until the epoch ends, and no later record can
  * move the file away from the name that will be scanned. mu held.
@@ -717,9 +763,10 @@ static int journal_mark_by_path_locked(struct journal *j, struct jinode *e, int 
 		return rc == -ENOENT ? 0 : rc;
 	if (!j->overflow) {
 		j->overflow = true;
-		log_warn("journal is out of file descriptors; recording paths for "
-			 "rescan until the peer catches up (raise LimitNOFILE)",
-			 "dir=%s path=%s", j->dir, path);
+		log_warn("journal is out of file descriptors for dirty files (the "
+			 "store has no file handles); recording paths for rescan "
+			 "until the peer catches up", "dir=%s path=%s fds=%zu",
+			 j->dir, path, j->n_fds);
 	}
 	seq = journal_needs_scan_locked(j, path);
 	free(path);
@@ -746,7 +793,7 @@ int journal_mark_dirty(struct journal *j, uint64_t ino, int fd,
 	pthread_mutex_lock(&j->mu);
 	for (;;) {
 		e = journal_inode_find(j, ino);
-		if (e && e->fd >= 0 && e->mark_epoch == j->epoch &&
+		if (e && (e->fh || e->fd >= 0) && e->mark_epoch == j->epoch &&
 		    e->mark_seq <= j->durable_seq)
 			break;
 		if (!e) {
@@ -756,21 +803,18 @@ int journal_mark_dirty(struct journal *j, uint64_t ino, int fd,
 				goto out_unlock;
 			}
 		}
-		if (e->fd < 0) {
-			e->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-			if (e->fd < 0) {
-				rc = -errno;
-				if (rc == -EMFILE || rc == -ENFILE)
-					rc = journal_mark_by_path_locked(j, e, fd);
-				goto out_unlock;
-			}
+		rc = journal_inode_track(j, e, fd);
+		if (rc < 0) {
+			if (rc == -EMFILE || rc == -ENFILE)
+				rc = journal_mark_by_path_locked(j, e, fd);
+			goto out_unlock;
 		}
 		if (e->mark_epoch != j->epoch) {
 			struct journal_op op = { .type = JOP_MARK_FILE, .ino = ino };
 			char *path = NULL;
 			int64_t seq;
 
-			rc = journal_fd_path(j, e->fd, &path);
+			rc = journal_fd_path(j, fd, &path);
 			if (rc == -ENOENT) {
 				/* Unlinked: nothing to replicate. */
 				journal_inode_drop(j, e);
@@ -870,10 +914,14 @@ uint64_t journal_barrier(struct journal *j)
 		s = j->taking_end;
 		if (s > j->barrier_seq)
 			j->barrier_seq = s;
+		if (!j->barrier_floor || s < j->barrier_floor)
+			j->barrier_floor = s;
 	} else if (j->head_seq > j->sent_seq || j->dirty_head || j->lost_paths.n) {
 		s = j->head_seq + 1;
 		if (s > j->barrier_seq)
 			j->barrier_seq = s;
+		if (!j->barrier_floor || s < j->barrier_floor)
+			j->barrier_floor = s;
 		j->notified = false;	/* wake the sender even if it was woken */
 		journal_notify_locked(j);
 	} else {
@@ -963,40 +1011,69 @@ static int journal_recover_rec(const uint8_t *rec, size_t len, uint64_t seq, voi
 }
 
 /*
- * A recovered path becomes an ordinary dirty inode (sent whole) holding an
- * O_PATH fd, so it follows later renames like any other dirty file. A path
- * that is gone needs nothing here (its directory is listed too). Without an
- * fd the path is kept as a name (fd -1 in the batch). journal_open only.
+ * A recovered path becomes an ordinary dirty inode (sent whole) holding a
+ * file handle (or, without handles, an O_PATH fd while under
+ * journal_fds_max), so it follows later renames like any other dirty
+ * file. A path that is gone needs nothing here (its directory is listed
+ * too). Otherwise the path is kept as a name (fd -1 in the batch).
+ * journal_open only.
  */
 static void journal_recover_lost(const char *path, const char *why, void *arg)
 {
 	struct journal *j = arg;
+	struct file_handle *fh = NULL;
 	char full[PATH_MAX];
 	struct jinode *e;
 	struct stat st;
-	int fd;
+	int fd = -1, err;
 
+	(void)why;
 	snprintf(full, sizeof full, "%s%s%s", j->store, path[0] ? "/" : "", path);
-	fd = open(full, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
-		return;
-	if (fd >= 0 && fstat(fd, &st) == 0 && (e = journal_inode_get(j, st.st_ino)) != NULL) {
-		if (e->fd < 0) {
-			e->fd = fd;
+	if (lstat(full, &st) < 0) {
+		if (errno == ENOENT)
+			return;
+		goto out_lost;
+	}
+	if (!journal_no_handles)
+		fh = jhandle_from_path(&j->hcaps, full, &err);
+	if (!fh && j->n_fds < journal_fds_max) {
+		fd = open(full, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			return;
+		if (fd >= 0 && fstat(fd, &st) < 0) {
+			close(fd);
 			fd = -1;
 		}
+	}
+	if ((fh || fd >= 0) && (e = journal_inode_get(j, st.st_ino)) != NULL) {
+		if (!e->fh && e->fd < 0) {
+			e->fh = fh;
+			fh = NULL;
+			if (fd >= 0) {
+				e->fd = fd;
+				fd = -1;
+				j->n_fds++;
+			}
+		}
+		free(fh);
 		e->whole = true;
 		rangeset_clear(&e->ranges);
 		journal_inode_dirty(j, e);
-	} else if (pathset_add(&j->lost_paths, path, 0) < 0) {
-		log_error("journal out of memory while recovering marks", "path=%s", path);
+		if (fd >= 0)
+			close(fd);
+		return;
 	}
+	free(fh);
 	if (fd >= 0)
 		close(fd);
+out_lost:
+	if (pathset_add(&j->lost_paths, path, 0) < 0)
+		log_error("journal out of memory while recovering marks", "path=%s", path);
 }
 
-/* The journal keeps one fd per written inode until the peer has it; let
- * it use the hard limit rather than the default soft 1024. */
+/* Without file handles the journal keeps up to journal_fds_max fds for
+ * dirty inodes, and a batch opens up to journal_batch_files: let it use
+ * the hard limit rather than the default soft 1024. */
 static void journal_raise_nofile(void)
 {
 	struct rlimit rl;
@@ -1031,7 +1108,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	j->dirfd = j->evfd = j->seg_fd = j->lockfd = -1;
+	j->dirfd = j->evfd = j->seg_fd = j->lockfd = j->rootfd = -1;
 	pthread_mutex_init(&j->ns_mu, NULL);
 	pthread_mutex_init(&j->ack_mu, NULL);
 	pthread_mutex_init(&j->mu, NULL);
@@ -1083,6 +1160,25 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 		goto out_free;
 	}
 	journal_raise_nofile();
+	/* O_RDONLY: open_by_handle_at refuses an O_PATH mount fd (EBADF). */
+	j->rootfd = open(j->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (j->rootfd < 0) {
+		rc = -errno;
+		log_error("cannot open the store for the journal; check that it exists",
+			  "store=%s err=%s", j->store, strerror(-rc));
+		goto out_free;
+	}
+	jhandle_probe(j->rootfd, &j->hcaps);
+	if (j->hcaps.usable && !journal_no_handles)
+		log_notice("journal tracks dirty files by file handle (no fd per file)",
+			   "store=%s connectable=%d batch_files=%zu", j->store,
+			   j->hcaps.connectable, journal_batch_files);
+	else
+		log_notice("journal tracks dirty files by fd: the store has no usable "
+			   "file handles; past the fd cap files are recorded by path "
+			   "for rescan", "store=%s err=%s fd_cap=%zu", j->store,
+			   journal_no_handles ? "disabled" : strerror(-j->hcaps.err),
+			   journal_fds_max);
 	rc = jseg_ack_read(j->dirfd, &j->acked_seq);
 	if (rc < 0) {
 		log_error("journal ack file is unreadable; remove STATE/journal to "
@@ -1167,6 +1263,7 @@ void journal_close(struct journal *j)
 			n = e->hnext;
 			if (e->fd >= 0)
 				close(e->fd);
+			free(e->fh);
 			rangeset_free(&e->ranges);
 			free(e);
 		}
@@ -1185,6 +1282,8 @@ void journal_close(struct journal *j)
 		close(j->dirfd);
 	if (j->lockfd >= 0)
 		close(j->lockfd);
+	if (j->rootfd >= 0)
+		close(j->rootfd);
 	free(j->dir);
 	free(j->store);
 	pthread_cond_destroy(&j->commit_cv);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "netsync/jhandle.h"
 #include "netsync/journal.h"
 #include "netsync/jseg.h"
 #include "netsync/pathset.h"
@@ -22,6 +23,15 @@ extern uint64_t journal_segment_bytes;
 /* Above this many disjoint dirty ranges an inode is sent whole (its ranges
  * are dropped), which bounds memory for random writers. */
 #define JOURNAL_RANGES_MAX 1024
+/* Most files one batch takes (and so most fds it opens); the rest stay
+ * dirty for the next batch. Unit tests lower it. */
+extern size_t journal_batch_files;
+/* Without file handles (a filesystem that has none): most dup'd fds the
+ * journal keeps for dirty inodes; beyond it files are named by path
+ * (NEEDS_SCAN). Unit tests lower it. */
+extern size_t journal_fds_max;
+/* Tests: behave as if the store had no file handles. */
+extern bool journal_no_handles;
 /* Marks record a time a little before now: the kernel stamps ctime from
  * a coarse clock that can lag CLOCK_REALTIME. */
 #define JOURNAL_MARK_SLACK_NS 1000000000ull
@@ -33,7 +43,10 @@ struct jinode {
 	bool on_dirty;
 	bool whole;			/* send the whole file */
 	uint64_t ino;
-	int fd;				/* the journal's dup while dirty, or -1 */
+	int fd;				/* the journal's dup while dirty, or -1
+					 * (only without a handle) */
+	struct file_handle *fh;		/* names the inode without an fd, or
+					 * NULL; kept until the inode is dropped */
 	uint64_t mark_epoch;		/* epoch in which it is covered: created
 					 * in it, or its MARK_FILE appended */
 	uint64_t mark_seq;		/* that MARK_FILE's seq (0: created) */
@@ -54,7 +67,7 @@ struct jbuf {
 struct jbatch {
 	struct journal_batch b;
 	uint8_t *raw;
-	bool barrier;	/* took all dirty data for a barrier */
+	bool barrier;	/* taken while a barrier was owed */
 };
 
 /* An outstanding (taken, not yet acked) batch, for requeue and stats. */
@@ -80,6 +93,11 @@ struct journal {
 
 	uint64_t head_seq, durable_seq, acked_seq, sent_seq, epoch;
 	uint64_t barrier_seq;		/* a batch ending at >= this is owed */
+	uint64_t barrier_floor;		/* lowest seq handed out by a barrier
+					 * not yet answered by a complete take */
+	uint64_t ack_hold;		/* acks are held below this (0: none):
+					 * a barrier take left files behind */
+	uint64_t ack_release;		/* acking this releases ack_hold */
 	uint64_t taking_end;		/* end_seq of a take not yet collected */
 	struct jbuf buf;
 	uint64_t first_buffered_ns;	/* when buf became non-empty */
@@ -98,8 +116,11 @@ struct journal {
 	struct pathset lost_paths;	/* recovered dirty paths (no fd) */
 	struct jinode **itab;
 	size_t itab_nb, itab_n;
-	struct jinode *dirty_head;
+	struct jinode *dirty_head, *dirty_tail;	/* newest first */
 	uint64_t n_dirty;
+	int rootfd;			/* the store root, O_RDONLY (handles) */
+	struct jhandle_caps hcaps;	/* file handles usable on the store? */
+	size_t n_fds;			/* dup'd fds held by inodes */
 
 	struct jinflight *inflight;	/* sorted by end_seq */
 	size_t n_inflight, cap_inflight;
@@ -129,6 +150,12 @@ void journal_inode_dirty(struct journal *j, struct jinode *e);
 void journal_inode_clean(struct journal *j, struct jinode *e);
 void journal_inode_drop(struct journal *j, struct jinode *e);
 void journal_end_epoch_locked(struct journal *j);
+/* Makes e able to find its inode later from fd: a file handle, or (no
+ * handles, or none for this inode) a dup of fd while under journal_fds_max.
+ * -EMFILE when neither can be had (the caller names it by path). mu held. */
+int journal_inode_track(struct journal *j, struct jinode *e, int fd);
+/* Records that path must be rescanned (see overflow). Returns a seq. */
+int64_t journal_needs_scan_locked(struct journal *j, const char *path);
 /* Relative path of the inode behind fd ("" = root), malloc'd; -ENOENT if
  * it is unlinked or outside the store. Any thread, no lock needed. */
 int journal_fd_path(struct journal *j, int fd, char **out);
