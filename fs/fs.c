@@ -193,10 +193,10 @@ static int fs_check_paths(const struct fs_opts *o, struct fs *fs,
 }
 
 /*
- * Every inode the kernel holds costs us an O_PATH fd (and the journal a
- * dup of each dirty file's), and the kernel keeps inodes as long as its
- * cache does: a tree of 10,000 files needs 10,000+ fds. Raise the soft
- * limit to the hard one, as passthrough_hp does.
+ * Every inode the kernel holds costs us an O_PATH fd (the journal keeps
+ * file handles, not fds, for dirty files), and the kernel keeps inodes as
+ * long as its cache does: a tree of 10,000 files needs 10,000+ fds. Raise
+ * the soft limit to the hard one, as passthrough_hp does.
  */
 static void fs_raise_nofile(void)
 {
@@ -229,9 +229,8 @@ static void fs_raise_nofile(void)
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536)
 		log_warn("open-file limit is low: the mount holds one fd per "
-			 "file the kernel caches, the journal one per file "
-			 "not yet sent; large trees may fail with EMFILE "
-			 "(raise LimitNOFILE or ulimit -Hn)",
+			 "file the kernel caches; large trees may fail with "
+			 "EMFILE (raise LimitNOFILE or ulimit -Hn)",
 			 "nofile=%llu", (unsigned long long)rl.rlim_cur);
 }
 
