@@ -212,6 +212,8 @@ void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		fuse_reply_err(req, EPERM);
 		return;
 	}
+	if (strcmp(name, FS_XATTR_CAPS) == 0)
+		__atomic_store_n(&i->no_caps, false, __ATOMIC_RELAXED);
 	fs_procpath(proc, i->fd);
 	record_begin(fs, &rec, JOP_SETXATTR, i, NULL, NULL, NULL);
 	rec.op.xname = name;
@@ -239,6 +241,22 @@ void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	 * the kernel cannot cache for us: one round trip per file. */
 	if (strcmp(name, "security.selinux") == 0) {
 		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	/*
+	 * The kernel asks for security.capability before every write(2) to
+	 * a file (file_remove_privs: a write must drop file capabilities),
+	 * because FUSE cannot tell it that a file has none (that takes
+	 * FUSE_HANDLE_KILLPRIV_V2, which libfuse 3.14 cannot negotiate, and
+	 * even then it asks once per inode). The round trip stays; the
+	 * store lookup through /proc need not: a file this mount created
+	 * has none, and only this mount can add one (fs_setxattr clears the
+	 * mark first). A stale "none" would need a setxattr racing this
+	 * getxattr, which has no defined order anyway.
+	 */
+	if (strcmp(name, FS_XATTR_CAPS) == 0 &&
+	    __atomic_load_n(&i->no_caps, __ATOMIC_RELAXED)) {
+		fuse_reply_err(req, ENODATA);
 		return;
 	}
 	if (i->type == S_IFLNK) {
@@ -316,6 +334,8 @@ void fs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		fuse_reply_err(req, EPERM);
 		return;
 	}
+	if (strcmp(name, FS_XATTR_CAPS) == 0)
+		__atomic_store_n(&i->no_caps, false, __ATOMIC_RELAXED);
 	fs_procpath(proc, i->fd);
 	record_begin(fs, &rec, JOP_REMOVEXATTR, i, NULL, NULL, NULL);
 	rec.op.xname = name;

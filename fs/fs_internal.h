@@ -63,6 +63,9 @@ static inline void fs_fix_stat(struct stat *st)
 	st->st_blksize = FS_IO_SIZE;
 }
 
+/* The xattr holding file capabilities (XATTR_NAME_CAPS). */
+#define FS_XATTR_CAPS "security.capability"
+
 /* "/proc/self/fd/N" for an fd, to open or chmod an inode we hold O_PATH. */
 #define FS_PROCPATH_MAX 32
 void fs_procpath(char *buf, int fd);

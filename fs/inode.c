@@ -166,6 +166,7 @@ struct inode *inode_ref(struct inode_table *t, int fd, const struct stat *st,
 	fresh->ino = st->st_ino;
 	fresh->type = st->st_mode & S_IFMT;
 	fresh->nlookup = 1;
+	fresh->no_caps = false;
 	fresh->next = t->buckets[h];
 	t->buckets[h] = fresh;
 	if (++t->count > t->n_buckets)

@@ -21,6 +21,9 @@ struct inode {
 	ino_t ino;		/* immutable */
 	mode_t type;		/* S_IFMT bits; immutable */
 	uint64_t nlookup;	/* kernel references; table lock */
+	bool no_caps;		/* known to have no security.capability xattr
+				 * (created by this mount, none set since);
+				 * __atomic relaxed, see fs_getxattr */
 	struct inode *next;	/* hash chain; table lock */
 };
 
