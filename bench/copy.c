@@ -106,7 +106,7 @@ out_in:
  */
 static int copy_replication_sync(const struct copy_opts *o)
 {
-	char *argv[] = { "twinfs", "sync", "--state", (char *)o->replicated_state, NULL };
+	char *argv[] = { "twinfs", "sync", "--quiet", "--state", (char *)o->replicated_state, NULL };
 	pid_t pid;
 	int status, rc;
 
