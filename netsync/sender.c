@@ -91,13 +91,13 @@ struct cursor {
 	int fd;			/* readable fd of the current file, -1: none */
 	bool own_fd;		/* fd was opened here (close it) */
 	struct stat st;		/* fstat at file start (size bound, ATTR) */
-	/* Paths whose whole state is sent after the batch's dirty files:
-	 * NEEDS_SCAN records, and every path named by a replayed batch when
+	/* Paths whose whole state is sent after the batch's dirty files (or,
+	 * if the batch walks subtrees, before the walks): NEEDS_SCAN records, and every path named by a replayed batch when
 	 * the peer said its last apply was interrupted (HELLO_F_DIRTY). */
 	struct journal_dirty *repair;
 	size_t n_repair, cap_repair;
-	/* Subtrees whose whole current state is sent after the batch's files
-	 * (see "Baseline" below): the whole store for a baseline batch, a
+	/* Subtrees whose whole current state is sent before the batch's
+	 * dirty files (see "Baseline" below): the whole store for a baseline batch, a
 	 * directory for a NEEDS_SCAN record naming one. */
 	char **walk_roots;
 	size_t n_roots, cap_roots, next_root;
@@ -277,10 +277,19 @@ static void cursor_close_file(struct cursor *c)
 	c->own_fd = false;
 }
 
-/* The number of the batch's own dirty files the cursor sends. */
+/*
+ * The number of the batch's own dirty files the cursor sends now. Order of
+ * a batch's data: the repairs its records asked for, then the subtree
+ * walks (each file's content as a repair, one at a time), then the batch's
+ * dirty files. The walks go first because a dirty file may lie in a
+ * directory that only a walk creates on the peer (NEEDS_SCAN of its
+ * parent); a baseline's own dirty files are covered by its walk.
+ */
 static size_t cursor_n_files(const struct cursor *c)
 {
-	return c->baseline ? 0 : c->cur->b->n_files;
+	if (c->baseline || c->walk || c->next_root < c->n_roots)
+		return 0;
+	return c->cur->b->n_files;
 }
 
 /* Every repair is sent: forget them (a walk adds one per file, so the list
@@ -983,8 +992,8 @@ static int sender_put_data(struct sender *s, struct evbuffer *out)
  * path is now — the entry itself as an OP carrying the record's seq (so
  * order and resume work as for any op), and for a regular file its whole
  * content after the batch's dirty files. For a directory its entries may
- * have changed in any way, so the whole subtree is walked and sent after
- * the batch's files (sender_put_walk). A path that no longer exists needs
+ * have changed in any way, so the whole subtree is walked and sent
+ * before the batch's dirty files (sender_put_walk, cursor_n_files). A path that no longer exists needs
  * nothing: the op that removed it follows in the journal.
  */
 static int sender_put_scan(struct sender *s, struct evbuffer *out,
@@ -1016,13 +1025,13 @@ static int sender_put_scan(struct sender *s, struct evbuffer *out,
 		op.type = JOP_MKNOD;
 		op.rdev = st.st_rdev;
 	}
+	if ((!S_ISDIR(st.st_mode) || *r->op.path) && proto_encode_op(out, r->seq, &op) < 0)
+		return -EINVAL;
 	if (S_ISDIR(st.st_mode)) {
 		log_notice("a directory changed while the journal was full; sending "
 			   "its whole subtree", "path=%s", r->op.path);
 		return cursor_add_walk(&s->c, r->op.path);
 	}
-	if (proto_encode_op(out, r->seq, &op) < 0)
-		return -EINVAL;
 	return S_ISREG(st.st_mode) ? cursor_add_repair(&s->c, r->op.path) : 0;
 }
 
@@ -1192,8 +1201,8 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 	}
 }
 
-/* Walks the cursor's queued subtrees, one entry per call, after the
- * batch's files. Returns 1 if it put something on the wire, 0 when every
+/* Walks the cursor's queued subtrees, one entry per call, before the
+ * batch's dirty files (see cursor_n_files). Returns 1 if it put something on the wire, 0 when every
  * walk is done, -EAGAIN when this pump's step budget is used up (continue
  * from the write callback), or -errno to drop the connection. */
 static int sender_put_walk(struct sender *s, struct evbuffer *out)
@@ -1232,7 +1241,11 @@ static int sender_put_walk(struct sender *s, struct evbuffer *out)
 			treewalk_free(c->walk);
 			c->walk = NULL;
 			c->next_root++;
-			continue;
+			if (c->next_root < c->n_roots)
+				continue;
+			/* The walks are done: the batch's dirty files follow. */
+			c->file = 0;
+			return 1;
 		}
 		if (rc < 0) {
 			log_error("cannot walk the store to send it", "path=%s err=%s",
