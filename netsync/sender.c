@@ -162,6 +162,10 @@ struct sender {
 	double baseline_t0;
 	uint64_t resync_files, resync_bytes;
 	int walk_budget;	/* walk steps left in this pump */
+	/* The journal head when the last walk ended: records up to it ran
+	 * concurrently with the walk (0: none unacked). */
+	uint64_t walk_window_end;
+	bool rebaseline;	/* send a baseline on the next HELLO */
 };
 
 static const char *const peer_state_names[] = {
@@ -296,8 +300,11 @@ static size_t cursor_n_files(const struct cursor *c)
  * must not grow with the tree). */
 static void cursor_clear_repairs(struct cursor *c)
 {
-	for (size_t i = 0; i < c->n_repair; i++)
+	for (size_t i = 0; i < c->n_repair; i++) {
 		free(c->repair[i].path);
+		if (c->repair[i].fd >= 0)
+			close(c->repair[i].fd);
+	}
 	c->n_repair = 0;
 	c->file = cursor_n_files(c);
 }
@@ -305,8 +312,11 @@ static void cursor_clear_repairs(struct cursor *c)
 static void cursor_reset(struct cursor *c)
 {
 	cursor_close_file(c);
-	for (size_t i = 0; i < c->n_repair; i++)
+	for (size_t i = 0; i < c->n_repair; i++) {
 		free(c->repair[i].path);
+		if (c->repair[i].fd >= 0)
+			close(c->repair[i].fd);
+	}
 	free(c->repair);
 	treewalk_free(c->walk);
 	for (size_t i = 0; i < c->n_roots; i++)
@@ -686,6 +696,7 @@ static void sender_event_cb(struct bufferevent *bev, short what, void *arg)
 
 static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 {
+	const char *why;
 	bool baseline;
 	int rc;
 
@@ -706,7 +717,10 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 			   "point", "peer=%s peer_seq=%llu", s->peer,
 			   (unsigned long long)h->applied_seq);
 	}
-	baseline = h->applied_seq == 0;
+	baseline = h->applied_seq == 0 || s->rebaseline;
+	why = h->applied_seq == 0 ? "the peer has never applied anything" :
+	      "the peer failed to replay a change made during a walk";
+	s->rebaseline = false;
 	rc = journal_rewind(s->j, h->applied_seq);
 	if (rc == -ERANGE) {
 		struct journal_stats js;
@@ -719,6 +733,7 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 				   (unsigned long long)h->applied_seq,
 				   (unsigned long long)js.acked_seq);
 			baseline = true;
+			why = "the peer is behind the journal";
 			rc = 0;
 		}
 	}
@@ -742,9 +757,7 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		   (unsigned long long)h->generation);
 	s->backoff_ms = BACKOFF_MIN_MS;
 	if (baseline)
-		sender_baseline_start(s, h->applied_seq == 0 ?
-				      "the peer has never applied anything" :
-				      "the peer is behind the journal");
+		sender_baseline_start(s, why);
 	sender_set_state(s, PEER_STREAMING, "hello exchanged");
 	return 0;
 }
@@ -777,6 +790,8 @@ static void sender_flush_ack(struct sender *s)
 			   (unsigned long long)s->resync_bytes,
 			   clock_mono_s() - s->baseline_t0);
 	}
+	if (s->walk_window_end && seq >= s->walk_window_end)
+		s->walk_window_end = 0;	/* the peer applied everything it overlapped */
 	while ((f = s->head) && f->b->end_seq <= seq && f != s->c.cur) {
 		s->head = f->next;
 		if (!s->head)
@@ -821,6 +836,20 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		sender_set_error(s, "peer %s: %s", s->peer, e.text);
 		log_error("the replication peer reported an error", "peer=%s code=%s "
 			  "text=\"%s\"", s->peer, proto_err_name(e.code), e.text);
+		/*
+		 * A walk reads directories while names change (readdir may
+		 * miss a renamed entry or return it under both names), so the
+		 * peer can fail to replay a rename that ran during the walk.
+		 * Replaying it again would fail again: instead the next
+		 * connection sends a new baseline, which covers those records.
+		 */
+		if (s->walk_window_end) {
+			log_notice("the peer could not apply a change made while a subtree "
+				   "was being sent; sending a baseline of the whole store "
+				   "again", "peer=%s window_end=%llu", s->peer,
+				   (unsigned long long)s->walk_window_end);
+			s->rebaseline = true;
+		}
 		return -ECONNABORTED;
 	case PROTO_GOODBYE:
 		return -ECONNRESET;
@@ -1071,6 +1100,16 @@ static int sender_put_scan(struct sender *s, struct evbuffer *out,
  * If the connection drops before S is acked, the peer still reports a
  * position below S (or 0), so the next HELLO starts the baseline again.
  *
+ * Where that argument is weak: readdir of a directory whose names change
+ * may miss a renamed entry or return it under both names, so a RENAME
+ * replayed after the walk can find neither name on the peer (ENOENT) or
+ * a non-empty directory in the way. The peer then reports an apply
+ * error; replaying would fail the same way, so the sender sends a new
+ * baseline on the next connection (sender_on_frame, rebaseline), whose
+ * batch covers those records. It converges once a walk runs without
+ * such a rename. Entries sent under a name that was renamed away stay
+ * on the peer as names it alone has (see below).
+ *
  * A baseline adds and overwrites; it never deletes. Names the peer has and
  * this store does not stay there, so after a baseline the stores are not
  * known to be equal, and we say so in the log.
@@ -1149,7 +1188,7 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 	struct journal_op op = { 0 };
 	char target[PATH_MAX];
 	ssize_t n;
-	int rc;
+	int fd, rc;
 
 	if (it->leave) {
 		/* After its entries, whose creation changed its times. */
@@ -1192,7 +1231,26 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 	switch (op.type) {
 	case JOP_CREATE:
 		s->resync_files++;
-		return cursor_add_repair(&s->c, it->path);	/* data, then ATTR */
+		/*
+		 * Its content is read through an fd opened here, relative to the
+		 * walk's directory fd, not later by path: if a parent is renamed
+		 * while the walk is in it, the path no longer resolves, yet the
+		 * peer must get the content under the name it was created with
+		 * (the RENAME that follows moves it).
+		 */
+		fd = openat(it->dirfd, it->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+			    O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			return errno == ENOENT || errno == ELOOP ? 0 : -errno;
+		rc = cursor_add_repair(&s->c, it->path);	/* data, then ATTR */
+		if (rc < 0 || s->c.n_repair == 0 ||
+		    strcmp(s->c.repair[s->c.n_repair - 1].path, it->path) != 0 ||
+		    s->c.repair[s->c.n_repair - 1].fd >= 0) {
+			close(fd);
+			return rc;
+		}
+		s->c.repair[s->c.n_repair - 1].fd = fd;
+		return 0;
 	case JOP_MKNOD:
 		sender_put_walk_attr(out, it, meta);
 		return 0;
@@ -1209,6 +1267,7 @@ static int sender_put_walk(struct sender *s, struct evbuffer *out)
 {
 	struct cursor *c = &s->c;
 	struct treewalk_item it;
+	struct journal_stats js;
 	int rc;
 
 	cursor_clear_repairs(c);	/* sender_put_data sent them all */
@@ -1244,6 +1303,8 @@ static int sender_put_walk(struct sender *s, struct evbuffer *out)
 			if (c->next_root < c->n_roots)
 				continue;
 			/* The walks are done: the batch's dirty files follow. */
+			journal_get_stats(s->j, &js);
+			s->walk_window_end = js.head_seq;
 			c->file = 0;
 			return 1;
 		}

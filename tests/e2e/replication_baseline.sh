@@ -46,7 +46,22 @@ check "the store is filled before the mount" [ $? -eq 0 ]
 start_serve
 t0=$(date +%s.%N)
 start_mount
+# Changes while the baseline may be running: new files, a directory
+# rename, an append, a file move and a removal of pre-filled entries.
+during() {
+	set -e
+	mkdir "$MNT/during"
+	for k in $(seq 0 49); do echo "during $k" >"$MNT/during/n$k"; done
+	mv "$MNT/top6" "$MNT/top6-renamed"
+	echo appended >>"$MNT/top5/mid2/leaf/f3"
+	mv "$MNT/top7/mid1/leaf/f4" "$MNT/top7/moved-f4"
+	rm "$MNT/top8/mid2/leaf/f5"
+}
+( during ) >"$T/during.log" 2>&1 &
+writer=$!
 wait_until 15 connected || fail "the mount did not connect to the peer"
+wait $writer
+check "writes during the baseline succeed" [ $? -eq 0 ]
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
 check "sync after the first mount exits 0" [ $? -eq 0 ]
 t1=$(date +%s.%N)
