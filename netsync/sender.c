@@ -843,7 +843,7 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		 * Replaying it again would fail again: instead the next
 		 * connection sends a new baseline, which covers those records.
 		 */
-		if (s->walk_window_end) {
+		if (s->walk_window_end && e.code == PROTO_E_APPLY) {
 			log_notice("the peer could not apply a change made while a subtree "
 				   "was being sent; sending a baseline of the whole store "
 				   "again", "peer=%s window_end=%llu", s->peer,
