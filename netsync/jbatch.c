@@ -718,6 +718,16 @@ out_unlock_ack:
 	return rc;
 }
 
+void journal_owe_batch(struct journal *j)
+{
+	pthread_mutex_lock(&j->mu);
+	if (j->barrier_seq <= j->head_seq)
+		j->barrier_seq = j->head_seq + 1;
+	j->notified = false;
+	journal_notify_locked(j);
+	pthread_mutex_unlock(&j->mu);
+}
+
 int journal_rewind(struct journal *j, uint64_t peer_seq)
 {
 	bool ack;

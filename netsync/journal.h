@@ -206,6 +206,10 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes,
 /* Puts a batch that was sent but not acked back (on disconnect), so the
  * next take re-sends it. Takes ownership. */
 void journal_requeue(struct journal *j, struct journal_batch *b);
+/* For a baseline (full-state) send: the next journal_take_batch returns a
+ * batch, with a BATCH record appended now or later, even if nothing else
+ * is pending, so that the baseline has a fresh seq the peer can ack. */
+void journal_owe_batch(struct journal *j);
 void journal_batch_free(struct journal_batch *b);
 /* The peer has applied (and, if durable, synced) everything up to seq. */
 int journal_ack(struct journal *j, uint64_t seq);

@@ -114,6 +114,9 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_u64(w, "inflight_bytes", ss.inflight_bytes);
 	ctljson_u64(w, "reconnects", ss.reconnects);
 	ctljson_u64(w, "needs_scan", js.needs_scan);
+	ctljson_bool(w, "resync", ss.resync);
+	ctljson_u64(w, "resync_files", ss.resync_files);
+	ctljson_u64(w, "resync_bytes", ss.resync_bytes);
 	ctljson_bool(w, "split_brain", false);
 	ctljson_u64(w, "generation", ss.generation);
 	ctljson_str(w, "mountpoint", p->mountpoint);

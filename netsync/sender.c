@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -31,6 +33,7 @@
 #include "netsync/journal.h"
 #include "netsync/state.h"
 #include "netsync/proto.h"
+#include "netsync/treewalk.h"
 
 /*
  * Flow control — why three limits and not one.
@@ -65,6 +68,11 @@
  * record and waits for a group commit, so a stream of small changes
  * should make batches, not one take per create. */
 #define TAKE_INTERVAL_S	0.02
+/* A subtree walk yields to the event loop after this many entries per
+ * pump (each costs a readdir step and an lstat), so a baseline of a big
+ * tree of small files does not hold the loop (ACKs, heartbeats, status)
+ * for seconds; it continues from the write callback. */
+#define WALK_STEPS_PER_PUMP 1024
 
 /* A batch sent (or being sent) and not yet acknowledged. */
 struct inflight {
@@ -83,11 +91,20 @@ struct cursor {
 	int fd;			/* readable fd of the current file, -1: none */
 	bool own_fd;		/* fd was opened here (close it) */
 	struct stat st;		/* fstat at file start (size bound, ATTR) */
-	/* Paths whose whole state is sent after the batch's dirty files:
-	 * NEEDS_SCAN records, and every path named by a replayed batch when
+	/* Paths whose whole state is sent after the batch's dirty files (or,
+	 * if the batch walks subtrees, before the walks): NEEDS_SCAN records, and every path named by a replayed batch when
 	 * the peer said its last apply was interrupted (HELLO_F_DIRTY). */
 	struct journal_dirty *repair;
 	size_t n_repair, cap_repair;
+	/* Subtrees whose whole current state is sent before the batch's
+	 * dirty files (see "Baseline" below): the whole store for a baseline batch, a
+	 * directory for a NEEDS_SCAN record naming one. */
+	char **walk_roots;
+	size_t n_roots, cap_roots, next_root;
+	struct treewalk *walk;	/* the walk in progress, NULL: none */
+	/* A baseline batch: its own records and files are covered by the
+	 * walk of the whole store and are not sent. */
+	bool baseline;
 };
 
 struct pool_buf {
@@ -137,6 +154,18 @@ struct sender {
 	uint64_t reconnects;
 	char last_error[256];
 	bool pumping;		/* re-entrancy guard for sender_pump */
+
+	/* Baseline (full-state send), see "Baseline" below. */
+	bool baseline_pending;	/* the next batch taken is a baseline */
+	bool resync;		/* a baseline is sent and not yet acked */
+	uint64_t baseline_end;	/* its batch's end seq (0: not taken yet) */
+	double baseline_t0;
+	uint64_t resync_files, resync_bytes;
+	int walk_budget;	/* walk steps left in this pump */
+	/* The journal head when the last walk ended: records up to it ran
+	 * concurrently with the walk (0: none unacked). */
+	uint64_t walk_window_end;
+	bool rebaseline;	/* send a baseline on the next HELLO */
 };
 
 static const char *const peer_state_names[] = {
@@ -252,14 +281,74 @@ static void cursor_close_file(struct cursor *c)
 	c->own_fd = false;
 }
 
+/*
+ * The number of the batch's own dirty files the cursor sends now. Order of
+ * a batch's data: the repairs its records asked for, then the subtree
+ * walks (each file's content as a repair, one at a time), then the batch's
+ * dirty files. The walks go first because a dirty file may lie in a
+ * directory that only a walk creates on the peer (NEEDS_SCAN of its
+ * parent); a baseline's own dirty files are covered by its walk.
+ */
+static size_t cursor_n_files(const struct cursor *c)
+{
+	if (c->baseline || c->walk || c->next_root < c->n_roots)
+		return 0;
+	return c->cur->b->n_files;
+}
+
+/* Every repair is sent: forget them (a walk adds one per file, so the list
+ * must not grow with the tree). */
+static void cursor_clear_repairs(struct cursor *c)
+{
+	for (size_t i = 0; i < c->n_repair; i++) {
+		free(c->repair[i].path);
+		if (c->repair[i].fd >= 0)
+			close(c->repair[i].fd);
+	}
+	c->n_repair = 0;
+	c->file = cursor_n_files(c);
+}
+
 static void cursor_reset(struct cursor *c)
 {
 	cursor_close_file(c);
-	for (size_t i = 0; i < c->n_repair; i++)
+	for (size_t i = 0; i < c->n_repair; i++) {
 		free(c->repair[i].path);
+		if (c->repair[i].fd >= 0)
+			close(c->repair[i].fd);
+	}
 	free(c->repair);
+	treewalk_free(c->walk);
+	for (size_t i = 0; i < c->n_roots; i++)
+		free(c->walk_roots[i]);
+	free(c->walk_roots);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
+}
+
+/* Queues the subtree ROOT ("" = the whole store) to be walked after the
+ * batch's files. */
+static int cursor_add_walk(struct cursor *c, const char *root)
+{
+	char **nr;
+	size_t cap;
+
+	for (size_t i = 0; i < c->n_roots; i++)
+		if (strcmp(c->walk_roots[i], root) == 0 || !*c->walk_roots[i])
+			return 0;
+	if (c->n_roots == c->cap_roots) {
+		cap = c->cap_roots ? c->cap_roots * 2 : 4;
+		nr = realloc(c->walk_roots, cap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		c->walk_roots = nr;
+		c->cap_roots = cap;
+	}
+	c->walk_roots[c->n_roots] = strdup(root);
+	if (!c->walk_roots[c->n_roots])
+		return -ENOMEM;
+	c->n_roots++;
+	return 0;
 }
 
 static int cursor_add_repair(struct cursor *c, const char *path)
@@ -295,10 +384,11 @@ static int cursor_add_repair(struct cursor *c, const char *path)
 static const struct journal_dirty *cursor_dirty(const struct cursor *c, size_t i)
 {
 	const struct journal_batch *b = c->cur->b;
+	size_t n = cursor_n_files(c);
 
-	if (i < b->n_files)
+	if (i < n)
 		return &b->files[i];
-	i -= b->n_files;
+	i -= n;
 	return i < c->n_repair ? &c->repair[i] : NULL;
 }
 
@@ -353,6 +443,7 @@ out_stat:
 /* ---- connection ---- */
 
 static void sender_connect(struct sender *s);
+static void sender_baseline_start(struct sender *s, const char *why);
 static void sender_read_cb(struct bufferevent *bev, void *arg);
 static void sender_write_cb(struct bufferevent *bev, void *arg);
 static void sender_event_cb(struct bufferevent *bev, short what, void *arg);
@@ -421,6 +512,10 @@ static void sender_disconnect(struct sender *s, const char *why)
 		s->bev = NULL;
 	}
 	sender_requeue_all(s);
+	/* An unacked baseline starts again on the next HELLO (the peer's
+	 * position is still below it). */
+	s->resync = false;
+	s->baseline_pending = false;
 	if (was_up) {
 		log_warn("replication peer disconnected; changes are kept and "
 			 "sent when it is back", "peer=%s why=\"%s\"", s->peer, why);
@@ -601,6 +696,8 @@ static void sender_event_cb(struct bufferevent *bev, short what, void *arg)
 
 static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 {
+	const char *why;
+	bool baseline;
 	int rc;
 
 	if (s->state != PEER_HELLO)
@@ -620,15 +717,34 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 			   "point", "peer=%s peer_seq=%llu", s->peer,
 			   (unsigned long long)h->applied_seq);
 	}
+	baseline = h->applied_seq == 0 || s->rebaseline;
+	why = h->applied_seq == 0 ? "the peer has never applied anything" :
+	      "the peer failed to replay a change made during a walk";
+	s->rebaseline = false;
 	rc = journal_rewind(s->j, h->applied_seq);
+	if (rc == -ERANGE) {
+		struct journal_stats js;
+
+		journal_get_stats(s->j, &js);
+		if (h->applied_seq < js.acked_seq) {
+			log_notice("the peer is behind what it acknowledged (a new or "
+				   "restored peer?); the journal cannot cover the gap",
+				   "peer=%s peer_seq=%llu acked=%llu", s->peer,
+				   (unsigned long long)h->applied_seq,
+				   (unsigned long long)js.acked_seq);
+			baseline = true;
+			why = "the peer is behind the journal";
+			rc = 0;
+		}
+	}
 	if (rc < 0) {
 		log_error("cannot resume replication from the peer's position",
 			  "peer=%s peer_seq=%llu err=%s", s->peer,
 			  (unsigned long long)h->applied_seq, strerror(-rc));
 		if (rc == -ERANGE)
-			sender_set_error(s, "the peer's store is behind what it acknowledged "
-					 "(seq %llu; a new or restored peer?): it needs a full "
-					 "resync, which this build cannot do yet",
+			sender_set_error(s, "the peer has applied seq %llu, beyond this "
+					 "primary's journal: it has changes this node does not "
+					 "have (split brain?); refusing to overwrite it",
 					 (unsigned long long)h->applied_seq);
 		else
 			sender_set_error(s, "cannot resume from peer seq %llu: %s",
@@ -640,6 +756,8 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		   (unsigned long long)h->applied_seq,
 		   (unsigned long long)h->generation);
 	s->backoff_ms = BACKOFF_MIN_MS;
+	if (baseline)
+		sender_baseline_start(s, why);
 	sender_set_state(s, PEER_STREAMING, "hello exchanged");
 	return 0;
 }
@@ -664,6 +782,16 @@ static void sender_flush_ack(struct sender *s)
 	if (rc < 0)
 		log_warn("cannot record the peer's ack", "seq=%llu err=%s",
 			 (unsigned long long)seq, strerror(-rc));
+	if (s->resync && s->baseline_end && seq >= s->baseline_end) {
+		s->resync = false;
+		log_notice("baseline complete: the peer has this store's state", "peer=%s "
+			   "seq=%llu files=%llu bytes=%llu seconds=%.1f", s->peer,
+			   (unsigned long long)seq, (unsigned long long)s->resync_files,
+			   (unsigned long long)s->resync_bytes,
+			   clock_mono_s() - s->baseline_t0);
+	}
+	if (s->walk_window_end && seq >= s->walk_window_end)
+		s->walk_window_end = 0;	/* the peer applied everything it overlapped */
 	while ((f = s->head) && f->b->end_seq <= seq && f != s->c.cur) {
 		s->head = f->next;
 		if (!s->head)
@@ -708,6 +836,20 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		sender_set_error(s, "peer %s: %s", s->peer, e.text);
 		log_error("the replication peer reported an error", "peer=%s code=%s "
 			  "text=\"%s\"", s->peer, proto_err_name(e.code), e.text);
+		/*
+		 * A walk reads directories while names change (readdir may
+		 * miss a renamed entry or return it under both names), so the
+		 * peer can fail to replay a rename that ran during the walk.
+		 * Replaying it again would fail again: instead the next
+		 * connection sends a new baseline, which covers those records.
+		 */
+		if (s->walk_window_end && e.code == PROTO_E_APPLY) {
+			log_notice("the peer could not apply a change made while a subtree "
+				   "was being sent; sending a baseline of the whole store "
+				   "again", "peer=%s window_end=%llu", s->peer,
+				   (unsigned long long)s->walk_window_end);
+			s->rebaseline = true;
+		}
 		return -ECONNABORTED;
 	case PROTO_GOODBYE:
 		return -ECONNRESET;
@@ -864,6 +1006,8 @@ static int sender_put_data(struct sender *s, struct evbuffer *out)
 		return rc;
 	}
 	c->off += (uint64_t)n;
+	if (c->walk)
+		s->resync_bytes += (uint64_t)n;
 	c->cur->data_bytes += (uint64_t)n;
 	s->inflight_bytes += (uint64_t)n;
 	s->bytes_sent += (uint64_t)n;
@@ -876,8 +1020,10 @@ static int sender_put_data(struct sender *s, struct evbuffer *out)
  * the journal could not record in detail (it was full): we send what the
  * path is now — the entry itself as an OP carrying the record's seq (so
  * order and resume work as for any op), and for a regular file its whole
- * content after the batch's dirty files. A path that no longer exists
- * needs nothing: the op that removed it follows in the journal.
+ * content after the batch's dirty files. For a directory its entries may
+ * have changed in any way, so the whole subtree is walked and sent
+ * before the batch's dirty files (sender_put_walk, cursor_n_files). A path that no longer exists needs
+ * nothing: the op that removed it follows in the journal.
  */
 static int sender_put_scan(struct sender *s, struct evbuffer *out,
 			   const struct journal_rec *r)
@@ -908,14 +1054,280 @@ static int sender_put_scan(struct sender *s, struct evbuffer *out,
 		op.type = JOP_MKNOD;
 		op.rdev = st.st_rdev;
 	}
-	if (!S_ISDIR(st.st_mode) || *r->op.path)
-		if (proto_encode_op(out, r->seq, &op) < 0)
-			return -EINVAL;
-	if (S_ISDIR(st.st_mode))
-		log_warn("a directory changed while the journal was full; its entries "
-			 "are re-sent only as they change again (run twinfs mirror to "
-			 "compare it)", "path=%s", r->op.path);
+	if ((!S_ISDIR(st.st_mode) || *r->op.path) && proto_encode_op(out, r->seq, &op) < 0)
+		return -EINVAL;
+	if (S_ISDIR(st.st_mode)) {
+		log_notice("a directory changed while the journal was full; sending "
+			   "its whole subtree", "path=%s", r->op.path);
+		return cursor_add_walk(&s->c, r->op.path);
+	}
 	return S_ISREG(st.st_mode) ? cursor_add_repair(&s->c, r->op.path) : 0;
+}
+
+/*
+ * Baseline — sending what the store holds rather than what the journal
+ * says changed.
+ *
+ * The journal covers changes since the peer's last acknowledged position.
+ * Three gaps are outside it: a peer that never applied anything (a first
+ * `mount --peer` over a store that already holds files), a peer behind
+ * what this journal still holds (restored from an old backup, or its
+ * state reset after the journal was trimmed: journal_rewind says
+ * -ERANGE), and a directory recorded as NEEDS_SCAN while the journal was
+ * full. Until a scan/delta engine exists they are closed by re-sending
+ * the affected subtree whole, never by skipping it.
+ *
+ * Ordering is the one of a fuzzy checkpoint plus redo log. A baseline is
+ * an ordinary batch taken from the journal (journal_owe_batch makes sure
+ * there is one, with a fresh BATCH seq S above anything the peer holds);
+ * its own records and dirty files are not sent, because every change
+ * they describe is already in the store when the walk starts (the fs
+ * applies a change to the store before it appends the record, and the
+ * take appends S under the ns lock). The walk then sends, for every
+ * entry of the subtree, parents before children, the op that creates it
+ * (MKDIR, CREATE, SYMLINK, MKNOD, or LINK for a further name of an inode
+ * already sent in this walk), its user/trusted xattrs, for a regular
+ * file its whole content followed by its ATTR (the repair path, one read
+ * and one hash per block as for any data), and for a directory an ATTR
+ * when it is left. All these ops carry seq S, which is above the peer's
+ * applied seq, so the receiver applies them; BATCH_END(S) closes the
+ * batch and the peer acks S when it is all durable. Changes made while
+ * the walk runs get seqs above S and follow in later batches: whatever
+ * state of an entry the walk happened to see, replaying them gives the
+ * final state, because the receiver's ops are idempotent (creating an
+ * existing file or directory, unlinking a missing name, renaming a name
+ * already renamed all succeed) and dirty data is re-sent by range.
+ * If the connection drops before S is acked, the peer still reports a
+ * position below S (or 0), so the next HELLO starts the baseline again.
+ *
+ * Where that argument is weak: readdir of a directory whose names change
+ * may miss a renamed entry or return it under both names, so a RENAME
+ * replayed after the walk can find neither name on the peer (ENOENT) or
+ * a non-empty directory in the way. The peer then reports an apply
+ * error; replaying would fail the same way, so the sender sends a new
+ * baseline on the next connection (sender_on_frame, rebaseline), whose
+ * batch covers those records. It converges once a walk runs without
+ * such a rename. Entries sent under a name that was renamed away stay
+ * on the peer as names it alone has (see below).
+ *
+ * A baseline adds and overwrites; it never deletes. Names the peer has and
+ * this store does not stay there, so after a baseline the stores are not
+ * known to be equal, and we say so in the log.
+ */
+static int sender_put_xattrs(struct sender *s, struct evbuffer *out, uint64_t seq,
+			     const struct treewalk_item *it)
+{
+	struct journal_op op = { 0 };
+	char p[64 + NAME_MAX + 1];
+	char *names = NULL, *val = NULL;
+	ssize_t n, vn;
+	int rc = 0;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", it->dirfd, it->name);
+	n = llistxattr(p, NULL, 0);
+	if (n <= 0)
+		return 0;
+	names = malloc((size_t)n);
+	val = malloc(PROTO_XVALUE_MAX);
+	if (!names || !val) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	n = llistxattr(p, names, (size_t)n);
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
+		const char *name = names + i;
+
+		/* system.* and security.* belong to the host (ACLs are replicated
+		 * through the mode only, labels are the peer's own). */
+		if (strncmp(name, "user.", 5) != 0 && strncmp(name, "trusted.", 8) != 0)
+			continue;
+		vn = lgetxattr(p, name, val, PROTO_XVALUE_MAX);
+		if (vn < 0)
+			continue;	/* removed meanwhile: a later op says so */
+		op.type = JOP_SETXATTR;
+		op.path = it->path;
+		op.xname = name;
+		op.xvalue = val;
+		op.xsize = (size_t)vn;
+		if (proto_encode_op(out, seq, &op) < 0) {
+			log_error("cannot send an extended attribute", "path=%s name=%s",
+				  it->path, name);
+			rc = -EINVAL;
+			goto out_free;
+		}
+	}
+out_free:
+	free(names);
+	free(val);
+	return rc;
+}
+
+static void sender_put_walk_attr(struct evbuffer *out, const struct treewalk_item *it,
+				 uint32_t mask)
+{
+	struct proto_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.path = it->path;
+	a.mask = mask;
+	a.mode = it->st.st_mode & 07777;
+	a.uid = it->st.st_uid;
+	a.gid = it->st.st_gid;
+	a.atime = it->st.st_atim;
+	a.mtime = it->st.st_mtim;
+	proto_encode_attr(out, &a);
+}
+
+/* Sends one entry of a walk. Returns 0 or -errno. */
+static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
+				const struct treewalk_item *it)
+{
+	const uint32_t meta = JATTR_MODE | JATTR_UID | JATTR_GID | JATTR_ATIME |
+			      JATTR_MTIME;
+	uint64_t seq = s->c.cur->b->end_seq;
+	struct journal_op op = { 0 };
+	char target[PATH_MAX];
+	ssize_t n;
+	int fd, rc;
+
+	if (it->leave) {
+		/* After its entries, whose creation changed its times. */
+		sender_put_walk_attr(out, it, meta);
+		return 0;
+	}
+	op.path = it->path;
+	op.mode = it->st.st_mode;
+	op.uid = it->st.st_uid;
+	op.gid = it->st.st_gid;
+	if (S_ISREG(it->st.st_mode) && it->link_to) {
+		op.type = JOP_LINK;
+		op.path = it->link_to;
+		op.path2 = it->path;
+	} else if (S_ISREG(it->st.st_mode)) {
+		op.type = JOP_CREATE;
+	} else if (S_ISDIR(it->st.st_mode)) {
+		op.type = JOP_MKDIR;
+	} else if (S_ISLNK(it->st.st_mode)) {
+		n = readlinkat(it->dirfd, it->name, target, sizeof(target) - 1);
+		if (n < 0)
+			return 0;	/* gone meanwhile: a later op says so */
+		target[n] = '\0';
+		op.type = JOP_SYMLINK;
+		op.path2 = target;
+	} else {
+		op.type = JOP_MKNOD;
+		op.rdev = it->st.st_rdev;
+	}
+	if ((op.type != JOP_MKDIR || *it->path) && proto_encode_op(out, seq, &op) < 0) {
+		log_error("cannot send an entry of the store", "path=%s", it->path);
+		sender_set_error(s, "cannot send %s (name or target too long?)", it->path);
+		return -EINVAL;
+	}
+	if (op.type == JOP_LINK)
+		return 0;
+	rc = sender_put_xattrs(s, out, seq, it);
+	if (rc < 0)
+		return rc;
+	switch (op.type) {
+	case JOP_CREATE:
+		s->resync_files++;
+		/*
+		 * Its content is read through an fd opened here, relative to the
+		 * walk's directory fd, not later by path: if a parent is renamed
+		 * while the walk is in it, the path no longer resolves, yet the
+		 * peer must get the content under the name it was created with
+		 * (the RENAME that follows moves it).
+		 */
+		fd = openat(it->dirfd, it->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+			    O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			return errno == ENOENT || errno == ELOOP ? 0 : -errno;
+		rc = cursor_add_repair(&s->c, it->path);	/* data, then ATTR */
+		if (rc < 0 || s->c.n_repair == 0 ||
+		    strcmp(s->c.repair[s->c.n_repair - 1].path, it->path) != 0 ||
+		    s->c.repair[s->c.n_repair - 1].fd >= 0) {
+			close(fd);
+			return rc;
+		}
+		s->c.repair[s->c.n_repair - 1].fd = fd;
+		return 0;
+	case JOP_MKNOD:
+		sender_put_walk_attr(out, it, meta);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* Walks the cursor's queued subtrees, one entry per call, before the
+ * batch's dirty files (see cursor_n_files). Returns 1 if it put something on the wire, 0 when every
+ * walk is done, -EAGAIN when this pump's step budget is used up (continue
+ * from the write callback), or -errno to drop the connection. */
+static int sender_put_walk(struct sender *s, struct evbuffer *out)
+{
+	struct cursor *c = &s->c;
+	struct treewalk_item it;
+	struct journal_stats js;
+	int rc;
+
+	cursor_clear_repairs(c);	/* sender_put_data sent them all */
+	for (;;) {
+		if (!c->walk) {
+			if (c->next_root >= c->n_roots)
+				return 0;
+			rc = treewalk_open(s->store_fd, c->walk_roots[c->next_root], &c->walk);
+			if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP) {
+				c->next_root++;	/* gone: a later op removes it */
+				continue;
+			}
+			if (rc < 0) {
+				log_error("cannot walk the store to send it", "path=%s err=%s",
+					  c->walk_roots[c->next_root], strerror(-rc));
+				sender_set_error(s, "cannot walk %s: %s",
+						 c->walk_roots[c->next_root], strerror(-rc));
+				return rc;
+			}
+			log_warn("sending the whole state of a subtree; names that exist "
+				 "only on the peer are not deleted, so the stores are not "
+				 "known to be equal", "peer=%s path=/%s", s->peer,
+				 c->walk_roots[c->next_root]);
+		}
+		if (s->walk_budget <= 0)
+			return -EAGAIN;
+		s->walk_budget--;
+		rc = treewalk_next(c->walk, &it);
+		if (rc == 0) {
+			treewalk_free(c->walk);
+			c->walk = NULL;
+			c->next_root++;
+			if (c->next_root < c->n_roots)
+				continue;
+			/* The walks are done: the batch's dirty files follow. */
+			journal_get_stats(s->j, &js);
+			s->walk_window_end = js.head_seq;
+			c->file = 0;
+			return 1;
+		}
+		if (rc < 0) {
+			log_error("cannot walk the store to send it", "path=%s err=%s",
+				  c->walk_roots[c->next_root], strerror(-rc));
+			sender_set_error(s, "cannot walk %s: %s", c->walk_roots[c->next_root],
+					 strerror(-rc));
+			return rc;
+		}
+		rc = sender_put_walk_item(s, out, &it);
+		return rc < 0 ? rc : 1;
+	}
+}
+
+/* The peer needs a baseline of the whole store (see "Baseline"). */
+static void sender_baseline_start(struct sender *s, const char *why)
+{
+	log_notice("sending the peer the whole store (baseline)", "peer=%s why=\"%s\"",
+		   s->peer, why);
+	s->baseline_pending = true;
+	s->baseline_end = 0;
+	journal_owe_batch(s->j);
 }
 
 static int sender_put_rec(struct sender *s, struct evbuffer *out,
@@ -954,10 +1366,10 @@ static int sender_take(struct sender *s)
 	double now;
 	int rc;
 
-	if (s->inflight_bytes >= WINDOW_BYTES)
+	if (s->inflight_bytes >= WINDOW_BYTES && !s->baseline_pending)
 		return 0;
 	now = clock_mono_s();
-	if (now - s->last_take < TAKE_INTERVAL_S &&
+	if (now - s->last_take < TAKE_INTERVAL_S && !s->baseline_pending &&
 	    !(s->waiters && atomic_load(s->waiters) > 0)) {
 		if (!evtimer_pending(s->take_ev, NULL)) {
 			struct timeval tv = { 0, (long)((TAKE_INTERVAL_S - (now - s->last_take)) * 1e6) + 1 };
@@ -967,7 +1379,7 @@ static int sender_take(struct sender *s)
 		return 0;
 	}
 	s->last_take = now;
-	room = WINDOW_BYTES - s->inflight_bytes;
+	room = s->inflight_bytes < WINDOW_BYTES ? WINDOW_BYTES - s->inflight_bytes : 0;
 	rc = journal_take_batch(s->j, room, &b);
 	if (rc == -EAGAIN)
 		return 0;
@@ -989,6 +1401,19 @@ static int sender_take(struct sender *s)
 	s->inflight_batches++;
 	cursor_reset(&s->c);
 	s->c.cur = f;
+	if (s->baseline_pending) {
+		s->baseline_pending = false;
+		rc = cursor_add_walk(&s->c, "");
+		if (rc < 0)
+			return rc;	/* the batch is in flight: requeued on drop */
+		s->c.baseline = true;
+		s->c.rec = b->n_recs;
+		s->resync = true;
+		s->baseline_end = b->end_seq;
+		s->baseline_t0 = now;
+		s->resync_files = 0;
+		s->resync_bytes = 0;
+	}
 	return 1;
 }
 
@@ -1010,6 +1435,7 @@ void sender_pump(struct sender *s)
 		return;
 	s->pumping = true;
 	out = bufferevent_get_output(s->bev);
+	s->walk_budget = WALK_STEPS_PER_PUMP;
 	while (evbuffer_get_length(out) < OUT_HIGH_WM) {
 		if (!c->cur) {
 			rc = sender_take(s);
@@ -1029,6 +1455,20 @@ void sender_pump(struct sender *s)
 			goto out_drop;
 		if (rc > 0)
 			continue;
+		rc = sender_put_walk(s, out);
+		if (rc == -EAGAIN)
+			break;
+		if (rc < 0)
+			goto out_drop;
+		if (rc > 0)
+			continue;
+		if (c->baseline)
+			log_notice("baseline sent; waiting for the peer's ack", "peer=%s "
+				   "seq=%llu files=%llu bytes=%llu seconds=%.1f", s->peer,
+				   (unsigned long long)b->end_seq,
+				   (unsigned long long)s->resync_files,
+				   (unsigned long long)s->resync_bytes,
+				   clock_mono_s() - s->baseline_t0);
 		rc = proto_encode_batch_end(out, b->end_seq);
 		if (rc < 0)
 			goto out_drop;
@@ -1202,5 +1642,8 @@ void sender_get_stats(struct sender *s, struct sender_stats *st)
 	st->generation = s->id.generation;
 	st->peer_generation = s->peer_generation;
 	st->reconnects = s->reconnects;
+	st->resync = s->resync || s->baseline_pending;
+	st->resync_files = s->resync_files;
+	st->resync_bytes = s->resync_bytes;
 	snprintf(st->last_error, sizeof(st->last_error), "%s", s->last_error);
 }

@@ -48,6 +48,9 @@ struct sender_stats {
 	uint64_t generation;	/* this node's generation */
 	uint64_t peer_generation;
 	uint64_t reconnects;
+	bool resync;		/* a baseline (full-state send) is in progress */
+	uint64_t resync_files;	/* files whose content it has sent so far */
+	uint64_t resync_bytes;	/* data bytes it has sent so far */
 	char last_error[256];	/* the peer's ERROR text or our last failure */
 };
 

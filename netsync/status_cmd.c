@@ -107,6 +107,13 @@ static void status_print_human(const char *json)
 		       status_u64(json, "acked_seq"), status_u64(json, "head_seq"));
 		printf("send rate:   %s/s\n",
 		       size_format_iec(status_u64(json, "send_rate"), c, sizeof(c)));
+		bool resync = false;
+
+		ctljson_get_bool(json, "resync", &resync);
+		if (resync)
+			printf("resync:      sending the whole store: %" PRIu64 " files, %s so far\n",
+			       status_u64(json, "resync_files"),
+			       size_format_iec(status_u64(json, "resync_bytes"), b, sizeof(b)));
 		printf("insecure:    %s\n", status_yes(json, "insecure"));
 	} else {
 		printf("applied seq: %" PRIu64 "\n", status_u64(json, "applied_seq"));

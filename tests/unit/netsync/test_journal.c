@@ -966,6 +966,36 @@ static void test_barrier_wait_acked(void **state)
 	close(fd2);
 }
 
+/* A baseline needs a batch with a fresh seq even when nothing is pending,
+ * and a barrier taken while it is in flight waits for its ack. */
+static void test_owe_batch(void **state)
+{
+	struct fx *f = *state;
+	struct journal_batch *b, *b2;
+	struct journal_stats st;
+	uint64_t s;
+
+	fx_open(f);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), -EAGAIN);
+	journal_owe_batch(f->j);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_true(b->end_seq >= 1);
+	/* only the BATCH record itself */
+	assert_int_equal(b->n_recs, 1);
+	assert_int_equal(b->recs[0].op.type, JOP_BATCH);
+	journal_get_stats(f->j, &st);
+	assert_int_equal(st.head_seq, b->end_seq);
+	assert_int_equal(st.acked_seq, 0);
+	/* Owed once: nothing more to take. */
+	assert_int_equal(journal_take_batch(f->j, 0, &b2), -EAGAIN);
+	s = journal_barrier(f->j);
+	assert_int_equal(s, b->end_seq);
+	assert_int_equal(journal_wait_acked(f->j, s, 10), -ETIMEDOUT);
+	assert_int_equal(journal_ack(f->j, b->end_seq), 0);
+	assert_int_equal(journal_wait_acked(f->j, s, 10), 0);
+	journal_batch_free(b);
+}
+
 /* ---- marks and epochs ---- */
 
 static void test_marks_per_epoch(void **state)
@@ -1595,6 +1625,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_barrier_across_capped_batches, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_many_dirty_files_low_nofile, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_barrier_wait_acked, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_owe_batch, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_marks_per_epoch, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_list_pending, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_mark_dirty_speed, fx_setup, fx_teardown),
