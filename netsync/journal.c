@@ -1181,8 +1181,10 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 			   journal_fds_max);
 	rc = jseg_ack_read(j->dirfd, &j->acked_seq);
 	if (rc < 0) {
-		log_error("journal ack file is unreadable; remove STATE/journal to "
-			  "start over with a full resync", "dir=%s err=%s", j->dir, strerror(-rc));
+		log_error("journal ack file is unreadable; to start over with a full "
+			  "resync, remove STATE/journal here and STATE/applied on the "
+			  "peer (a peer at seq 0 gets the whole store)", "dir=%s err=%s",
+			  j->dir, strerror(-rc));
 		goto out_free;
 	}
 	rc = jseg_scan(j->dirfd, j->acked_seq, true, journal_recover_rec, &rec, &scan);
