@@ -199,24 +199,40 @@ void fs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 /* Extended attributes go through "/proc/self/fd/N" (O_PATH fds refuse the
  * f*xattr calls). Symlinks hold no user xattrs on Linux; we answer as
  * ext4 does for them instead of following the link. */
-void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
-		 const char *value, size_t size, int flags)
+/* The common start of setxattr and removexattr: refuses symlinks as ext4
+ * does, drops the "created without capabilities" shortcut when
+ * security.capability changes, and opens the journal record. Returns the
+ * inode, or NULL after replying. */
+static struct inode *fs_xattr_change_begin(fuse_req_t req, fuse_ino_t ino,
+					   const char *name,
+					   enum journal_op_type type,
+					   struct record *rec, char *proc)
 {
 	struct fs *fs = fs_of(req);
 	struct inode *i = inode_get(fs->itab, ino);
-	struct record rec;
-	char proc[FS_PROCPATH_MAX];
-	int rc = 0;
 
 	if (i->type == S_IFLNK) {
 		fuse_reply_err(req, EPERM);
-		return;
+		return NULL;
 	}
 	if (strcmp(name, FS_XATTR_CAPS) == 0)
 		__atomic_store_n(&i->no_caps, false, __ATOMIC_RELAXED);
 	fs_procpath(proc, i->fd);
-	record_begin(fs, &rec, JOP_SETXATTR, i, NULL, NULL, NULL);
-	rec.op.xname = name;
+	record_begin(fs, rec, type, i, NULL, NULL, NULL);
+	rec->op.xname = name;
+	return i;
+}
+
+void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		 const char *value, size_t size, int flags)
+{
+	struct fs *fs = fs_of(req);
+	struct record rec;
+	char proc[FS_PROCPATH_MAX];
+	int rc = 0;
+
+	if (!fs_xattr_change_begin(req, ino, name, JOP_SETXATTR, &rec, proc))
+		return;
 	rec.op.xvalue = value;
 	rec.op.xsize = size;
 	rec.op.flags = (uint32_t)flags;
@@ -325,20 +341,12 @@ void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 void fs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct fs *fs = fs_of(req);
-	struct inode *i = inode_get(fs->itab, ino);
 	struct record rec;
 	char proc[FS_PROCPATH_MAX];
 	int rc = 0;
 
-	if (i->type == S_IFLNK) {
-		fuse_reply_err(req, EPERM);
+	if (!fs_xattr_change_begin(req, ino, name, JOP_REMOVEXATTR, &rec, proc))
 		return;
-	}
-	if (strcmp(name, FS_XATTR_CAPS) == 0)
-		__atomic_store_n(&i->no_caps, false, __ATOMIC_RELAXED);
-	fs_procpath(proc, i->fd);
-	record_begin(fs, &rec, JOP_REMOVEXATTR, i, NULL, NULL, NULL);
-	rec.op.xname = name;
 	if (removexattr(proc, name) < 0)
 		rc = -errno;
 	record_end(fs, &rec, rc == 0);
