@@ -242,6 +242,19 @@ void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	fuse_reply_err(req, -rc);
 }
 
+/* Replies to getxattr/listxattr from the store call's result N (errno
+ * set when negative). BUF is NULL when the kernel asked for the size only
+ * (size 0), in which case the call returned the size it needs. */
+static void fs_reply_xattr_call(fuse_req_t req, ssize_t n, const char *buf)
+{
+	if (n < 0)
+		fuse_reply_err(req, errno);
+	else if (!buf)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+}
+
 void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct fs *fs = fs_of(req);
@@ -280,24 +293,12 @@ void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 		return;
 	}
 	fs_procpath(proc, i->fd);
-	if (size == 0) {
-		n = getxattr(proc, name, NULL, 0);
-		if (n < 0)
-			fuse_reply_err(req, errno);
-		else
-			fuse_reply_xattr(req, n);
-		return;
-	}
-	buf = malloc(size);
-	if (!buf) {
+	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	n = getxattr(proc, name, buf, size);
-	if (n < 0)
-		fuse_reply_err(req, errno);
-	else
-		fuse_reply_buf(req, buf, n);
+	fs_reply_xattr_call(req, n, buf);
 	free(buf);
 }
 
@@ -317,24 +318,12 @@ void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		return;
 	}
 	fs_procpath(proc, i->fd);
-	if (size == 0) {
-		n = listxattr(proc, NULL, 0);
-		if (n < 0)
-			fuse_reply_err(req, errno);
-		else
-			fuse_reply_xattr(req, n);
-		return;
-	}
-	buf = malloc(size);
-	if (!buf) {
+	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	n = listxattr(proc, buf, size);
-	if (n < 0)
-		fuse_reply_err(req, errno);
-	else
-		fuse_reply_buf(req, buf, n);
+	fs_reply_xattr_call(req, n, buf);
 	free(buf);
 }
 
