@@ -123,6 +123,11 @@ void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		 * kernel's setgid clearing resolved), so the peer gets the
 		 * same attributes, not its own clock. */
 		op->attr_mask = done;
+		/* A size change moves mtime too: say which, or a replay of
+		 * this op on the peer (after newer data already went out)
+		 * would leave the peer's own clock in mtime. */
+		if (done & JATTR_SIZE)
+			op->attr_mask |= JATTR_MTIME;
 		op->mode = st.st_mode;
 		op->uid = st.st_uid;
 		op->gid = st.st_gid;
