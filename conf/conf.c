@@ -95,6 +95,9 @@ static const struct conf_key conf_keys[] = {
 	  "error, warn, notice, info or debug" },
 	{ "fuse.options", CT_STRING, F(fuse_options), NULL, 0, 0,
 	  "extra comma-separated FUSE mount options (-o)" },
+	{ "fuse.passthrough", CT_BOOL, F(fuse_passthrough), "true", 0, 0,
+	  "let the kernel read files and write new ones in the store directly "
+	  "(FUSE passthrough; kernel 6.9+, mounted by root)" },
 };
 
 #define N_KEYS (sizeof(conf_keys) / sizeof(conf_keys[0]))

@@ -33,6 +33,7 @@ struct conf {
 	uint32_t heartbeat_s;	/* net.heartbeat */
 	int log_level;		/* log.level: LOG_ERR..LOG_DEBUG */
 	char *fuse_options;	/* fuse.options: extra -o options */
+	bool fuse_passthrough;	/* fuse.passthrough */
 };
 
 /* One located problem. */

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "fs/backing.h"
 #include "fs/cred.h"
 #include "fs/fs_internal.h"
 #include "fs/record.h"
@@ -79,6 +80,27 @@ static void fs_file_opts(struct fuse_file_info *fi)
 		fi->keep_cache = 1;	/* only this mount changes the store */
 }
 
+/* Passthrough or not (fs/backing.c). A passthrough file we may write to
+ * is marked before its first write, as fs_write_buf would. */
+static int fs_file_choose(struct fs *fs, struct fs_file *f,
+			  struct fuse_file_info *fi, bool fresh)
+{
+	int rc = backing_choose(fs, f, fi->flags, fresh);
+
+	if (rc < 0)
+		return rc;
+	if (f->pt_write) {
+		record_write_begin(fs, f->inode, f->fd);
+		f->written = true;
+	} else if (!f->backing && fi->keep_cache &&
+		   !backing_keep_cache(fs, f)) {
+		/* Passthrough writes went around the pages the kernel may
+		 * still hold for this inode. */
+		fi->keep_cache = 0;
+	}
+	return 0;
+}
+
 static struct fs_file *fs_file_new(int fd, struct inode *i)
 {
 	struct fs_file *f = calloc(1, sizeof(*f));
@@ -90,6 +112,23 @@ static struct fs_file *fs_file_new(int fd, struct inode *i)
 	return f;
 }
 
+static void fs_file_free(struct fs *fs, struct fs_file *f)
+{
+	backing_release(fs, f);
+	close(f->fd);
+	free(f);
+}
+
+/* A passthrough file with write access was changed behind our back, in
+ * ways we cannot know: the journal gets its whole current content. */
+static void fs_file_mark_all(struct fs *fs, struct fs_file *f)
+{
+	struct stat st;
+
+	if (f->pt_write && fstat(f->fd, &st) == 0)
+		record_write(fs, f->inode, f->fd, 0, (uint64_t)st.st_size);
+}
+
 void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	       mode_t mode, struct fuse_file_info *fi)
 {
@@ -99,7 +138,8 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fuse_entry_param e;
 	struct cred_saved cs;
 	struct fs_file *f = NULL;
-	int flags = fs_store_flags(fs, fi) & ~O_TRUNC;
+	int base = fs_store_flags(fs, fi) & ~O_TRUNC;
+	int flags = backing_store_flags(fs, fi->flags, base);
 	bool created = true;
 	int fd, rc = 0;
 
@@ -112,6 +152,8 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 * the existing file as open(2) would. */
 		created = false;
 		fd = openat(dir->fd, name, flags | (fi->flags & O_TRUNC));
+		if (fd < 0 && errno == EACCES && flags != base)
+			fd = openat(dir->fd, name, base | (fi->flags & O_TRUNC));
 	}
 	if (fd < 0)
 		rc = -errno;
@@ -138,7 +180,15 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	record_end(fs, &rec, created);
 	fi->fh = (uintptr_t)f;
 	fs_file_opts(fi);
-	fuse_reply_create(req, &e, fi);
+	rc = fs_file_choose(fs, f, fi, created || e.attr.st_size == 0);
+	if (rc < 0) {
+		/* The entry was looked up: the kernel gets it, not the open. */
+		fs_file_free(fs, f);
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	if (backing_reply(req, fs, f, &e, fi) < 0)
+		fs_file_free(fs, f);
 	return;
 out_close:
 	close(fd);
@@ -155,14 +205,20 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct inode *i = inode_get(fs->itab, ino);
 	char proc[FS_PROCPATH_MAX];
 	struct fs_file *f;
-	int fd;
+	struct stat st;
+	int fd, base, flags, rc;
+	bool fresh = false;
 
 	/* O_TRUNC reaches us only as a separate setattr (we do not ask for
 	 * atomic_o_trunc), so the truncate is journalled there. O_NOFOLLOW
 	 * was already honoured by the kernel on the user's path; on our
 	 * /proc/self/fd magic link it would fail every open with ELOOP. */
 	fs_procpath(proc, i->fd);
-	fd = open(proc, fs_store_flags(fs, fi) & ~(O_TRUNC | O_NOFOLLOW));
+	base = fs_store_flags(fs, fi) & ~(O_TRUNC | O_NOFOLLOW);
+	flags = backing_store_flags(fs, fi->flags, base);
+	fd = open(proc, flags);
+	if (fd < 0 && flags != base)
+		fd = open(proc, base);	/* EROFS, ETXTBSY, immutable... */
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;
@@ -182,7 +238,17 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	fi->fh = (uintptr_t)f;
 	fs_file_opts(fi);
-	fuse_reply_open(req, fi);
+	/* Only a write-only open asks whether the file is empty. */
+	if (fs->pt_on && (fi->flags & O_ACCMODE) == O_WRONLY)
+		fresh = fstat(fd, &st) == 0 && st.st_size == 0;
+	rc = fs_file_choose(fs, f, fi, fresh);
+	if (rc < 0) {
+		fs_file_free(fs, f);
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	if (backing_reply(req, fs, f, NULL, fi) < 0)
+		fs_file_free(fs, f);
 }
 
 void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -226,6 +292,7 @@ static int fs_file_sync_peer(struct fs *fs, struct fs_file *f)
 	int rc;
 
 	f->written = false;
+	fs_file_mark_all(fs, f);
 	rc = record_commit(fs);
 	if (rc == 0 && fdatasync(f->fd) < 0)
 		rc = -errno;
@@ -266,11 +333,13 @@ void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct fs *fs = fs_of(req);
 	struct fs_file *f = fs_file_of(fi);
 
-	/* Pages written back after the last flush (writeback cache). */
-	if (f->written && fs->wait_peer)
+	/* Pages written back after the last flush (writeback cache), or
+	 * passthrough writes since then. */
+	if ((f->written || f->pt_write) && fs->wait_peer)
 		fs_file_sync_peer(fs, f);
-	close(f->fd);
-	free(f);
+	else
+		fs_file_mark_all(fs, f);
+	fs_file_free(fs, f);
 	fuse_reply_err(req, 0);
 }
 
@@ -281,6 +350,7 @@ void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	struct fs_file *f = fs_file_of(fi);
 	int rc;
 
+	fs_file_mark_all(fs, f);
 	rc = record_commit(fs);
 	if (rc == 0 && (datasync ? fdatasync(f->fd) : fsync(f->fd)) < 0)
 		rc = -errno;

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "fs/backing.h"
 #include "fs/cred.h"
 #include "fs/fs_internal.h"
 #include "fs/record.h"
@@ -53,6 +54,9 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 			    FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
 			    FUSE_CAP_SPLICE_READ | FUSE_CAP_POSIX_ACL;
 
+	/* Passthrough excludes the writeback cache (fs/backing.c). */
+	if (backing_negotiate(fs))
+		want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	conn->want |= conn->capable & want;
 	/* A listing of a directory the kernel has not seen is read with
 	 * attributes at once: `ls -l` and `find` need them anyway. */
@@ -64,8 +68,8 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_readahead = FS_MAX_WRITE;
 	conn->time_gran = 1;
 	log_info("kernel connection negotiated", "capable=0x%x want=0x%x "
-		 "writeback=%d max_write=%u", conn->capable, conn->want,
-		 fs->writeback, conn->max_write);
+		 "writeback=%d passthrough=%d max_write=%u", conn->capable,
+		 conn->want, fs->writeback, fs->pt_on, conn->max_write);
 }
 
 static const struct fuse_lowlevel_ops fs_ops = {
@@ -389,6 +393,12 @@ int fs_run(const struct fs_opts *o)
 		log_error("mount failed (see the message above); is the "
 			  "mountpoint busy or not permitted?", "mountpoint=%s", mnt);
 		goto out_signals;
+	}
+	rc = backing_setup(&fs, o->passthrough);
+	if (rc < 0) {
+		log_error("cannot hook the FUSE session", "err=\"%s\"",
+			  strerror(-rc));
+		goto out_unmount;
 	}
 	log_info("mounted", "store=%s mountpoint=%s", fs.store, mnt);
 

@@ -18,6 +18,9 @@ struct fs_opts {
 	struct journal *journal;	/* records changes; NULL: none */
 	int threads;		/* max FUSE worker threads; 0: default */
 	bool debug;		/* libfuse debug output (foreground only) */
+	/* Let the kernel serve reads and new-file writes from the store
+	 * files itself (FUSE passthrough; kernel 6.9+, root). */
+	bool passthrough;
 	/* Sync mode: called from fsync/fdatasync and from flush/release of a
 	 * file that was written, after the local sync; returns once the peer
 	 * has everything. NULL in async or local-only mounts. Its result is

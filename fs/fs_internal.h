@@ -22,6 +22,10 @@ struct fs {
 	size_t store_len;
 	double timeout;		/* entry/attr cache seconds; immutable */
 	bool writeback;		/* kernel writeback cache negotiated (init) */
+	/* Passthrough (fs/backing.c): wanted by the user, offered by the
+	 * kernel (seen in its INIT request), on (negotiated in init). */
+	bool pt_want, pt_offered, pt_on;
+	bool init_replied;	/* the INIT reply went out (devio hook) */
 	int (*wait_peer)(void *arg);
 	void *wait_peer_arg;
 	struct fuse_session *se;
@@ -33,6 +37,11 @@ struct fs_file {
 	struct inode *inode;
 	bool written;		/* set by a worker, read at flush/release; a
 				 * stale read only delays wait_peer to release */
+	int backing;		/* passthrough backing id, 0: through us */
+	bool counted;		/* in its inode's n_pt or n_cached */
+	bool pt_write;		/* passthrough with write access: we never see
+				 * its writes, so the whole file is marked
+				 * dirty at flush, fsync and release */
 };
 
 /* An open directory (fi->fh). Readdir calls on one handle are serialised

@@ -142,7 +142,7 @@ struct inode *inode_ref(struct inode_table *t, int fd, const struct stat *st,
 		return &t->root;
 	}
 	/* Allocate outside the lock; most lookups of a new name need it. */
-	fresh = malloc(sizeof(*fresh));
+	fresh = calloc(1, sizeof(*fresh));
 	pthread_mutex_lock(&t->lock);
 	h = inode_hash(st->st_dev, st->st_ino, t->n_buckets);
 	for (i = t->buckets[h]; i; i = i->next)
@@ -166,7 +166,6 @@ struct inode *inode_ref(struct inode_table *t, int fd, const struct stat *st,
 	fresh->ino = st->st_ino;
 	fresh->type = st->st_mode & S_IFMT;
 	fresh->nlookup = 1;
-	fresh->no_caps = false;
 	fresh->next = t->buckets[h];
 	t->buckets[h] = fresh;
 	if (++t->count > t->n_buckets)

@@ -24,6 +24,13 @@ struct inode {
 	bool no_caps;		/* known to have no security.capability xattr
 				 * (created by this mount, none set since);
 				 * __atomic relaxed, see fs_getxattr */
+	/* Open files of this inode, for FUSE passthrough (fs/backing.c;
+	 * its lock): the kernel refuses to mix passthrough and cached opens
+	 * of one inode, so the first open decides for the others. */
+	int n_pt, n_cached;
+	int backing;		/* kernel backing id while n_pt > 0 */
+	bool backing_rw;	/* ... registered from a read-write fd */
+	bool pt_wrote;		/* written around the kernel's page cache */
 	struct inode *next;	/* hash chain; table lock */
 };
 

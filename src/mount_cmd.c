@@ -54,7 +54,7 @@ static void mount_usage(FILE *out)
 	fprintf(out,
 		"Usage: twinfs mount --store DIR --state DIR --mountpoint DIR\n"
 		"                    [--peer HOST:PORT [--mode async|sync] [--insecure]]\n"
-		"                    [-f] [-o OPTIONS] [-v|-q]\n"
+		"                    [-f] [-o OPTIONS] [--no-passthrough] [-v|-q]\n"
 		"       twinfs mount --config FILE [OPTIONS]   (flags override the file)\n\n"
 		"Mounts the store directory at the mountpoint. Every change is\n"
 		"applied to the store and recorded in the journal under the state\n"
@@ -74,6 +74,10 @@ static void mount_usage(FILE *out)
 		"  --insecure         allow a non-loopback peer without TLS keys\n"
 		"                     (traffic is neither encrypted nor authenticated)\n"
 		"  -o OPTIONS         extra FUSE mount options (comma list)\n"
+		"  --no-passthrough   serve every read and write through twinfs, with\n"
+		"                     the kernel's writeback cache (by default, when\n"
+		"                     root mounts on kernel 6.9+, the kernel reads\n"
+		"                     files and writes new ones in the store itself)\n"
 		"  -f, --foreground   stay in the foreground, log to stderr\n"
 		"  -d, --debug        print every FUSE request (implies -f)\n"
 		"  -v, --verbose      log more (repeat for debug)\n"
@@ -181,6 +185,7 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 		.store = m->c.store,
 		.mountpoint = m->c.mountpoint,
 		.fuse_options = m->c.fuse_options,
+		.passthrough = m->c.fuse_passthrough,
 		.debug = debug,
 		.on_ready = mount_on_ready,
 		.on_ready_arg = m,
@@ -267,6 +272,7 @@ int mount_cmd(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'M' },
 		{ "psk-file", required_argument, NULL, 'k' },
 		{ "insecure", no_argument, NULL, 'I' },
+		{ "no-passthrough", no_argument, NULL, 'P' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -297,6 +303,7 @@ int mount_cmd(int argc, char **argv)
 		case 'k': key = "tls.psk_file"; break;
 		case 'I': key = "tls.insecure"; optarg = "true"; break;
 		case 'o': key = "fuse.options"; break;
+		case 'P': key = "fuse.passthrough"; optarg = "false"; break;
 		case 'f': m.foreground = true; break;
 		case 'd': debug = true; m.foreground = true; break;
 		case 'v': verbose++; break;

@@ -1,8 +1,15 @@
 # fs/: the FUSE mount. The helpers are C programs run by the scripts.
 add_executable(fs_posix_ops ${CMAKE_SOURCE_DIR}/tests/e2e/fs/posix_ops.c)
 twinfs_e2e_test(e2e_fs_posix tests/e2e/fs_posix.sh TIMEOUT 120)
+# The same without passthrough: every read and write through the daemon,
+# with the kernel's writeback cache (non-root mounts, older kernels).
+twinfs_e2e_test(e2e_fs_posix_nopt tests/e2e/fs_posix.sh TIMEOUT 120
+                ENV TWINFS_MOUNT_ARGS=--no-passthrough)
 add_executable(fs_fsx ${CMAKE_SOURCE_DIR}/tests/e2e/fs/fsx.c)
 twinfs_e2e_test(e2e_fs_fsx tests/e2e/fs_fsx.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fs_fsx_nopt tests/e2e/fs_fsx.sh TIMEOUT 120
+                ENV TWINFS_MOUNT_ARGS=--no-passthrough)
+twinfs_e2e_test(e2e_fs_passthrough tests/e2e/fs_passthrough.sh TIMEOUT 120)
 add_executable(fs_pending ${CMAKE_SOURCE_DIR}/tests/e2e/fs/pending.c)
 target_link_libraries(fs_pending PRIVATE twinfs_netsync twinfs_common)
 twinfs_e2e_test(e2e_fs_crash tests/e2e/fs_crash.sh TIMEOUT 120)

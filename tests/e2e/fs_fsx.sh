@@ -2,7 +2,8 @@
 # fsx on a twinfs mount: 50,000 random writes, truncates, reads, mmap
 # writes/reads, fallocates, fsyncs and reopens, each read checked against
 # an in-memory model; then the store's copy must equal the mount's.
-# Longer runs: TWINFS_FSX_OPS=1000000 TWINFS_FSX_SEED=N (bench/ does so).
+# TWINFS_MOUNT_ARGS adds mount flags (the suite also runs it with
+# --no-passthrough). Longer runs: TWINFS_FSX_OPS=1000000 TWINFS_FSX_SEED=N (bench/ does so).
 . "$(dirname "$0")/lib.sh"
 need_root
 need_fuse
@@ -13,7 +14,8 @@ SEED=${TWINFS_FSX_SEED:-20261130}
 
 mkdir -p "$T/store" "$T/mnt" "$T/state"
 track_mount "$T/mnt"
-"$TWINFS_BIN" mount --store "$T/store" --state "$T/state" --mountpoint "$T/mnt" ||
+"$TWINFS_BIN" mount --store "$T/store" --state "$T/state" --mountpoint "$T/mnt" \
+	${TWINFS_MOUNT_ARGS:-} ||
 	fail "mount failed"
 pid=$(pgrep -f -- "--mountpoint $T/mnt( |\$)" | head -n1)
 [ -n "$pid" ] && track_pid "$pid"

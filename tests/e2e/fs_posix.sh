@@ -4,6 +4,8 @@
 # twinfs mount gives the same results, errno for errno, and the same
 # tree; the store holds exactly the user's files. Also: `twinfs mount`
 # errors and exit codes, and a clean end by SIGTERM and by fusermount3 -u.
+# TWINFS_MOUNT_ARGS adds mount flags (the suite also runs it with
+# --no-passthrough).
 . "$(dirname "$0")/lib.sh"
 need_root
 need_fuse
@@ -17,7 +19,7 @@ track_mount "$T/plain"	# only if an error case below wrongly mounted it
 mount_pid() { pgrep -f -- "--mountpoint $1( |\$)" | head -n1; }
 
 "$TWINFS_BIN" mount --store "$T/store" --state "$T/state" --mountpoint "$T/mnt" \
-	>"$T/mount.out" 2>&1; rc=$?
+	${TWINFS_MOUNT_ARGS:-} >"$T/mount.out" 2>&1; rc=$?
 check "mount exits 0" [ $rc -eq 0 ]
 check "mounted when the command returns" is_mounted "$T/mnt"
 pid=$(mount_pid "$T/mnt"); [ -n "$pid" ] && track_pid "$pid"

@@ -21,6 +21,12 @@ ops() {
 	head -c 3000000 /dev/urandom >big
 	head -c 3000000 /dev/urandom >d1/d2/data
 	printf 'XXXX' | dd of=big bs=1 seek=100000 conv=notrunc status=none
+	# A write while a reader holds the file open: with FUSE passthrough
+	# the kernel puts the writer in passthrough too (we never see its
+	# writes; the journal must still get them).
+	exec 3<big
+	printf 'YYYY' | dd of=big bs=1 seek=200000 conv=notrunc status=none
+	exec 3<&-
 	truncate -s 1000 d1/d2/data
 	truncate -s 5M sparse
 	printf 'tail' >>sparse

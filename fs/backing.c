@@ -1,0 +1,315 @@
+/*
+ * backing — FUSE passthrough (kernel 6.9+): for an open we mark
+ * "passthrough", the kernel reads and writes the store file itself; no
+ * READ or WRITE request, no copy through /dev/fuse, no page cache of the
+ * mount in between. Any worker thread. Owns the /dev/fuse io hooks, the
+ * backing ids and the per-inode open counts (one mutex); never touches
+ * the journal (file.c marks what passthrough writes may have changed).
+ *
+ * Why hooks: libfuse 3.14 (Debian 12) predates passthrough. Its session
+ * lets us supply the read and writev it uses on /dev/fuse, so we see the
+ * kernel's INIT request (did it offer FUSE_PASSTHROUGH?), add the flag
+ * and a stack depth to libfuse's INIT reply, and add FOPEN_PASSTHROUGH
+ * and the backing id to the open and create replies libfuse builds —
+ * the layouts are the kernel ABI (include/uapi/linux/fuse.h, 7.40).
+ *
+ * Which opens: passthrough cannot be combined with the writeback cache
+ * and hides the writes from us, so the journal cannot record their
+ * ranges. Reads lose nothing. For writes, a file that is new or empty
+ * when opened write-only (cp, tar, rsync's temporary file, an editor's
+ * save) is rewritten whole anyway: marking the whole file dirty when it
+ * is closed sends exactly what ranges would have. Writes into existing
+ * data (databases, images, logs appended to) keep going through us, so
+ * the peer gets only the changed ranges. The kernel refuses to mix both
+ * kinds of open on one inode, so the first open decides for every open
+ * that overlaps it; our counts lag the kernel's (release reaches us after
+ * the kernel dropped the file), which only ever errs towards keeping the
+ * first choice.
+ */
+#include "fs/backing.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "fs/fs_internal.h"
+
+/* Kernel ABI newer than Debian 12's headers. */
+#define BK_FUSE_PASSTHROUGH_FLAGS2 (1u << (37 - 32))	/* FUSE_PASSTHROUGH */
+#define BK_FOPEN_PASSTHROUGH (1u << 7)
+#define BK_INIT_OUT_FLAGS2 32		/* offsetof(fuse_init_out, flags2) */
+#define BK_INIT_OUT_STACK_DEPTH 36	/* ... max_stack_depth */
+#define BK_INIT_IN_FLAGS2 16		/* offsetof(fuse_init_in, flags2) */
+/* Our mount's stacking depth: backing files must come from a filesystem
+ * of lower depth, i.e. an ordinary one. A store on overlayfs (depth 1)
+ * fails BACKING_OPEN with ELOOP and is served through us. */
+#define BK_STACK_DEPTH 1
+
+struct bk_backing_map {
+	int32_t fd;
+	uint32_t flags;
+	uint64_t padding;
+};
+#define BK_IOC_BACKING_OPEN _IOW(229, 1, struct bk_backing_map)
+#define BK_IOC_BACKING_CLOSE _IOW(229, 2, uint32_t)
+
+static pthread_mutex_t bk_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Backing id the next reply of this thread carries (backing_reply). */
+static __thread int bk_reply_id;
+
+static ssize_t bk_read(int fd, void *buf, size_t len, void *userdata)
+{
+	struct fs *fs = userdata;
+	ssize_t n = read(fd, buf, len);
+	const struct fuse_in_header *h = buf;
+	uint32_t flags, flags2;
+
+	if (!fs->init_replied && n >= (ssize_t)(sizeof(*h) + BK_INIT_IN_FLAGS2 + 4) &&
+	    h->opcode == FUSE_INIT) {
+		memcpy(&flags, (char *)buf + sizeof(*h) + 12, 4);
+		memcpy(&flags2, (char *)buf + sizeof(*h) + BK_INIT_IN_FLAGS2, 4);
+		fs->pt_offered = (flags & FUSE_INIT_EXT) &&
+				 (flags2 & BK_FUSE_PASSTHROUGH_FLAGS2);
+	}
+	return n;
+}
+
+/* Adds passthrough and the stack depth to the INIT reply (iov[1]). */
+static void bk_patch_init(struct fs *fs, struct iovec *iov, int count,
+			  unsigned char *copy, size_t cap)
+{
+	const struct fuse_out_header *h = iov[0].iov_base;
+	uint32_t flags2, depth = BK_STACK_DEPTH;
+
+	if (!fs->pt_on || count != 2 || h->error != 0 ||
+	    iov[1].iov_len < BK_INIT_OUT_STACK_DEPTH + 4 || iov[1].iov_len > cap)
+		return;
+	memcpy(copy, iov[1].iov_base, iov[1].iov_len);
+	memcpy(&flags2, copy + BK_INIT_OUT_FLAGS2, 4);
+	flags2 |= BK_FUSE_PASSTHROUGH_FLAGS2;
+	memcpy(copy + BK_INIT_OUT_FLAGS2, &flags2, 4);
+	memcpy(copy + BK_INIT_OUT_STACK_DEPTH, &depth, 4);
+	iov[1].iov_base = copy;
+}
+
+/* Adds FOPEN_PASSTHROUGH and the id to the fuse_open_out that ends an
+ * open or create reply. */
+static void bk_patch_open(struct iovec *iov, int count, unsigned char *copy,
+			  size_t cap)
+{
+	const struct fuse_out_header *h = iov[0].iov_base;
+	struct iovec *last = &iov[count - 1];
+	struct fuse_open_out o;
+
+	if (count < 2 || h->error != 0 || last->iov_len < sizeof(o) ||
+	    last->iov_len > cap)
+		return;
+	memcpy(copy, last->iov_base, last->iov_len);
+	memcpy(&o, copy + last->iov_len - sizeof(o), sizeof(o));
+	o.open_flags |= BK_FOPEN_PASSTHROUGH;
+	o.padding = (uint32_t)bk_reply_id;	/* backing_id */
+	memcpy(copy + last->iov_len - sizeof(o), &o, sizeof(o));
+	last->iov_base = copy;
+}
+
+static ssize_t bk_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	struct fs *fs = userdata;
+	struct iovec v[4];
+	unsigned char copy[256];
+
+	if ((!fs->init_replied || bk_reply_id > 0) &&
+	    count <= (int)(sizeof(v) / sizeof(v[0]))) {
+		memcpy(v, iov, (size_t)count * sizeof(*v));
+		if (!fs->init_replied) {
+			bk_patch_init(fs, v, count, copy, sizeof(copy));
+			fs->init_replied = true;
+		} else {
+			bk_patch_open(v, count, copy, sizeof(copy));
+		}
+		return writev(fd, v, count);
+	}
+	return writev(fd, iov, count);
+}
+
+static ssize_t bk_splice(int fdin, off_t *offin, int fdout, off_t *offout,
+			 size_t len, unsigned int flags, void *userdata)
+{
+	(void)userdata;
+	return splice(fdin, offin, fdout, offout, len, flags);
+}
+
+int backing_setup(struct fs *fs, bool want)
+{
+	const struct fuse_custom_io io = {
+		.read = bk_read,
+		.writev = bk_writev,
+		.splice_receive = bk_splice,
+		.splice_send = bk_splice,
+	};
+
+	fs->pt_want = want;
+	return fuse_session_custom_io(fs->se, &io, fuse_session_fd(fs->se));
+}
+
+bool backing_negotiate(struct fs *fs)
+{
+	/* Registering a backing file needs CAP_SYS_ADMIN. */
+	fs->pt_on = fs->pt_want && fs->pt_offered && geteuid() == 0;
+	return fs->pt_on;
+}
+
+/* Registers the store file open on FD with the kernel. Returns the id or
+ * -errno. */
+static int bk_register(struct fs *fs, int fd)
+{
+	struct bk_backing_map map = { .fd = fd };
+	int id = ioctl(fuse_session_fd(fs->se), BK_IOC_BACKING_OPEN, &map);
+
+	return id < 0 ? -errno : id;
+}
+
+static void bk_unregister(struct fs *fs, int id)
+{
+	uint32_t v = (uint32_t)id;
+
+	if (ioctl(fuse_session_fd(fs->se), BK_IOC_BACKING_CLOSE, &v) < 0)
+		log_warn("could not release a passthrough backing file",
+			 "id=%d err=\"%s\"", id, strerror(errno));
+}
+
+/* The policy in the essay above, for an inode with no open file. */
+static bool bk_wanted(int flags, bool fresh)
+{
+	int acc = flags & O_ACCMODE;
+
+	if (flags & O_DIRECT)
+		return false;	/* direct_io through us, as before */
+	if (acc == O_RDONLY)
+		return true;
+	return acc == O_WRONLY && !(flags & O_APPEND) && fresh;
+}
+
+int backing_store_flags(struct fs *fs, int app_flags, int store_flags)
+{
+	if (!fs->pt_on || (app_flags & O_DIRECT))
+		return store_flags;
+	return (store_flags & ~(O_ACCMODE | O_APPEND)) | O_RDWR;
+}
+
+int backing_choose(struct fs *fs, struct fs_file *f, int flags, bool fresh)
+{
+	struct inode *i = f->inode;
+	int fl, id;
+	bool pt;
+
+	f->backing = 0;
+	f->pt_write = false;
+	if (!fs->pt_on)
+		return 0;
+	pthread_mutex_lock(&bk_mu);
+	if (i->n_pt > 0 && !i->backing_rw && (flags & O_ACCMODE) != O_RDONLY) {
+		/* Open for passthrough reads from a read-only store fd (the
+		 * store file could not be opened read-write); the kernel
+		 * would refuse an ordinary open of it now. */
+		pthread_mutex_unlock(&bk_mu);
+		return -ETXTBSY;
+	}
+	if (i->n_pt > 0)
+		pt = true;
+	else
+		pt = i->n_cached == 0 && bk_wanted(flags, fresh);
+	if (pt && i->n_pt == 0) {
+		id = bk_register(fs, f->fd);
+		if (id < 0) {
+			pt = false;
+			if (id == -EPERM || id == -EOPNOTSUPP || id == -ENOTTY) {
+				fs->pt_on = false;
+				log_warn("the kernel refused FUSE passthrough; "
+					 "serving all IO through the daemon",
+					 "err=\"%s\"", strerror(-id));
+			} else {
+				log_info("passthrough not used for a file",
+					 "ino=%llu err=\"%s\"",
+					 (unsigned long long)i->ino, strerror(-id));
+			}
+		} else {
+			i->backing = id;
+			fl = fcntl(f->fd, F_GETFL);
+			i->backing_rw = fl >= 0 && (fl & O_ACCMODE) == O_RDWR;
+		}
+	}
+	if (pt) {
+		i->n_pt++;
+		f->backing = i->backing;
+		f->pt_write = (flags & O_ACCMODE) != O_RDONLY;
+		if (f->pt_write)
+			i->pt_wrote = true;
+	} else {
+		i->n_cached++;
+	}
+	f->counted = true;
+	pthread_mutex_unlock(&bk_mu);
+	return 0;
+}
+
+void backing_release(struct fs *fs, struct fs_file *f)
+{
+	struct inode *i = f->inode;
+
+	if (!f->counted)
+		return;
+	pthread_mutex_lock(&bk_mu);
+	if (f->backing) {
+		if (--i->n_pt == 0) {
+			bk_unregister(fs, i->backing);
+			i->backing = 0;
+		}
+	} else {
+		i->n_cached--;
+	}
+	f->counted = false;
+	pthread_mutex_unlock(&bk_mu);
+}
+
+bool backing_keep_cache(struct fs *fs, struct fs_file *f)
+{
+	bool keep = true;
+
+	if (!fs->pt_on || f->backing)
+		return true;
+	pthread_mutex_lock(&bk_mu);
+	if (f->inode->pt_wrote) {
+		f->inode->pt_wrote = false;
+		keep = false;
+	}
+	pthread_mutex_unlock(&bk_mu);
+	return keep;
+}
+
+int backing_reply(fuse_req_t req, struct fs *fs, struct fs_file *f,
+		  const struct fuse_entry_param *e, struct fuse_file_info *fi)
+{
+	int rc;
+
+	if (f->backing) {
+		/* FOPEN_DIRECT_IO would override passthrough. */
+		fi->direct_io = 0;
+		fi->keep_cache = 0;
+	}
+	bk_reply_id = f->backing;
+	rc = e ? fuse_reply_create(req, e, fi) : fuse_reply_open(req, fi);
+	bk_reply_id = 0;
+	if (rc < 0)
+		backing_release(fs, f);
+	return rc;
+}
