@@ -5,11 +5,14 @@
  * process's main thread; the handlers live in entry.c, attr.c, file.c and
  * dir.c. It never touches the journal except through record.c.
  *
- * Speed: the store is changed only through this mount, so the kernel may
+ * Speed: when root mounts on a kernel with FUSE passthrough, reads and
+ * writes of new files go from the kernel to the store files directly
+ * (fs/backing.c; the writeback cache is then off, as the kernel requires).
+ * The store is changed only through this mount, so the kernel may
  * cache everything for long: entries, negative entries and attributes for
  * a day, file pages across opens (keep_cache), directory listings
- * (cache_readdir), and dirty pages (writeback cache, flushed in 1 MiB
- * writes). readdirplus fills the attribute cache in the same round trip as
+ * (cache_readdir), and, without passthrough, dirty pages (writeback
+ * cache, flushed in 1 MiB writes). readdirplus fills the attribute cache in the same round trip as
  * the listing, parallel dirops let lookups and creates in one directory
  * run at once, and clone_fd gives every worker its own /dev/fuse queue.
  * POSIX ACLs are enforced and cached by the kernel (FUSE_CAP_POSIX_ACL),
