@@ -33,7 +33,8 @@
 # overwrite=1: for a job that only writes, fio by default does not write
 # its file first; it fallocate()s it, so every test write lands in an
 # unwritten extent and ext4 must convert it (a journalled extent split per
-# 4 KiB write; filefrag shows thousands of extents after a run). That
+# write; after a 1 s run filefrag -v lists written and unwritten pieces
+# of 1-6 blocks, alternating). That
 # measures the filesystem's allocator, not the device, and differs from
 # twinfs, which writes its test file in full before every pattern. With
 # overwrite=1 fio writes its file first too, so both tools overwrite
@@ -70,7 +71,7 @@ while [ $# -gt 0 ]; do
 	--direct) direct=1; shift ;;
 	--repeat) repeat=$2; shift 2 ;;
 	--patterns) patterns=$2; shift 2 ;;
-	-h|--help) sed -n '2,49p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,50p' "$0"; exit 0 ;;
 	*) echo "io-vs-fio.sh: unknown option '$1' (see --help)" >&2; exit 64 ;;
 	esac
 done

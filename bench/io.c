@@ -208,8 +208,11 @@ struct io_next {
  * pass); a random job with uniform, with-replacement offsets never ends a
  * pass, so it runs on whatever the cache holds, and --direct is the way to
  * measure the device alone. We do exactly that, between IOs, so the drop
- * counts in the run time but in no IO's latency, as in fio; bench/io-vs-
- * fio.sh checks that both tools agree. With O_DIRECT nothing is dropped.
+ * counts in the run time but in no IO's latency, as in fio. With O_DIRECT
+ * nothing is dropped. A buffered random run on a file that fits in RAM
+ * has the whole file cached within a second or two and from then on
+ * measures CPU per IO, in fio as here; bench/io-vs-fio.sh prints how much
+ * was read from disk and does not judge such runs.
  */
 static int io_maybe_drop(const struct io_job *j, int fd, struct io_next *n)
 {
@@ -310,6 +313,9 @@ struct io_slot {
 	int is_read;
 };
 
+/* 0 or -errno. Must run on the job thread that will submit: with
+ * SINGLE_ISSUER and DEFER_TASKRUN the ring belongs to the thread that
+ * created it, and only that thread may submit or reap. */
 static int io_uring_setup_like_fio(struct io_uring *ring, unsigned depth)
 {
 	static const unsigned drop[] = {
