@@ -10,17 +10,44 @@
 #
 # Shared and virtual disks are noisy (a neighbour's burst can halve a run),
 # so each pattern runs --repeat times (default 3), alternating twinfs and
-# fio. Both the medians and the best runs are compared; the verdict uses
-# the best runs, because contention only ever slows a run down, so the
-# best of N is the better estimate of what the target can do. Every run's
-# IOPS is listed too.
+# fio and which of them goes first. Both the medians and the best runs are
+# compared; the verdict uses the best runs, because contention only ever
+# slows a run down, so the best of N is the better estimate of what the
+# target can do. "paired" is the median over repeats of twinfs/fio within
+# one repeat (the two runs seconds apart, so under the same load), a
+# second estimate that a single lucky run cannot move. Every run's IOPS is
+# listed too.
+#
+# disk% is the share of each tool's read bytes that its own processes
+# fetched from storage (getrusage RUSAGE_CHILDREN ru_inblock, which no
+# other process on the disk can inflate; median of the runs; "-" for a
+# pattern without reads). Buffered runs are marked "cache-bound" and not
+# judged when they write (a write completes once copied into the page
+# cache: rewriting one test file never reaches the kernel's dirty limits,
+# so nothing waits for the disk during the run) or when disk% is below 50
+# (a random test on a file that fits in RAM has the whole file cached
+# within a second or two and then measures each tool's CPU cost per IO,
+# where fio spends more than twinfs). They compare the tools, not the
+# target; use --direct (or a file larger than RAM) to test the target.
+#
+# overwrite=1: for a job that only writes, fio by default does not write
+# its file first; it fallocate()s it, so every test write lands in an
+# unwritten extent and ext4 must convert it (a journalled extent split per
+# write; after a 1 s run filefrag -v lists written and unwritten pieces
+# of 1-6 blocks, alternating). That
+# measures the filesystem's allocator, not the device, and differs from
+# twinfs, which writes its test file in full before every pattern. With
+# overwrite=1 fio writes its file first too, so both tools overwrite
+# allocated, written blocks.
 #
 # Matching fio options: ioengine=psync for iodepth 1 and io_uring above
 # (what twinfs uses), one file per job (fio's default naming), invalidate=1
 # (both drop the file from the page cache before the run), norandommap=1
 # (twinfs picks random blocks uniformly with replacement, as fio does
-# without its random map), time_based, group_reporting. Exit status: 0 if
-# every ratio is within 15 %, 1 otherwise, 77 if fio or python3 is missing.
+# without its random map), overwrite=1 (see below), time_based,
+# group_reporting. Exit status: 0 if
+# every judged ratio is within 15 %, 1 otherwise, 77 if fio or python3 is
+# missing.
 set -eu
 
 bin=${TWINFS_BIN:-$(dirname "$0")/../build/src/twinfs}
@@ -44,7 +71,7 @@ while [ $# -gt 0 ]; do
 	--direct) direct=1; shift ;;
 	--repeat) repeat=$2; shift 2 ;;
 	--patterns) patterns=$2; shift 2 ;;
-	-h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,50p' "$0"; exit 0 ;;
 	*) echo "io-vs-fio.sh: unknown option '$1' (see --help)" >&2; exit 64 ;;
 	esac
 done
@@ -61,6 +88,17 @@ fiodir=$target/twinfs-fio.$$
 trap 'rm -rf "$work" "$fiodir"' EXIT INT TERM
 mkdir "$fiodir"
 
+# ru OUT CMD...: runs CMD and writes to OUT the bytes its processes read
+# from storage (page cache hits are not counted).
+ru() {
+	out=$1
+	shift
+	python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+open(sys.argv[1], "w").write("%d\n" % (resource.getrusage(resource.RUSAGE_CHILDREN).ru_inblock * 512))
+sys.exit(rc)' "$out" "$@"
+}
+
 engine=psync
 [ "$iodepth" -gt 1 ] && engine=io_uring
 dflag=""
@@ -68,7 +106,8 @@ dflag=""
 
 printf '# target %s, size %s per job, %s job(s), iodepth %s (%s), %ss, direct=%s\n' \
 	"$target" "$size" "$jobs" "$iodepth" "$engine" "$runtime" "$direct"
-printf '%-14s %11s %11s %7s %11s %11s %7s   %s\n' pattern twinfs_med fio_med ratio twinfs_best fio_best ratio "every run (IOPS)"
+printf '%-14s %10s %10s %6s %11s %10s %6s %6s %9s   %s\n' pattern twinfs_med fio_med ratio \
+	twinfs_best fio_best ratio paired "disk% t/f" "every run (IOPS)"
 bad=0
 for p in $patterns; do
 	case $p in
@@ -84,35 +123,65 @@ for p in $patterns; do
 	rm -f "$work"/t.*.json "$work"/f.*.json
 	i=0
 	while [ $i -lt "$repeat" ]; do
-		"$bin" bench io --target "$target" --pattern "$p" --size "$size" --jobs "$jobs" \
-			--iodepth "$iodepth" --runtime "$runtime" $dflag --json "$work/t.$i.json" >/dev/null
-		fio --name=cmp --directory="$fiodir" --rw="$rw" --rwmixread=70 --bs="$bs" \
-			--size="$size" --numjobs="$jobs" --iodepth="$iodepth" --ioengine="$engine" \
-			--direct="$direct" --runtime="$runtime" --time_based=1 --invalidate=1 \
-			--norandommap=1 --group_reporting=1 --output-format=json \
-			--output="$work/f.$i.json" >/dev/null
-		rm -f "$fiodir"/*
+		# Alternate who goes first: a neighbour's burst or the other
+		# tool's writeback then hits both tools alike.
+		for tool in $([ $((i % 2)) = 0 ] && echo "twinfs fio" || echo "fio twinfs"); do
+			if [ "$tool" = twinfs ]; then
+				ru "$work/t.$i.disk" "$bin" bench io --target "$target" --pattern "$p" --size "$size" \
+					--jobs "$jobs" --iodepth "$iodepth" --runtime "$runtime" $dflag \
+					--json "$work/t.$i.json" >/dev/null
+			else
+				ru "$work/f.$i.disk" fio --name=cmp --directory="$fiodir" --rw="$rw" --rwmixread=70 --bs="$bs" \
+					--size="$size" --numjobs="$jobs" --iodepth="$iodepth" \
+					--ioengine="$engine" --direct="$direct" --runtime="$runtime" \
+					--time_based=1 --invalidate=1 --norandommap=1 --overwrite=1 \
+					--group_reporting=1 \
+					--output-format=json --output="$work/f.$i.json" >/dev/null
+				rm -f "$fiodir"/*
+			fi
+		done
 		i=$((i + 1))
 	done
-	python3 - "$p" "$work" "$repeat" <<'PY' || bad=1
+	python3 - "$p" "$work" "$repeat" "$direct" <<'PY' || bad=1
 import json, statistics, sys
-name, work, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-tw, fi, twm, fim = [], [], [], []
+name, work, n, direct = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
+
+def disk_share(path, read_bytes):
+    """Share of the run's read bytes its processes fetched from storage."""
+    return float(open(path).read()) / read_bytes if read_bytes else None
+
+tw, fi, tshare, fshare = [], [], [], []
+writes = False
 for i in range(n):
     t = json.load(open("%s/t.%d.json" % (work, i)))["results"][0]
     j = json.load(open("%s/f.%d.json" % (work, i)))["jobs"][0]
-    tw.append(t["iops"]); twm.append(t["mb_per_s"])
+    tw.append(t["iops"])
     fi.append(j["read"]["iops"] + j["write"]["iops"])
-    fim.append((j["read"]["io_bytes"] + j["write"]["io_bytes"]) / (j["job_runtime"] / 1e3) / 1e6)
+    tread = t["bytes"] * t["read_iops"] / t["iops"] if t["iops"] else 0
+    tshare.append(disk_share("%s/t.%d.disk" % (work, i), tread))
+    fshare.append(disk_share("%s/f.%d.disk" % (work, i), j["read"]["io_bytes"]))
+    writes = writes or t["write_iops"] > 0
 t, f = statistics.median(tw), statistics.median(fi)
 tb, fb = max(tw), max(fi)
 ratio = t / f if f else float("inf")
 best = tb / fb if fb else float("inf")
-flag = "" if 0.85 <= best <= 1.15 else "  <-- best runs differ by more than 15%"
-print("%-14s %11.0f %11.0f %7.3f %11.0f %11.0f %7.3f   twinfs %s fio %s%s" % (name, t, f,
-      ratio, tb, fb, best, "/".join("%.0f" % x for x in tw),
+paired = statistics.median(a / b if b else float("inf") for a, b in zip(tw, fi))
+if None in tshare + fshare:
+    disk, low = "-", False
+else:
+    ts, fs = statistics.median(tshare), statistics.median(fshare)
+    disk = "%.0f/%.0f" % (ts * 100, fs * 100)
+    low = min(ts, fs) < 0.5
+if not direct and (writes or low):
+    flag = "  (cache-bound: not judged)"
+elif 0.85 <= best <= 1.15:
+    flag = ""
+else:
+    flag = "  <-- best runs differ by more than 15%"
+print("%-14s %10.0f %10.0f %6.2f %11.0f %10.0f %6.2f %6.2f %9s   twinfs %s fio %s%s" % (name,
+      t, f, ratio, tb, fb, best, paired, disk, "/".join("%.0f" % x for x in tw),
       "/".join("%.0f" % x for x in fi), flag))
-sys.exit(0 if not flag else 1)
+sys.exit(1 if flag.startswith("  <--") else 0)
 PY
 done
 exit $bad
