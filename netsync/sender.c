@@ -59,6 +59,7 @@
 #define OUT_HIGH_WM	(8u << 20)
 #define OUT_LOW_WM	(4u << 20)
 #define WINDOW_BYTES	(64ull << 20)
+#define SEND_MAX_WRITE	(4u << 20)
 #define POOL_MAX	16
 #define BACKOFF_MIN_MS	200
 #define BACKOFF_MAX_MS	5000
@@ -656,6 +657,15 @@ static void sender_connect(struct sender *s)
 	}
 	bufferevent_setcb(s->bev, sender_read_cb, sender_write_cb, sender_event_cb, s);
 	bufferevent_setwatermark(s->bev, EV_WRITE, OUT_LOW_WM, 0);
+	/*
+	 * libevent writes at most 16 KiB per write event by default: one
+	 * writev and one trip through the loop per 16 KiB, and as many small
+	 * reads on the peer (measured: serve made 124,000 readv calls for
+	 * 499 MB). Let one event write what the socket takes.
+	 */
+	if (bufferevent_set_max_single_write(s->bev, SEND_MAX_WRITE) < 0)
+		log_warn("cannot raise the socket write size; sending in 16 KiB steps",
+			 "peer=%s", s->peer);
 	sender_set_state(s, PEER_CONNECTING, "connect");
 	rc = bufferevent_socket_connect(s->bev, ai->ai_addr, (int)ai->ai_addrlen);
 	freeaddrinfo(ai);
