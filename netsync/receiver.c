@@ -27,10 +27,29 @@
  * cheaper than that many fsyncs (see netsync/syncer.c). */
 #define RECV_TOUCH_MAX SYNCER_FSYNC_MAX
 
+/*
+ * Early writeback. A DATA block is only pwritten; it becomes durable at
+ * its batch's end (fsync or syncfs on the syncer thread). Left alone, the
+ * kernel keeps up to dirty_background_ratio of RAM (2.4 GB on the 24 GiB
+ * test machine) of it in the page cache, so the batch-end fsync of a large
+ * file wrote hundreds of MB in one go while the sender's window was full:
+ * measured with a 1 GiB file copied into a replicating mount, 459 MB were
+ * in flight at the end of the copy and `twinfs sync` returned 2.4-4.3 s
+ * after it. So every RECV_WB_CHUNK bytes written contiguously to one file
+ * are handed to the disk at once with sync_file_range(WRITE), which starts
+ * the writeback and does not wait for it: the disk streams while data
+ * arrives and the fsync at the batch end finds little left to do. This
+ * adds no durability claim (the fsync still decides), and small files
+ * (below the chunk) are left to the batch-end sync, which writes them
+ * together.
+ */
+#define RECV_WB_CHUNK (8u << 20)
+
 struct recv_fd {
 	char *path;	/* NULL: free slot */
 	int fd;
 	uint64_t used;	/* LRU tick */
+	uint64_t wb_off, wb_end;	/* written since the last writeback kick */
 };
 
 struct receiver {
@@ -207,10 +226,27 @@ static void recv_touch_name(struct receiver *r, int dirfd, const char *name)
 	close(fd);
 }
 
+/* Writes back what SLOT's file got since the last kick (see
+ * RECV_WB_CHUNK); [off, off + len) was just written. */
+static void recv_writeback(struct recv_fd *slot, uint64_t off, uint64_t len)
+{
+	if (slot->wb_end != off || slot->wb_end == slot->wb_off) {
+		slot->wb_off = off;	/* not contiguous: start a new run */
+		slot->wb_end = off;
+	}
+	slot->wb_end += len;
+	if (slot->wb_end - slot->wb_off < RECV_WB_CHUNK)
+		return;
+	/* best effort: an error here shows up in the batch-end fsync */
+	(void)sync_file_range(slot->fd, (off64_t)slot->wb_off,
+			      (off64_t)(slot->wb_end - slot->wb_off), SYNC_FILE_RANGE_WRITE);
+	slot->wb_off = slot->wb_end;
+}
+
 /* Opens (or finds in the cache) PATH for writing, creating it with mode
  * 0600 if missing (its OP CREATE may have been skipped in a resync; the
  * ATTR that follows sets the real mode). Never follows a symlink. */
-static int recv_open_write(struct receiver *r, const char *path, int *fd_out)
+static int recv_open_slot(struct receiver *r, const char *path, struct recv_fd **out)
 {
 	struct path_ref ref;
 	struct recv_fd *slot = &r->fds[0];
@@ -220,7 +256,7 @@ static int recv_open_write(struct receiver *r, const char *path, int *fd_out)
 	for (int i = 0; i < RECV_FD_CACHE; i++) {
 		if (r->fds[i].path && strcmp(r->fds[i].path, path) == 0) {
 			r->fds[i].used = ++r->tick;
-			*fd_out = r->fds[i].fd;
+			*out = &r->fds[i];
 			return 0;
 		}
 		if (!r->fds[i].path || (slot->path && r->fds[i].used < slot->used))
@@ -249,8 +285,18 @@ static int recv_open_write(struct receiver *r, const char *path, int *fd_out)
 	}
 	slot->fd = fd;
 	slot->used = ++r->tick;
-	*fd_out = fd;
+	slot->wb_off = slot->wb_end = 0;
+	*out = slot;
 	return 0;
+}
+
+static int recv_open_write(struct receiver *r, const char *path, int *fd_out)
+{
+	struct recv_fd *slot = NULL;
+	int rc = recv_open_slot(r, path, &slot);
+
+	*fd_out = rc == 0 ? slot->fd : -1;
+	return rc;
 }
 
 /* chmod of NAME without following it (a symlink has no mode to set). */
@@ -657,6 +703,7 @@ out_count:
 
 int receiver_data(struct receiver *r, const struct proto_data *m)
 {
+	struct recv_fd *slot;
 	size_t off = 0;
 	int fd, rc;
 
@@ -666,9 +713,10 @@ int receiver_data(struct receiver *r, const struct proto_data *m)
 	rc = recv_begin_change(r);
 	if (rc < 0)
 		return rc;
-	rc = recv_open_write(r, m->path, &fd);
+	rc = recv_open_slot(r, m->path, &slot);
 	if (rc < 0)
 		return recv_fail(r, m->path, rc);
+	fd = slot->fd;
 	while (off < m->len) {
 		ssize_t n = pwrite(fd, m->bytes + off, m->len - off,
 				   (off_t)(m->offset + off));
@@ -679,6 +727,7 @@ int receiver_data(struct receiver *r, const struct proto_data *m)
 			return recv_fail(r, m->path, -errno);
 		off += (size_t)n;
 	}
+	recv_writeback(slot, m->offset, m->len);
 	recv_touch(r, fd);
 	r->st.data_bytes += m->len;
 	return 0;
