@@ -85,6 +85,14 @@
  * not many small ones. Two, not one: while the peer syncs batch N it
  * already applies N+1, so its apply and its sync still overlap. Waiters
  * bypass the hold, so sync-mode latency is unchanged.
+ * On loopback the peer acked each small batch within the 20 ms anyway, so
+ * the hold alone changed nothing (610 vs 618 batches): a stream that is
+ * busy (a take less than TAKE_BUSY_AFTER_S ago) is also taken at most
+ * every TAKE_BUSY_INTERVAL_S. The first change after a quiet spell still
+ * goes out after TAKE_INTERVAL_S, so async lag stays ~20 ms for sparse
+ * changes and at most ~250 ms more during a bulk copy. Measured, same
+ * copy: 60-72 batches, ~150 fsyncs and ~60 syncfs instead of ~4000 and
+ * ~330 on the two nodes together.
  */
 #define TAKE_AHEAD	2
 #define TAKE_BUSY_AFTER_S	0.5
