@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -768,6 +769,17 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 	int rc;
 
 	signal(SIGPIPE, SIG_IGN);
+	{
+		/* a batch may hold up to SYNCER_FSYNC_MAX fds for its fsyncs */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+				log_debug("cannot raise the open file limit", "err=%s",
+					  strerror(errno));
+		}
+	}
 	if (o->node_name)
 		snprintf(s.node_name, sizeof(s.node_name), "%s", o->node_name);
 	else if (gethostname(s.node_name, sizeof(s.node_name) - 1) < 0)
