@@ -9,7 +9,8 @@
 #               on 127.0.0.1, then sync (how lsyncd-style setups do it);
 #  (d) the same copy into a local-only twinfs mount (what FUSE costs;
 #      note: `sync -f` on a FUSE mount does not flush the store below it,
-#      so (d) is not durable the way (a)'s peer and (b) are).
+#      so (d) ends before its copy is known durable, unlike (a)'s peer and
+#      (b); the fs does start writeback of large writes itself).
 # Then async write throughput into a replicating mount vs a local-only mount,
 # and fsync latency in sync mode vs a local-only mount.
 # Usage: bench/replication.sh [--large SIZE_MB] [--small-count N] [--runs N]
