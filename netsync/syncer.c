@@ -52,6 +52,17 @@ void sync_set_free(struct sync_set *set)
 	set->whole_fs = false;
 }
 
+/* Starts writeback of every file in SET without waiting, so that the
+ * fsyncs that follow find their data on the way and the first one commits
+ * the block allocations of all of them in one filesystem transaction. */
+static void sync_set_kick(const struct sync_set *set)
+{
+	if (set->n < 2)
+		return;
+	for (size_t i = 0; i < set->n; i++)
+		(void)sync_file_range(set->fds[i], 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
 int sync_set_run(struct sync_set *set, int fs_fd)
 {
 	int rc = 0;
@@ -60,6 +71,7 @@ int sync_set_run(struct sync_set *set, int fs_fd)
 		if (syncfs(fs_fd) < 0)
 			rc = -errno;
 	} else {
+		sync_set_kick(set);
 		for (size_t i = 0; i < set->n; i++)
 			if (fsync(set->fds[i]) < 0 && rc == 0)
 				rc = -errno;
@@ -79,6 +91,19 @@ int sync_set_run(struct sync_set *set, int fs_fd)
  * instead: there each fsync would cost its own journal commit (measured:
  * 2000 small files in batches of 50 applied at 741-938 files/s with an
  * fsync each, 1477-3139 with syncfs).
+ * That was with a bare fsync per file, and a threshold of 16. Two things
+ * changed it to 512: (1) all files of the jobs get sync_file_range(WRITE)
+ * first (sync_set_kick), so their writeback runs at once and the first
+ * fsync commits all their block allocations in one filesystem
+ * transaction; the later fsyncs mostly find theirs committed. (2) When
+ * the two nodes share a filesystem (the test machine, or any primary
+ * whose store shares a disk with the peer's), syncfs also flushes the
+ * primary's own dirty pages: after a 1 GiB file, every syncfs of the
+ * following small-file batches wrote that gigabyte too. Measured, 1 GiB
+ * + 10,000 small files copied into a replicating mount until `twinfs
+ * sync` returned, alternating: 23.7/23.7 s with per-file fsyncs up to
+ * 1024 files, 24.8/25.2 s with syncfs past 16. 512 keeps the dup'ed fds
+ * per batch bounded (a failed dup falls back to syncfs).
  */
 static void *syncer_main(void *arg)
 {
@@ -110,6 +135,9 @@ static void *syncer_main(void *arg)
 		}
 		if (whole && syncfs(s->fs_fd) < 0)
 			err = -errno;
+		if (!whole)
+			for (j = jobs; j; j = j->next)
+				sync_set_kick(&j->set);
 		while (jobs) {
 			j = jobs;
 			jobs = j->next;

@@ -17,10 +17,10 @@
 
 #include <event2/event.h>
 
-/* Up to this many files/directories are fsynced one by one; beyond it
- * (in one batch, or in the batches queued together) one syncfs of the
- * filesystem is cheaper. */
-#define SYNCER_FSYNC_MAX 16
+/* Up to this many files/directories are fsynced one by one (after one
+ * writeback kick for all of them); beyond it (in one batch, or in the
+ * batches queued together) one syncfs of the filesystem. See syncer.c. */
+#define SYNCER_FSYNC_MAX 512
 
 /* What must be synced for one batch. fds are owned (closed when done). */
 struct sync_set {

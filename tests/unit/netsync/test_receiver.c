@@ -447,6 +447,84 @@ static void test_rename_replay_and_errors(void **state)
 	evbuffer_free(b);
 }
 
+/* The receiver keeps the last parent directory and the files it wrote
+ * open across frames; every op that changes what a path names must drop
+ * them, or data lands in a renamed directory or an unlinked inode. */
+static void read_file(const struct fx *f, const char *rel, char *buf, size_t len,
+		      struct stat *st)
+{
+	char p[200];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", f->store, rel);
+	assert_int_equal(lstat(p, st), 0);
+	assert_true(S_ISREG(st->st_mode));
+	fd = open(p, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, buf, len - 1);
+	close(fd);
+	assert_true(n >= 0);
+	buf[n] = '\0';
+}
+
+static void test_cached_paths_follow_renames(void **state)
+{
+	struct fx *f = *state;
+	struct receiver *r;
+	struct evbuffer *b = evbuffer_new();
+	struct proto_attr a = {
+		.path = "a/f", .mask = JATTR_SIZE | JATTR_MODE | JATTR_MTIME, .size = 3,
+		.mode = 0644, .mtime = { 1200000000, 9 },
+	};
+	struct stat st, st2;
+	char buf[32];
+
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	op(b, 1, (struct journal_op){ .type = JOP_MKDIR, .path = "a", .mode = 040755 });
+	op(b, 2, (struct journal_op){ .type = JOP_CREATE, .path = "a/f", .mode = 0100600 });
+	data(b, "a/f", 0, "one");
+	op(b, 3, (struct journal_op){ .type = JOP_RENAME, .path = "a", .path2 = "b" });
+	op(b, 4, (struct journal_op){ .type = JOP_MKDIR, .path = "a", .mode = 040755 });
+	op(b, 5, (struct journal_op){ .type = JOP_CREATE, .path = "a/f", .mode = 0100640 });
+	data(b, "a/f", 0, "two and more");
+	assert_int_equal(proto_encode_attr(b, &a), 0);
+	op(b, 6, (struct journal_op){ .type = JOP_SETATTR, .path = "b/f",
+				      .attr_mask = JATTR_MODE, .mode = 0100604 });
+	/* a create over a symlink in the way replaces it */
+	op(b, 7, (struct journal_op){ .type = JOP_SYMLINK, .path = "a/s", .path2 = "f" });
+	op(b, 8, (struct journal_op){ .type = JOP_CREATE, .path = "a/s", .mode = 0100644 });
+	data(b, "a/s", 0, "z");
+	/* unlink + create: a new inode, not the cached one */
+	op(b, 9, (struct journal_op){ .type = JOP_UNLINK, .path = "b/f" });
+	op(b, 10, (struct journal_op){ .type = JOP_CREATE, .path = "b/f", .mode = 0100644 });
+	data(b, "b/f", 0, "3");
+	op(b, 11, (struct journal_op){ .type = JOP_SETXATTR, .path = "b/f",
+				       .xname = "user.k", .xvalue = "v", .xsize = 1 });
+	assert_int_equal(proto_encode_batch_end(b, 11), 0);
+	assert_int_equal(apply_all(r, b), 0);
+
+	read_file(f, "a/f", buf, sizeof(buf), &st);
+	assert_string_equal(buf, "two");
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(st.st_mtim.tv_sec, 1200000000);
+	assert_int_equal(st.st_mtim.tv_nsec, 9);
+	read_file(f, "b/f", buf, sizeof(buf), &st2);
+	assert_string_equal(buf, "3");
+	assert_int_equal(st2.st_mode & 07777, 0644);
+	assert_true(st.st_ino != st2.st_ino);
+	{
+		char p[200];
+
+		snprintf(p, sizeof(p), "%s/b/f", f->store);
+		assert_int_equal(lgetxattr(p, "user.k", buf, sizeof(buf)), 1);
+	}
+	read_file(f, "a/s", buf, sizeof(buf), &st);
+	assert_string_equal(buf, "z");
+	receiver_close(r);
+	evbuffer_free(b);
+}
+
 /* The pipelined form, as serve uses it: seal, the syncer thread syncs
  * and records (seq, dirty) itself, the loop calls committed; while batch 2
  * is applied during batch 1's sync, STATE/applied says (1, dirty); it is
@@ -585,6 +663,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_hash_writes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_escape_through_symlinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_replay_and_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cached_paths_follow_renames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_seal_and_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_applied_file_torn_slot, setup, teardown),
 	};
