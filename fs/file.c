@@ -138,6 +138,7 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fuse_entry_param e;
 	struct cred_saved cs;
 	struct fs_file *f = NULL;
+	struct inode *inode;
 	int base = fs_store_flags(fs, fi) & ~O_TRUNC;
 	int flags = backing_store_flags(fs, fi->flags, base);
 	bool created = true;
@@ -182,13 +183,17 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fs_file_opts(fi);
 	rc = fs_file_choose(fs, f, fi, created || e.attr.st_size == 0);
 	if (rc < 0) {
-		/* The entry was looked up: the kernel gets it, not the open. */
-		fs_file_free(fs, f);
 		fuse_reply_err(req, -rc);
-		return;
+		goto out_forget;
 	}
 	if (backing_reply(req, fs, f, &e, fi) < 0)
-		fs_file_free(fs, f);
+		goto out_forget;	/* interrupted: the kernel has neither */
+	return;
+out_forget:
+	/* The kernel never got the entry: drop fs_do_lookup's reference. */
+	inode = f->inode;
+	fs_file_free(fs, f);
+	inode_unref(fs->itab, inode, 1);
 	return;
 out_close:
 	close(fd);
