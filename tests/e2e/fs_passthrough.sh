@@ -30,6 +30,13 @@ m=$(mark)
 cp "$T/src" "$T/mnt/new"
 check "a new file is written without WRITE requests" [ "$(count_since "$m" WRITE)" -eq 0 ]
 check "the store holds the new file" cmp "$T/src" "$T/store/new"
+# An append right after passthrough writes: the kernel must know the new
+# size (the append goes through the daemon at the kernel's EOF).
+cp "$T/src" "$T/mnt/grown"
+printf 'TAIL' >>"$T/mnt/grown"
+check "an append after passthrough writes grows the file" \
+	[ "$(stat -c %s "$T/store/grown")" -eq 3000004 ]
+check "... and lands at the end" [ "$(tail -c 4 "$T/store/grown")" = TAIL ]
 sync; echo 3 >/proc/sys/vm/drop_caches
 m=$(mark)
 check "a cold read returns the data" cmp "$T/src" "$T/mnt/new"
