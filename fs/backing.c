@@ -232,7 +232,10 @@ int backing_choose(struct fs *fs, struct fs_file *f, int flags, bool fresh)
 		id = bk_register(fs, f->fd);
 		if (id < 0) {
 			pt = false;
-			if (id == -EPERM || id == -EOPNOTSUPP || id == -ENOTTY) {
+			/* These hold for every file of this store (ELOOP: the
+			 * store itself is stacked, e.g. on overlayfs). */
+			if (id == -EPERM || id == -EOPNOTSUPP || id == -ENOTTY ||
+			    id == -ELOOP) {
 				fs->pt_on = false;
 				log_warn("the kernel refused FUSE passthrough; "
 					 "serving all IO through the daemon",
