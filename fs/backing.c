@@ -90,7 +90,7 @@ static void bk_patch_init(struct fs *fs, struct iovec *iov, int count,
 	const struct fuse_out_header *h = iov[0].iov_base;
 	uint32_t flags2, depth = BK_STACK_DEPTH;
 
-	if (!fs->pt_on || count != 2 || h->error != 0 ||
+	if (!fs->pt_negotiated || count != 2 || h->error != 0 ||
 	    iov[1].iov_len < BK_INIT_OUT_STACK_DEPTH + 4 || iov[1].iov_len > cap)
 		return;
 	memcpy(copy, iov[1].iov_base, iov[1].iov_len);
@@ -165,6 +165,7 @@ bool backing_negotiate(struct fs *fs)
 {
 	/* Registering a backing file needs CAP_SYS_ADMIN. */
 	fs->pt_on = fs->pt_want && fs->pt_offered && geteuid() == 0;
+	fs->pt_negotiated = fs->pt_on;
 	return fs->pt_on;
 }
 
@@ -201,7 +202,7 @@ static bool bk_wanted(int flags, bool fresh)
 
 int backing_store_flags(struct fs *fs, int app_flags, int store_flags)
 {
-	if (!fs->pt_on || (app_flags & O_DIRECT))
+	if (!__atomic_load_n(&fs->pt_on, __ATOMIC_RELAXED) || (app_flags & O_DIRECT))
 		return store_flags;
 	return (store_flags & ~(O_ACCMODE | O_APPEND)) | O_RDWR;
 }
@@ -214,7 +215,7 @@ int backing_choose(struct fs *fs, struct fs_file *f, int flags, bool fresh)
 
 	f->backing = 0;
 	f->pt_write = false;
-	if (!fs->pt_on)
+	if (!fs->pt_negotiated)
 		return 0;
 	pthread_mutex_lock(&bk_mu);
 	if (i->n_pt > 0 && !i->backing_rw && (flags & O_ACCMODE) != O_RDONLY) {
@@ -225,9 +226,10 @@ int backing_choose(struct fs *fs, struct fs_file *f, int flags, bool fresh)
 		return -ETXTBSY;
 	}
 	if (i->n_pt > 0)
-		pt = true;
+		pt = true;	/* even if pt_on was turned off since */
 	else
-		pt = i->n_cached == 0 && bk_wanted(flags, fresh);
+		pt = __atomic_load_n(&fs->pt_on, __ATOMIC_RELAXED) &&
+		     i->n_cached == 0 && bk_wanted(flags, fresh);
 	if (pt && i->n_pt == 0) {
 		id = bk_register(fs, f->fd);
 		if (id < 0) {
@@ -236,7 +238,7 @@ int backing_choose(struct fs *fs, struct fs_file *f, int flags, bool fresh)
 			 * store itself is stacked, e.g. on overlayfs). */
 			if (id == -EPERM || id == -EOPNOTSUPP || id == -ENOTTY ||
 			    id == -ELOOP) {
-				fs->pt_on = false;
+				__atomic_store_n(&fs->pt_on, false, __ATOMIC_RELAXED);
 				log_warn("the kernel refused FUSE passthrough; "
 					 "serving all IO through the daemon",
 					 "err=\"%s\"", strerror(-id));
@@ -288,7 +290,7 @@ bool backing_keep_cache(struct fs *fs, struct fs_file *f)
 {
 	bool keep = true;
 
-	if (!fs->pt_on || f->backing)
+	if (!fs->pt_negotiated || f->backing)
 		return true;
 	pthread_mutex_lock(&bk_mu);
 	if (f->inode->pt_wrote) {

@@ -244,7 +244,8 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uintptr_t)f;
 	fs_file_opts(fi);
 	/* Only a write-only open asks whether the file is empty. */
-	if (fs->pt_on && (fi->flags & O_ACCMODE) == O_WRONLY)
+	if (__atomic_load_n(&fs->pt_on, __ATOMIC_RELAXED) &&
+	    (fi->flags & O_ACCMODE) == O_WRONLY)
 		fresh = fstat(fd, &st) == 0 && st.st_size == 0;
 	rc = fs_file_choose(fs, f, fi, fresh);
 	if (rc < 0) {

@@ -23,8 +23,10 @@ struct fs {
 	double timeout;		/* entry/attr cache seconds; immutable */
 	bool writeback;		/* kernel writeback cache negotiated (init) */
 	/* Passthrough (fs/backing.c): wanted by the user, offered by the
-	 * kernel (seen in its INIT request), on (negotiated in init). */
-	bool pt_want, pt_offered, pt_on;
+	 * kernel (seen in its INIT request), negotiated in init (fixed for
+	 * the connection), on (new backing files may be registered; turned
+	 * off if the kernel refuses them). */
+	bool pt_want, pt_offered, pt_negotiated, pt_on;
 	bool init_replied;	/* the INIT reply went out (devio hook) */
 	int (*wait_peer)(void *arg);
 	void *wait_peer_arg;
