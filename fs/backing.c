@@ -257,8 +257,6 @@ int backing_choose(struct fs *fs, struct fs_file *f, int flags, bool fresh)
 		i->n_pt++;
 		f->backing = i->backing;
 		f->pt_write = (flags & O_ACCMODE) != O_RDONLY;
-		if (f->pt_write)
-			i->pt_wrote = true;
 	} else {
 		i->n_cached++;
 	}
@@ -286,28 +284,17 @@ void backing_release(struct fs *fs, struct fs_file *f)
 	pthread_mutex_unlock(&bk_mu);
 }
 
-bool backing_keep_cache(struct fs *fs, struct fs_file *f)
-{
-	bool keep = true;
-
-	if (!fs->pt_negotiated || f->backing)
-		return true;
-	pthread_mutex_lock(&bk_mu);
-	if (f->inode->pt_wrote) {
-		f->inode->pt_wrote = false;
-		keep = false;
-	}
-	pthread_mutex_unlock(&bk_mu);
-	return keep;
-}
-
 int backing_reply(fuse_req_t req, struct fs *fs, struct fs_file *f,
 		  const struct fuse_entry_param *e, struct fuse_file_info *fi)
 {
 	int rc;
 
 	if (f->backing) {
-		/* FOPEN_DIRECT_IO would override passthrough. */
+		/* FOPEN_DIRECT_IO would override passthrough. Without
+		 * KEEP_CACHE the kernel drops the inode's cached pages at this
+		 * open, and while any passthrough open exists nothing can
+		 * cache new ones, so no page goes stale behind the writes
+		 * that go around the page cache. */
 		fi->direct_io = 0;
 		fi->keep_cache = 0;
 	}

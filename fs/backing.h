@@ -54,8 +54,4 @@ int backing_reply(fuse_req_t req, struct fs *fs, struct fs_file *f,
  * the inode, the backing id. */
 void backing_release(struct fs *fs, struct fs_file *f);
 
-/* Whether a cached (not passthrough) open of the inode of F may keep the
- * kernel's page cache: not after passthrough writes went around it. */
-bool backing_keep_cache(struct fs *fs, struct fs_file *f);
-
 #endif

@@ -92,11 +92,6 @@ static int fs_file_choose(struct fs *fs, struct fs_file *f,
 	if (f->pt_write) {
 		record_write_begin(fs, f->inode, f->fd);
 		f->written = true;
-	} else if (!f->backing && fi->keep_cache &&
-		   !backing_keep_cache(fs, f)) {
-		/* Passthrough writes went around the pages the kernel may
-		 * still hold for this inode. */
-		fi->keep_cache = 0;
 	}
 	return 0;
 }

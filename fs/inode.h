@@ -30,7 +30,6 @@ struct inode {
 	int n_pt, n_cached;
 	int backing;		/* kernel backing id while n_pt > 0 */
 	bool backing_rw;	/* ... registered from a read-write fd */
-	bool pt_wrote;		/* written around the kernel's page cache */
 	struct inode *next;	/* hash chain; table lock */
 };
 
