@@ -100,7 +100,12 @@ static void fs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 			used = fuse_add_direntry(req, p, rem, name, &st, next);
 			if (used > rem)
 				break;
-		} else if (fs_is_dot(name)) {
+		} else if (fs_is_dot(name) || evict_over(fs->evict)) {
+			/* No node id: the kernel takes the name without
+			 * attributes and looks it up if it is used. Also
+			 * once the inode table is over its fd budget, so
+			 * that a listing does not pile up inodes faster
+			 * than fs/evict.c can drop them. */
 			memset(&e, 0, sizeof(e));
 			e.attr.st_ino = d->entry->d_ino;
 			e.attr.st_mode = (mode_t)d->entry->d_type << 12;

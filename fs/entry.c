@@ -34,6 +34,8 @@ int fs_do_lookup(struct fs *fs, struct inode *parent, const char *name,
 	e->attr_timeout = fs->timeout;
 	e->entry_timeout = fs->timeout;
 	fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && fs_fd_shortage(fs))
+		fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
@@ -42,7 +44,7 @@ int fs_do_lookup(struct fs *fs, struct inode *parent, const char *name,
 		return rc;
 	}
 	fs_fix_stat(&e->attr);
-	i = inode_ref(fs->itab, fd, &e->attr, &rc);
+	i = inode_ref(fs->itab, fd, &e->attr, parent, name, &rc);
 	if (!i)
 		return rc;
 	e->ino = inode_id(fs->itab, i);
@@ -229,6 +231,16 @@ void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		rc = -errno;
 	record_end(fs, &rec, rc == 0);
 	fuse_reply_err(req, -rc);
+	if (rc == 0) {
+		struct stat st;
+
+		/* Keep the names fs/evict.c would invalidate current. */
+		if (fstatat(to->fd, newname, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			inode_renamed(fs->itab, &st, to, newname);
+		if ((flags & RENAME_EXCHANGE) &&
+		    fstatat(from->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			inode_renamed(fs->itab, &st, from, name);
+	}
 }
 
 void fs_readlink(fuse_req_t req, fuse_ino_t ino)

@@ -143,6 +143,9 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	cred_enter(req, &cs);
 	fd = openat(dir->fd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW,
 		    mode & 07777);
+	if (fd < 0 && fs_fd_shortage(fs))
+		fd = openat(dir->fd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW,
+			    mode & 07777);
 	if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
 		/* Lost a race with another create of the same name: open
 		 * the existing file as open(2) would. */
@@ -219,6 +222,8 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fd = open(proc, flags);
 	if (fd < 0 && flags != base)
 		fd = open(proc, base);	/* EROFS, ETXTBSY, immutable... */
+	if (fd < 0 && fs_fd_shortage(fs))
+		fd = open(proc, base);
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;

@@ -403,6 +403,12 @@ int fs_run(const struct fs_opts *o)
 			  strerror(-rc));
 		goto out_unmount;
 	}
+	rc = evict_start(fs.se, fs.itab, &fs.evict);
+	if (rc < 0) {
+		log_error("cannot start the inode evictor", "err=\"%s\"",
+			  strerror(-rc));
+		goto out_unmount;
+	}
 	log_info("mounted", "store=%s mountpoint=%s", fs.store, mnt);
 
 	ready.se = fs.se;
@@ -442,6 +448,9 @@ out_join:
 out_unmount:
 	fuse_session_unmount(fs.se);
 out_signals:
+	/* After the unmount: a name invalidation it was making now fails. */
+	evict_stop(fs.evict);
+	fs.evict = NULL;
 	fuse_remove_signal_handlers(fs.se);
 out_session:
 	fuse_session_destroy(fs.se);

@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include <errno.h>
+
+#include "fs/evict.h"
 #include "fs/fs.h"
 #include "fs/inode.h"
 
@@ -31,6 +34,7 @@ struct fs {
 	int (*wait_peer)(void *arg);
 	void *wait_peer_arg;
 	struct fuse_session *se;
+	struct evict *evict;	/* NULL until the session is mounted */
 };
 
 /* An open file (fi->fh). */
@@ -53,6 +57,18 @@ struct fs_dir {
 	off_t offset;		/* telldir cookie of the next entry */
 	struct dirent *entry;	/* read but not yet returned */
 };
+
+/* After an open that failed: true if it failed for want of fds and some
+ * were freed (fs/evict.c), so that one retry may succeed; errno is kept
+ * when it returns false. */
+static inline bool fs_fd_shortage(struct fs *fs)
+{
+	int e = errno;
+	bool retry = (e == EMFILE || e == ENFILE) && evict_relieve(fs->evict);
+
+	errno = e;
+	return retry;
+}
 
 static inline struct fs *fs_of(fuse_req_t req)
 {

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,8 +25,13 @@ struct inode_table {
 	struct inode **buckets;	/* lock */
 	size_t n_buckets;	/* lock; a power of two */
 	size_t count;		/* lock; entries besides the root */
+	struct inode lru;	/* lock; list head: lru.lru_next is the most
+				 * recently used, lru.lru_prev the least */
 	void (*gone_fn)(void *arg, struct inode *i);
 	void *gone_arg;
+	void (*pressure_fn)(void *arg);
+	void *pressure_arg;
+	size_t pressure_limit;	/* 0: no pressure_fn */
 };
 
 static size_t inode_hash(dev_t dev, ino_t ino, size_t n)
@@ -53,6 +59,7 @@ int inode_table_new(int root_fd, struct inode_table **out)
 		goto out_free;
 	}
 	pthread_mutex_init(&t->lock, NULL);
+	t->lru.lru_next = t->lru.lru_prev = &t->lru;
 	t->root.fd = root_fd;
 	t->root.dev = st.st_dev;
 	t->root.ino = st.st_ino;
@@ -75,6 +82,7 @@ void inode_table_free(struct inode_table *t)
 		for (; i; i = next) {
 			next = i->next;
 			close(i->fd);
+			free(i->name);
 			free(i);
 		}
 	}
@@ -128,11 +136,61 @@ static void inode_grow(struct inode_table *t)
 	t->n_buckets = n;
 }
 
+/* Caller holds the lock. */
+static void inode_lru_unlink(struct inode *i)
+{
+	i->lru_prev->lru_next = i->lru_next;
+	i->lru_next->lru_prev = i->lru_prev;
+}
+
+static void inode_lru_front(struct inode_table *t, struct inode *i)
+{
+	i->lru_prev = &t->lru;
+	i->lru_next = t->lru.lru_next;
+	t->lru.lru_next->lru_prev = i;
+	t->lru.lru_next = i;
+}
+
+/* Remembers NAME in PARENT as I's name; caller holds the lock. A failed
+ * allocation keeps the old name (eviction is only a cache hint). */
+static void inode_note_name(struct inode *i, const struct inode *parent,
+			    const char *name)
+{
+	char *copy;
+
+	if (!name)
+		return;
+	if (i->name && i->pdev == parent->dev && i->pino == parent->ino &&
+	    strcmp(i->name, name) == 0)
+		return;
+	copy = strdup(name);
+	if (!copy)
+		return;
+	free(i->name);
+	i->name = copy;
+	i->pdev = parent->dev;
+	i->pino = parent->ino;
+}
+
+/* The entry for (DEV, INO), the root included; caller holds the lock. */
+static struct inode *inode_find(struct inode_table *t, dev_t dev, ino_t ino)
+{
+	struct inode *i;
+
+	if (dev == t->root.dev && ino == t->root.ino)
+		return &t->root;
+	for (i = t->buckets[inode_hash(dev, ino, t->n_buckets)]; i; i = i->next)
+		if (i->ino == ino && i->dev == dev)
+			return i;
+	return NULL;
+}
+
 struct inode *inode_ref(struct inode_table *t, int fd, const struct stat *st,
-			int *err)
+			const struct inode *parent, const char *name, int *err)
 {
 	struct inode *i, *fresh;
 	size_t h;
+	bool over;
 
 	if (st->st_dev == t->root.dev && st->st_ino == t->root.ino) {
 		pthread_mutex_lock(&t->lock);
@@ -150,6 +208,9 @@ struct inode *inode_ref(struct inode_table *t, int fd, const struct stat *st,
 			break;
 	if (i) {
 		i->nlookup++;
+		inode_note_name(i, parent, name);
+		inode_lru_unlink(i);
+		inode_lru_front(t, i);
 		pthread_mutex_unlock(&t->lock);
 		free(fresh);
 		close(fd);
@@ -168,9 +229,14 @@ struct inode *inode_ref(struct inode_table *t, int fd, const struct stat *st,
 	fresh->nlookup = 1;
 	fresh->next = t->buckets[h];
 	t->buckets[h] = fresh;
+	inode_note_name(fresh, parent, name);
+	inode_lru_front(t, fresh);
 	if (++t->count > t->n_buckets)
 		inode_grow(t);
+	over = t->pressure_limit && t->count > t->pressure_limit;
 	pthread_mutex_unlock(&t->lock);
+	if (over)
+		t->pressure_fn(t->pressure_arg);
 	return fresh;
 }
 
@@ -189,12 +255,54 @@ void inode_unref(struct inode_table *t, struct inode *i, uint64_t n)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = i->next;
+	inode_lru_unlink(i);
 	t->count--;
 	pthread_mutex_unlock(&t->lock);
 	if (t->gone_fn)
 		t->gone_fn(t->gone_arg, i);
 	close(i->fd);
+	free(i->name);
 	free(i);
+}
+
+void inode_renamed(struct inode_table *t, const struct stat *st,
+		   const struct inode *parent, const char *name)
+{
+	struct inode *i;
+
+	pthread_mutex_lock(&t->lock);
+	i = inode_find(t, st->st_dev, st->st_ino);
+	if (i && i != &t->root)
+		inode_note_name(i, parent, name);
+	pthread_mutex_unlock(&t->lock);
+}
+
+size_t inode_pick_victims(struct inode_table *t, struct inode_victim *out,
+			  size_t max)
+{
+	struct inode *i, *prev, *p;
+	size_t n = 0, seen = 0, count;
+
+	pthread_mutex_lock(&t->lock);
+	count = t->count;
+	for (i = t->lru.lru_prev; i != &t->lru && n < max && seen < count;
+	     i = prev) {
+		prev = i->lru_prev;
+		seen++;
+		if (i->type == S_IFDIR || !i->name ||
+		    strlen(i->name) >= sizeof(out[n].name))
+			continue;
+		p = inode_find(t, i->pdev, i->pino);
+		if (!p)
+			continue;
+		out[n].parent = inode_id(t, p);
+		strcpy(out[n].name, i->name);
+		n++;
+		inode_lru_unlink(i);
+		inode_lru_front(t, i);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return n;
 }
 
 void inode_set_gone_fn(struct inode_table *t,
@@ -202,6 +310,16 @@ void inode_set_gone_fn(struct inode_table *t,
 {
 	t->gone_fn = fn;
 	t->gone_arg = arg;
+}
+
+void inode_set_pressure_fn(struct inode_table *t, void (*fn)(void *arg),
+			   void *arg, size_t limit)
+{
+	pthread_mutex_lock(&t->lock);
+	t->pressure_fn = fn;
+	t->pressure_arg = arg;
+	t->pressure_limit = fn ? limit : 0;
+	pthread_mutex_unlock(&t->lock);
 }
 
 size_t inode_count(struct inode_table *t)

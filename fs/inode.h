@@ -31,6 +31,13 @@ struct inode {
 	int backing;		/* kernel backing id while n_pt > 0 */
 	bool backing_rw;	/* ... registered from a read-write fd */
 	struct inode *next;	/* hash chain; table lock */
+	/* Least-recently-looked-up order and the name the kernel last
+	 * looked this inode up by, so that fs/evict.c can ask the kernel to
+	 * drop it (table lock; NULL name: never looked up by name). */
+	struct inode *lru_prev, *lru_next;
+	char *name;
+	dev_t pdev;
+	ino_t pino;
 };
 
 struct inode_table;
@@ -46,17 +53,42 @@ struct inode *inode_get(struct inode_table *t, fuse_ino_t id);
 fuse_ino_t inode_id(struct inode_table *t, struct inode *i);
 struct inode *inode_root(struct inode_table *t);
 
-/* Finds or inserts the inode for FD (an O_PATH fd whose fstat is ST) and
- * adds one lookup reference. Takes ownership of FD: it is closed if the
- * inode was already known. Returns the inode or NULL (-ENOMEM in *err). */
+/* Finds or inserts the inode for FD (an O_PATH fd whose fstat is ST), found
+ * as NAME in PARENT, and adds one lookup reference; it becomes the most
+ * recently used. Takes ownership of FD: it is closed if the inode was
+ * already known. Returns the inode or NULL (-ENOMEM in *err). */
 struct inode *inode_ref(struct inode_table *t, int fd, const struct stat *st,
-			int *err);
+			const struct inode *parent, const char *name, int *err);
+
+/* Records that the inode ST (dev, ino) is now NAME in PARENT (a rename),
+ * if the table holds it. */
+void inode_renamed(struct inode_table *t, const struct stat *st,
+		   const struct inode *parent, const char *name);
+
+/* A name the kernel may be asked to forget (fs/evict.c). */
+struct inode_victim {
+	fuse_ino_t parent;
+	char name[256];
+};
+
+/* Picks up to MAX of the least recently used non-directory inodes whose
+ * parent is still in the table, and makes them most recently used (so a
+ * name the kernel keeps, an open file's, is not picked again at once).
+ * Returns how many were written to OUT. */
+size_t inode_pick_victims(struct inode_table *t, struct inode_victim *out,
+			  size_t max);
 /* Drops N lookup references; at zero the inode is removed, its fd closed,
  * after gone_fn(arg, i) has seen it (the journal forgets deleted files).
  * The root is never removed. */
 void inode_unref(struct inode_table *t, struct inode *i, uint64_t n);
 void inode_set_gone_fn(struct inode_table *t,
 		       void (*fn)(void *arg, struct inode *i), void *arg);
+
+/* Calls FN(ARG) (outside the table lock, from the thread that added the
+ * entry) each time an insertion leaves more than LIMIT entries; FN must
+ * not block (fs/evict.c wakes its thread). */
+void inode_set_pressure_fn(struct inode_table *t, void (*fn)(void *arg),
+			   void *arg, size_t limit);
 
 /* Number of inodes in the table (tests, stats). */
 size_t inode_count(struct inode_table *t);

@@ -75,8 +75,8 @@ static void test_same_inode_same_entry(void **state)
 	assert_int_equal(inode_table_new(root, &t), 0);
 	inode_set_gone_fn(t, count_gone, NULL);
 	gone_count = 0;
-	a = inode_ref(t, open_path("f", &st), &st, &err);
-	b = inode_ref(t, open_path("f", &st), &st, &err);
+	a = inode_ref(t, open_path("f", &st), &st, NULL, NULL, &err);
+	b = inode_ref(t, open_path("f", &st), &st, NULL, NULL, &err);
 	assert_non_null(a);
 	assert_ptr_equal(a, b);
 	assert_int_equal(a->nlookup, 2);
@@ -89,7 +89,7 @@ static void test_same_inode_same_entry(void **state)
 	assert_int_equal(inode_count(t), 0);
 	/* the root is FUSE_ROOT_ID and never goes away */
 	assert_int_equal(inode_id(t, inode_root(t)), FUSE_ROOT_ID);
-	b = inode_ref(t, open_path(".", &st), &st, &err);
+	b = inode_ref(t, open_path(".", &st), &st, NULL, NULL, &err);
 	assert_ptr_equal(b, inode_root(t));
 	inode_unref(t, b, 1000);
 	assert_ptr_equal(inode_get(t, FUSE_ROOT_ID), inode_root(t));
@@ -120,14 +120,14 @@ static void test_growth(void **state)
 		snprintf(name, sizeof(name), "n%05d", k);
 		snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
 		close(open(p, O_CREAT | O_WRONLY, 0644));
-		v[k] = inode_ref(t, open_path(name, &st), &st, &err);
+		v[k] = inode_ref(t, open_path(name, &st), &st, NULL, NULL, &err);
 		assert_non_null(v[k]);
 	}
 	assert_int_equal(inode_count(t), N);
 	/* every entry is still found after the table grew */
 	for (int k = 0; k < N; k += 97) {
 		snprintf(name, sizeof(name), "n%05d", k);
-		assert_ptr_equal(inode_ref(t, open_path(name, &st), &st, &err), v[k]);
+		assert_ptr_equal(inode_ref(t, open_path(name, &st), &st, NULL, NULL, &err), v[k]);
 		inode_unref(t, v[k], 1);
 	}
 	for (int k = 0; k < N; k++)
@@ -154,7 +154,7 @@ static void test_record_path(void **state)
 	assert_string_equal(buf, "");
 	assert_int_equal(record_path(&fs, inode_root(t), "f", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "f");
-	d = inode_ref(t, open_path("d", &st), &st, &err);
+	d = inode_ref(t, open_path("d", &st), &st, NULL, NULL, &err);
 	assert_int_equal(record_path(&fs, d, "g", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "d/g");
 	assert_int_equal(record_path(&fs, d, NULL, buf, sizeof(buf)), 0);
@@ -175,12 +175,65 @@ static void test_record_path(void **state)
 	free(fs.store);
 }
 
+/* Eviction picks the least recently looked-up non-directories, by the
+ * name they were last looked up (or renamed) to, and only while their
+ * parent is in the table. */
+static void test_victims(void **state)
+{
+	struct inode_table *t;
+	struct inode_victim v[8];
+	struct stat st;
+	struct inode *f, *d, *g;
+	int err = 0, root = open(tmpdir, O_PATH | O_DIRECTORY);
+	char p[PATH_MAX + 16];
+
+	snprintf(p, sizeof(p), "%s/vf", tmpdir);
+	close(open(p, O_CREAT | O_WRONLY, 0644));
+	snprintf(p, sizeof(p), "%s/vd", tmpdir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/vd/vg", tmpdir);
+	close(open(p, O_CREAT | O_WRONLY, 0644));
+	assert_int_equal(inode_table_new(root, &t), 0);
+	f = inode_ref(t, open_path("vf", &st), &st, inode_root(t), "vf", &err);
+	d = inode_ref(t, open_path("vd", &st), &st, inode_root(t), "vd", &err);
+	g = inode_ref(t, open_path("vd/vg", &st), &st, d, "vg", &err);
+	assert_non_null(g);
+	/* f is the oldest; the directory d is never picked */
+	assert_int_equal(inode_pick_victims(t, v, 1), 1);
+	assert_int_equal(v[0].parent, FUSE_ROOT_ID);
+	assert_string_equal(v[0].name, "vf");
+	/* picking made f the most recent: g comes next */
+	assert_int_equal(inode_pick_victims(t, v, 1), 1);
+	assert_int_equal(v[0].parent, inode_id(t, d));
+	assert_string_equal(v[0].name, "vg");
+	/* a lookup makes g the most recent again */
+	inode_ref(t, open_path("vd/vg", &st), &st, d, "vg", &err);
+	assert_int_equal(inode_pick_victims(t, v, 8), 2);
+	assert_string_equal(v[0].name, "vf");
+	assert_string_equal(v[1].name, "vg");
+	/* a rename is followed */
+	close(open_path("vf", &st));
+	inode_renamed(t, &st, inode_root(t), "moved");
+	assert_int_equal(inode_pick_victims(t, v, 1), 1);
+	assert_int_equal(v[0].parent, FUSE_ROOT_ID);
+	assert_string_equal(v[0].name, "moved");
+	/* with its parent gone from the table, g cannot be named */
+	inode_unref(t, g, 2);
+	inode_unref(t, d, 1);
+	assert_int_equal(inode_pick_victims(t, v, 8), 1);
+	assert_string_equal(v[0].name, "moved");
+	inode_unref(t, f, 1);
+	assert_int_equal(inode_pick_victims(t, v, 8), 0);
+	inode_table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_inode_same_entry),
 		cmocka_unit_test(test_growth),
 		cmocka_unit_test(test_record_path),
+		cmocka_unit_test(test_victims),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
