@@ -26,6 +26,7 @@ static const char *const proto_type_names[] = {
 	[PROTO_ATTR] = "ATTR", [PROTO_BATCH_END] = "BATCH_END",
 	[PROTO_ACK] = "ACK", [PROTO_HEARTBEAT] = "HEARTBEAT",
 	[PROTO_GOODBYE] = "GOODBYE", [PROTO_ERROR] = "ERROR",
+	[PROTO_PRUNE] = "PRUNE",
 };
 
 static const char *const proto_err_names[] = {
@@ -80,7 +81,7 @@ int proto_hdr_parse(const uint8_t *buf, struct proto_hdr *h)
 	h->len = wire_rd32(buf + 8);
 	h->clen = wire_rd32(buf + 12);
 	h->check = wire_rd64(buf + 16);
-	if (h->type < PROTO_HELLO || h->type > PROTO_ERROR)
+	if (h->type < PROTO_HELLO || h->type > PROTO_PRUNE)
 		return -EBADMSG;
 	if (h->len > proto_max_payload(h->type))
 		return -EBADMSG;
@@ -283,6 +284,27 @@ int proto_encode_attr(struct evbuffer *out, const struct proto_attr *m)
 	proto_put_time(&o.w, &m->mtime);
 	wire_put_str(&o.w, m->path);
 	return proto_out_end(out, &o, PROTO_ATTR, plen, plen);
+}
+
+int proto_encode_prune(struct evbuffer *out, const struct proto_prune *m)
+{
+	struct proto_out o;
+	size_t plen;
+	int rc;
+
+	if (!proto_strlen_ok(m->path, PROTO_PATH_MAX) ||
+	    m->names_len > PROTO_PRUNE_CHUNK ||
+	    (m->names_len && m->names[m->names_len - 1] != '\0'))
+		return -EINVAL;
+	plen = 8 + 4 + wire_str_size(m->path) + wire_blob_size(m->names_len);
+	rc = proto_out_begin(out, &o, plen);
+	if (rc < 0)
+		return rc;
+	wire_put_u64(&o.w, m->seq);
+	wire_put_u32(&o.w, m->flags);
+	wire_put_str(&o.w, m->path);
+	wire_put_blob(&o.w, m->names, m->names_len);
+	return proto_out_end(out, &o, PROTO_PRUNE, plen, plen);
 }
 
 static int proto_encode_u64(struct evbuffer *out, uint16_t type, uint64_t v)
@@ -513,6 +535,43 @@ int proto_decode_attr(const struct proto_frame *f, struct proto_attr *m)
 	proto_get_time(&r, &m->mtime);
 	wire_get_str(&r, PROTO_PATH_MAX, &m->path, NULL);
 	return wire_reader_done(&r);
+}
+
+int proto_decode_prune(const struct proto_frame *f, struct proto_prune *m)
+{
+	struct wire_reader r;
+	const uint8_t *names = NULL;
+	size_t n = 0, start = 0;
+	int rc;
+
+	if (f->h.type != PROTO_PRUNE)
+		return -EBADMSG;
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, f->payload, f->h.len);
+	wire_get_u64(&r, &m->seq);
+	wire_get_u32(&r, &m->flags);
+	wire_get_str(&r, PROTO_PATH_MAX, &m->path, NULL);
+	wire_get_blob(&r, PROTO_MAX_META_PAYLOAD, &names, &n);
+	rc = wire_reader_done(&r);
+	if (rc < 0)
+		return rc;
+	if (n && names[n - 1] != '\0')
+		return -EBADMSG;
+	for (size_t i = 0; i < n; i++) {
+		size_t len;
+		const char *name = (const char *)names + start;
+
+		if (names[i] != '\0')
+			continue;
+		len = i - start;
+		if (len == 0 || len > PROTO_NAME_MAX || memchr(name, '/', len) ||
+		    strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+			return -EBADMSG;
+		start = i + 1;
+	}
+	m->names = (const char *)names;
+	m->names_len = n;
+	return 0;
 }
 
 static int proto_decode_u64(const struct proto_frame *f, uint64_t *v)

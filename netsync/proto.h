@@ -18,7 +18,7 @@
 
 #include "netsync/journal.h"
 
-#define PROTO_VERSION 1u
+#define PROTO_VERSION 2u	/* 2: PRUNE */
 #define PROTO_MAGIC 0x31465754u	/* "TWF1" on the wire */
 #define PROTO_HDR_LEN 24u
 #define PROTO_MAX_BLOCK (16u << 20)	/* DATA block bytes */
@@ -41,6 +41,7 @@ enum proto_type {
 	PROTO_HEARTBEAT = 7,
 	PROTO_GOODBYE = 8,
 	PROTO_ERROR = 9,
+	PROTO_PRUNE = 10,
 };
 
 enum proto_role {
@@ -112,6 +113,19 @@ struct proto_attr {
 	struct timespec atime, mtime;
 };
 
+/* PRUNE: the names a directory holds on the sender, for a baseline walk
+ * leaving it; the receiver removes every other entry of that directory.
+ * Long lists come in several frames, the last one flagged. */
+#define PROTO_PRUNE_F_LAST (1u << 0)
+#define PROTO_PRUNE_CHUNK (192u << 10)	/* names bytes per frame, senders */
+struct proto_prune {
+	uint64_t seq;
+	uint32_t flags;		/* PROTO_PRUNE_F_* */
+	const char *path;	/* the directory, store-relative ("" = root) */
+	const char *names;	/* NUL-terminated names back to back */
+	size_t names_len;	/* bytes of names, every NUL included */
+};
+
 struct proto_error {
 	uint32_t code;		/* enum proto_err */
 	const char *text;
@@ -148,6 +162,9 @@ int proto_decode_hello(const struct proto_frame *f, struct proto_hello *m);
 int proto_decode_op(const struct proto_frame *f, struct proto_op *m);
 int proto_decode_data(const struct proto_frame *f, struct proto_data *m);
 int proto_decode_attr(const struct proto_frame *f, struct proto_attr *m);
+/* Checks every name (non-empty, no '/', not "." or "..", at most
+ * PROTO_NAME_MAX bytes). */
+int proto_decode_prune(const struct proto_frame *f, struct proto_prune *m);
 /* BATCH_END and ACK: one seq. */
 int proto_decode_seq(const struct proto_frame *f, uint64_t *seq);
 int proto_decode_heartbeat(const struct proto_frame *f, uint64_t *now_ms);
@@ -161,6 +178,7 @@ int proto_data_verify(const struct proto_data *m);
 int proto_encode_hello(struct evbuffer *out, const struct proto_hello *m);
 int proto_encode_op(struct evbuffer *out, uint64_t seq, const struct journal_op *op);
 int proto_encode_attr(struct evbuffer *out, const struct proto_attr *m);
+int proto_encode_prune(struct evbuffer *out, const struct proto_prune *m);
 int proto_encode_batch_end(struct evbuffer *out, uint64_t seq);
 int proto_encode_ack(struct evbuffer *out, uint64_t seq);
 int proto_encode_heartbeat(struct evbuffer *out, uint64_t now_ms);

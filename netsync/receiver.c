@@ -8,6 +8,7 @@
  */
 #include "netsync/receiver.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,9 +21,13 @@
 
 #include "common/log.h"
 #include "netsync/path.h"
+#include "netsync/pathset.h"
 #include "netsync/state.h"
 
 #define RECV_FD_CACHE 8
+/* How deep a peer-only subtree PRUNE removes (as deep as a baseline walk
+ * goes, netsync/treewalk.h). */
+#define RECV_PRUNE_DEPTH 128
 /* Above this many touched files/directories in one batch, one syncfs is
  * cheaper than that many fsyncs (see netsync/syncer.c). */
 #define RECV_TOUCH_MAX SYNCER_FSYNC_MAX
@@ -72,6 +77,9 @@ struct receiver {
 	struct sync_set touch;
 	struct { dev_t dev; ino_t ino; } touch_keys[RECV_TOUCH_MAX];
 	char failed[PROTO_PATH_MAX + 1];
+	/* PRUNE frames of one directory so far (see receiver_prune) */
+	char *prune_path;	/* NULL: none open */
+	struct pathset prune_keep;
 };
 
 int receiver_open(const char *store_dir, const char *state_dir, struct receiver **out)
@@ -186,6 +194,10 @@ static struct recv_fd *recv_fd_find(struct receiver *r, const char *path)
 void receiver_reset(struct receiver *r)
 {
 	recv_ns_changed(r);
+	/* a PRUNE list cut short by the old connection */
+	free(r->prune_path);
+	r->prune_path = NULL;
+	pathset_clear(&r->prune_keep);
 }
 
 void receiver_close(struct receiver *r)
@@ -193,6 +205,8 @@ void receiver_close(struct receiver *r)
 	if (!r)
 		return;
 	recv_ns_changed(r);
+	free(r->prune_path);
+	pathset_clear(&r->prune_keep);
 	sync_set_free(&r->touch);
 	state_applied_close(r->applied);
 	close(r->rootfd);
@@ -913,6 +927,128 @@ int receiver_attr(struct receiver *r, const struct proto_attr *m)
 	path_put(&ref);
 	if (rc < 0)
 		recv_fail(r, m->path, rc);
+	return rc;
+}
+
+/* Removes NAME in DIRFD, a whole subtree if it is a directory (DEPTH
+ * levels at most). Returns 0 or -errno; ENOENT counts as done. */
+static int recv_remove_tree(int dirfd, const char *name, int depth)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, rc = 0;
+
+	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR)
+		return -errno;
+	if (depth <= 0)
+		return -ELOOP;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		rc = recv_remove_tree(fd, de->d_name, depth - 1);
+	}
+	closedir(d);
+	if (rc < 0)
+		return rc;
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Pruning. A baseline walk adds and overwrites; PRUNE is what makes it
+ * also delete. When the walk leaves a directory it lists the names it
+ * found there, and every other entry of the peer's copy goes: files the
+ * primary deleted while the journal could not record them (NEEDS_SCAN),
+ * or that a restored or reused peer brings along. Names created on the
+ * primary after the walk read the directory are not in the list and may
+ * be removed here; their CREATE, with a higher seq, follows and puts them
+ * back (the ordering argument in netsync/sender.c, "Baseline").
+ */
+int receiver_prune(struct receiver *r, const struct proto_prune *m)
+{
+	struct path_ref ref;
+	struct dirent *de;
+	uint64_t removed = 0;
+	DIR *d = NULL;
+	int fd, rc = 0;
+
+	if (m->seq <= r->st.applied_seq)
+		return 0;	/* already durable here (replay after resume) */
+	r->failed[0] = '\0';
+	if (!r->prune_path || strcmp(r->prune_path, m->path) != 0) {
+		free(r->prune_path);
+		pathset_clear(&r->prune_keep);
+		r->prune_path = strdup(m->path);
+		if (!r->prune_path)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->names_len; i += strlen(m->names + i) + 1) {
+		rc = pathset_add(&r->prune_keep, m->names + i, 0);
+		if (rc < 0)
+			return rc;
+	}
+	if (!(m->flags & PROTO_PRUNE_F_LAST))
+		return 0;
+	recv_ns_changed(r);	/* names go away */
+	rc = recv_begin_change(r);
+	if (rc < 0)
+		goto out_clear;
+	rc = path_resolve(r->rootfd, m->path, true, &ref);
+	if (rc < 0) {
+		recv_fail(r, m->path, rc);
+		goto out_clear;
+	}
+	fd = openat(ref.dirfd, ref.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	path_put(&ref);
+	if (fd < 0) {
+		/* gone or replaced since: a later op of the batch says so */
+		rc = errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 0 : -errno;
+		if (rc < 0)
+			recv_fail(r, m->path, rc);
+		goto out_clear;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		rc = -errno;
+		close(fd);
+		recv_fail(r, m->path, rc);
+		goto out_clear;
+	}
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    pathset_find(&r->prune_keep, de->d_name))
+			continue;
+		rc = recv_remove_tree(dirfd(d), de->d_name, RECV_PRUNE_DEPTH);
+		if (rc < 0) {
+			snprintf(r->failed, sizeof(r->failed), "%s%s%s", m->path,
+				 *m->path ? "/" : "", de->d_name);
+			break;
+		}
+		removed++;
+	}
+	if (removed) {
+		log_info("removed names the primary does not have", "dir=/%s count=%llu",
+			 m->path, (unsigned long long)removed);
+		recv_touch(r, dirfd(d));
+		r->st.ops += removed;
+	}
+	closedir(d);
+out_clear:
+	free(r->prune_path);
+	r->prune_path = NULL;
+	pathset_clear(&r->prune_keep);
 	return rc;
 }
 

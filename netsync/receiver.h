@@ -34,6 +34,10 @@ int receiver_op(struct receiver *r, const struct proto_op *m);
 /* Verifies the block's XXH3 first; writes only if it matches. */
 int receiver_data(struct receiver *r, const struct proto_data *m);
 int receiver_attr(struct receiver *r, const struct proto_attr *m);
+/* Collects a PRUNE's names; at the last frame of a directory removes
+ * every entry of it (whole subtrees) that the sender did not name.
+ * Returns 0 or -errno (receiver_failed_path names the entry). */
+int receiver_prune(struct receiver *r, const struct proto_prune *m);
 /* Makes everything applied durable (fsync of what the batch touched, or
  * syncfs of the store when it touched many files), then records
  * seq in STATE/applied (atomically, durably, dirty 0). After 0 the caller

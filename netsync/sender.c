@@ -131,6 +131,15 @@ struct cursor {
 	char **walk_roots;
 	size_t n_roots, cap_roots, next_root;
 	struct treewalk *walk;	/* the walk in progress, NULL: none */
+	/* The directories the walk is in, innermost last, each with the
+	 * names found in it so far, for the PRUNE sent when the walk leaves
+	 * it (see "Baseline" below). */
+	struct walk_dir {
+		char *path;
+		char *names;	/* NUL-terminated names back to back */
+		size_t len, cap;
+	} *dirs;
+	size_t n_dirs, cap_dirs;
 	/* A baseline batch: its own records and files are covered by the
 	 * walk of the whole store and are not sent. */
 	bool baseline;
@@ -338,6 +347,63 @@ static void cursor_clear_repairs(struct cursor *c)
 	c->file = cursor_n_files(c);
 }
 
+/* Forgets the walk's directories down to N. */
+static void cursor_pop_dirs(struct cursor *c, size_t n)
+{
+	while (c->n_dirs > n) {
+		struct walk_dir *d = &c->dirs[--c->n_dirs];
+
+		free(d->path);
+		free(d->names);
+	}
+}
+
+/* Notes NAME in the directory the walk is in (none for the walk's root). */
+static int cursor_note_name(struct cursor *c, const char *name)
+{
+	struct walk_dir *d;
+	size_t n = strlen(name) + 1;
+
+	if (c->n_dirs == 0)
+		return 0;
+	d = &c->dirs[c->n_dirs - 1];
+	if (d->len + n > d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 4096;
+		char *p;
+
+		while (cap < d->len + n)
+			cap *= 2;
+		p = realloc(d->names, cap);
+		if (!p)
+			return -ENOMEM;
+		d->names = p;
+		d->cap = cap;
+	}
+	memcpy(d->names + d->len, name, n);
+	d->len += n;
+	return 0;
+}
+
+/* The walk enters directory PATH. */
+static int cursor_push_dir(struct cursor *c, const char *path)
+{
+	if (c->n_dirs == c->cap_dirs) {
+		size_t cap = c->cap_dirs ? c->cap_dirs * 2 : 16;
+		struct walk_dir *p = realloc(c->dirs, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		c->dirs = p;
+		c->cap_dirs = cap;
+	}
+	memset(&c->dirs[c->n_dirs], 0, sizeof(c->dirs[0]));
+	c->dirs[c->n_dirs].path = strdup(path);
+	if (!c->dirs[c->n_dirs].path)
+		return -ENOMEM;
+	c->n_dirs++;
+	return 0;
+}
+
 static void cursor_reset(struct cursor *c)
 {
 	cursor_close_file(c);
@@ -351,6 +417,8 @@ static void cursor_reset(struct cursor *c)
 	for (size_t i = 0; i < c->n_roots; i++)
 		free(c->walk_roots[i]);
 	free(c->walk_roots);
+	cursor_pop_dirs(c, 0);
+	free(c->dirs);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 }
@@ -1148,9 +1216,13 @@ static int sender_put_scan(struct sender *s, struct evbuffer *out,
  * such a rename. Entries sent under a name that was renamed away stay
  * on the peer as names it alone has (see below).
  *
- * A baseline adds and overwrites; it never deletes. Names the peer has and
- * this store does not stay there, so after a baseline the stores are not
- * known to be equal, and we say so in the log.
+ * A baseline also deletes. When the walk leaves a directory it sends the
+ * names it found there (PRUNE, after the entries and before the
+ * directory's ATTR); the peer removes every other entry of its copy,
+ * whole subtrees included (netsync/receiver.c, receiver_prune). The same
+ * ordering argument holds: a name created here after the walk read the
+ * directory may be removed on the peer, and its CREATE, with a higher
+ * seq, follows.
  */
 static int sender_put_xattrs(struct sender *s, struct evbuffer *out, uint64_t seq,
 			     const struct treewalk_item *it)
@@ -1216,6 +1288,51 @@ static void sender_put_walk_attr(struct evbuffer *out, const struct treewalk_ite
 	proto_encode_attr(out, &a);
 }
 
+/* The walk leaves directory PATH: sends the names it found there (several
+ * PRUNE frames for a long list), so that the peer removes the others. */
+static int sender_put_prune(struct sender *s, struct evbuffer *out, uint64_t seq,
+			    const char *path)
+{
+	struct cursor *c = &s->c;
+	struct walk_dir *d;
+	struct proto_prune m = { .seq = seq, .path = path };
+	size_t off = 0;
+	int rc;
+
+	if (c->n_dirs == 0 || strcmp(c->dirs[c->n_dirs - 1].path, path) != 0) {
+		/* Cannot happen with a depth-first walk; without the list
+		 * nothing is removed, which only leaves extra names. */
+		log_warn("baseline walk left a directory it was not in; not pruning it",
+			 "path=/%s", path);
+		return 0;
+	}
+	d = &c->dirs[c->n_dirs - 1];
+	do {
+		size_t end = off;
+
+		/* whole names, at most PROTO_PRUNE_CHUNK bytes */
+		while (end < d->len) {
+			size_t n = strlen(d->names + end) + 1;
+
+			if (end - off + n > PROTO_PRUNE_CHUNK)
+				break;
+			end += n;
+		}
+		m.names = d->names ? d->names + off : NULL;
+		m.names_len = end - off;
+		m.flags = end >= d->len ? PROTO_PRUNE_F_LAST : 0;
+		rc = proto_encode_prune(out, &m);
+		if (rc < 0) {
+			log_error("cannot send the names of a directory", "path=/%s", path);
+			sender_set_error(s, "cannot send the names of %s", path);
+			return rc;
+		}
+		off = end;
+	} while (off < d->len);
+	cursor_pop_dirs(c, c->n_dirs - 1);
+	return 0;
+}
+
 /* Sends one entry of a walk. Returns 0 or -errno. */
 static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 				const struct treewalk_item *it)
@@ -1230,9 +1347,17 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 
 	if (it->leave) {
 		/* After its entries, whose creation changed its times. */
+		rc = sender_put_prune(s, out, seq, it->path);
+		if (rc < 0)
+			return rc;
 		sender_put_walk_attr(out, it, meta);
 		return 0;
 	}
+	rc = cursor_note_name(&s->c, it->name);
+	if (rc == 0 && S_ISDIR(it->st.st_mode))
+		rc = cursor_push_dir(&s->c, it->path);
+	if (rc < 0)
+		return rc;
 	op.path = it->path;
 	op.mode = it->st.st_mode;
 	op.uid = it->st.st_uid;
@@ -1325,9 +1450,8 @@ static int sender_put_walk(struct sender *s, struct evbuffer *out)
 						 c->walk_roots[c->next_root], strerror(-rc));
 				return rc;
 			}
-			log_warn("sending the whole state of a subtree; names that exist "
-				 "only on the peer are not deleted, so the stores are not "
-				 "known to be equal", "peer=%s path=/%s", s->peer,
+			log_notice("sending the whole state of a subtree; the peer "
+				 "removes names it alone has", "peer=%s path=/%s", s->peer,
 				 c->walk_roots[c->next_root]);
 		}
 		if (s->walk_budget <= 0)

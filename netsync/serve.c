@@ -329,6 +329,16 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 			serve_apply_failed(s, "setattr", rc);
 		break;
 	}
+	case PROTO_PRUNE: {
+		struct proto_prune m;
+
+		if (proto_decode_prune(f, &m) < 0)
+			goto bad;
+		rc = receiver_prune(s->recv, &m);
+		if (rc < 0)
+			serve_apply_failed(s, "prune", rc);
+		break;
+	}
 	case PROTO_BATCH_END: {
 		struct receiver_stats st;
 		uint64_t seq;

@@ -7,7 +7,8 @@
 #     through the mount: sync, equal again.
 #  2. The peer restored from an older copy (state and store behind what the
 #     primary had acked: journal_rewind says -ERANGE): equal after one more
-#     write and a sync.
+#     write and a sync, including the removal (PRUNE) of what the primary
+#     deleted since the copy and of junk only the restored copy has.
 #  3. A new peer at the same address (state and store wiped): equal again.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
@@ -69,8 +70,8 @@ echo "baseline of 200+ files / 20 MiB: $(echo "$t1 - $t0" | bc) s (mount start t
 check "the peer has the whole pre-filled store" replicated
 "$TWINFS_BIN" status --state "$A_STATE" --json >"$T/status.json"
 check "status reports the baseline as done" grep -q '"resync":false' "$T/status.json"
-check "the log says a baseline does not delete peer-only names" \
-	grep -q 'names that exist only on the peer are not deleted' "$T/mount.log"
+check "the log says a baseline removes peer-only names" \
+	grep -q 'the peer removes names it alone has' "$T/mount.log"
 ino1=$(stat -c %i "$P_STORE/hard1"); ino2=$(stat -c %i "$P_STORE/top1/hard2")
 check "the hard link pair shares one inode on the peer" [ "$ino1" = "$ino2" ]
 
@@ -82,6 +83,9 @@ start_serve
 mkdir "$MNT/later"
 for k in $(seq 0 29); do echo "later $k" >"$MNT/later/g$k"; done
 echo changed >"$MNT/top0/mid0/leaf/f2"
+# deletions the old copy does not know about
+rm -r "$MNT/top9"
+rm "$MNT/top4/mid1/leaf/f0" "$MNT/dangling"
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
 check "sync after more writes exits 0" [ $? -eq 0 ]
 check "the peer has the later writes" replicated
@@ -91,12 +95,21 @@ kill_serve
 rm -rf "$P_STATE" "$P_STORE"
 cp -a "$T/old_state" "$P_STATE"
 cp -a "$T/old_store" "$P_STORE"
+# junk only the restored copy has, a whole subtree and single entries
+mkdir -p "$P_STORE/stray/deep/er"
+echo junk >"$P_STORE/stray/deep/er/file"
+echo junk >"$P_STORE/top0/mid0/leaf/extra"
+ln -s nowhere "$P_STORE/top2/extra-link"
+check "the restored copy has names the primary deleted" \
+	[ -d "$P_STORE/top9" ] && [ -e "$P_STORE/top4/mid1/leaf/f0" ]
 start_serve
 echo one-more >"$MNT/after-restore"
 wait_until 20 connected || fail "the mount did not reconnect to the restored peer"
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
 check "sync after restoring an old peer exits 0" [ $? -eq 0 ]
 check "the restored peer is brought up to date" replicated
+check "names only the peer had are gone" \
+	sh -c '[ ! -e "$1/top9" ] && [ ! -e "$1/stray" ] && [ ! -e "$1/top0/mid0/leaf/extra" ] && [ ! -L "$1/top2/extra-link" ]' _ "$P_STORE"
 check "the log says why it sent a baseline" \
 	grep -q 'the peer is behind what it acknowledged' "$T/mount.log"
 

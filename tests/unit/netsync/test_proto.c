@@ -251,6 +251,58 @@ static void test_roundtrip_data_by_reference(void **state)
 	assert_int_equal(cleanup_calls, 1);
 }
 
+/* PRUNE: names round-trip; a name that could escape the directory or is
+ * not a single component is refused by the decoder, and an encoder
+ * refuses a list that is not NUL-terminated or over the chunk size. */
+static void test_prune(void **state)
+{
+	static const char names[] = "a\0bb\0.hidden\0";
+	static const char *const bad[] = { "..\0", ".\0", "x/y\0", "ok\0\0" };
+	struct evbuffer *b = evbuffer_new();
+	struct proto_prune m = { .seq = 9, .flags = PROTO_PRUNE_F_LAST,
+				 .path = "d/e", .names = names,
+				 .names_len = sizeof(names) - 1 }, mo;
+	struct proto_frame f;
+	char *big = calloc(1, PROTO_PRUNE_CHUNK + 2);
+
+	assert_int_equal(proto_encode_prune(b, &m), 0);
+	next_frame(b, &f);
+	assert_int_equal(f.h.type, PROTO_PRUNE);
+	assert_int_equal(proto_decode_prune(&f, &mo), 0);
+	assert_int_equal(mo.seq, 9);
+	assert_int_equal(mo.flags, PROTO_PRUNE_F_LAST);
+	assert_string_equal(mo.path, "d/e");
+	assert_int_equal(mo.names_len, sizeof(names) - 1);
+	assert_memory_equal(mo.names, names, sizeof(names) - 1);
+	proto_frame_consume(b, &f);
+	/* an empty list: the directory is empty on the sender */
+	m.names = NULL;
+	m.names_len = 0;
+	assert_int_equal(proto_encode_prune(b, &m), 0);
+	next_frame(b, &f);
+	assert_int_equal(proto_decode_prune(&f, &mo), 0);
+	assert_int_equal(mo.names_len, 0);
+	proto_frame_consume(b, &f);
+	/* the encoder checks termination only; the decoder checks names */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		m.names = bad[i];
+		m.names_len = strlen(bad[i]) + 1 + (i == 3 ? 1 : 0);
+		assert_int_equal(proto_encode_prune(b, &m), 0);
+		next_frame(b, &f);
+		assert_int_equal(proto_decode_prune(&f, &mo), -EBADMSG);
+		proto_frame_consume(b, &f);
+	}
+	m.names = "abc";
+	m.names_len = 3;
+	assert_int_equal(proto_encode_prune(b, &m), -EINVAL);
+	memset(big, 'x', PROTO_PRUNE_CHUNK + 1);
+	m.names = big;
+	m.names_len = PROTO_PRUNE_CHUNK + 2;
+	assert_int_equal(proto_encode_prune(b, &m), -EINVAL);
+	free(big);
+	evbuffer_free(b);
+}
+
 static void test_roundtrip_small(void **state)
 {
 	struct evbuffer *b = evbuffer_new();
@@ -529,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip_op),
 		cmocka_unit_test(test_roundtrip_data_by_reference),
 		cmocka_unit_test(test_roundtrip_small),
+		cmocka_unit_test(test_prune),
 		cmocka_unit_test(test_truncated_frames_wait),
 		cmocka_unit_test(test_bad_check),
 		cmocka_unit_test(test_bad_data_hash),
