@@ -42,9 +42,9 @@ struct evict {
 
 size_t evict_budget(unsigned long long nofile)
 {
-	unsigned long long b = nofile - nofile / 4 - nofile / 8;
+	unsigned long long b = nofile / 2 > 96 ? nofile / 2 - 32 : 64;
 
-	return b < 64 ? 64 : (size_t)b;
+	return (size_t)b;
 }
 
 static void evict_deadline(struct timespec *ts, long ms)
@@ -165,7 +165,7 @@ int evict_start(struct fuse_session *se, struct inode_table *t,
 	e->t = t;
 	e->high = evict_budget(rl.rlim_cur == RLIM_INFINITY ? 1ull << 20 :
 			       (unsigned long long)rl.rlim_cur);
-	e->low = e->high - e->high / 8;
+	e->low = e->high - e->high / 4;
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

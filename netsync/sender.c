@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -181,6 +182,7 @@ struct sender {
 	struct inflight *head, *tail;
 	uint64_t inflight_bytes;
 	uint64_t inflight_batches;
+	uint64_t inflight_files;	/* files of those batches: an fd each */
 	struct cursor c;
 
 	struct pool *pool;
@@ -585,6 +587,7 @@ static void sender_requeue_all(struct sender *s)
 	s->head = s->tail = NULL;
 	s->inflight_bytes = 0;
 	s->inflight_batches = 0;
+	s->inflight_files = 0;
 }
 
 static void sender_schedule_retry(struct sender *s)
@@ -904,6 +907,7 @@ static void sender_flush_ack(struct sender *s)
 			s->tail = NULL;
 		s->inflight_bytes -= f->data_bytes;
 		s->inflight_batches--;
+		s->inflight_files -= f->b->n_files;
 		inflight_free(f);
 	}
 	s->last_error[0] = '\0';
@@ -1518,6 +1522,17 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 	return proto_encode_op(out, r->seq, &r->op);
 }
 
+/* Files that unacked batches may hold open at once: a quarter of the
+ * open-file limit (the journal caps one batch at a sixteenth). */
+static uint64_t sender_file_budget(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 1u << 16;
+	return rl.rlim_cur / 4 ? rl.rlim_cur / 4 : 1;
+}
+
 /* Takes the next batch from the journal into the cursor. 1, 0 (nothing
  * to take or window full) or -errno. */
 static int sender_take(struct sender *s)
@@ -1533,6 +1548,12 @@ static int sender_take(struct sender *s)
 		return 0;
 	/* an ack pumps again (sender_read_cb): nothing to arm */
 	if (s->inflight_batches >= TAKE_AHEAD && !urgent)
+		return 0;
+	/* Every file of a batch holds an fd until the peer acks the batch:
+	 * even a sync must not take batches past its share of the open-file
+	 * limit (it made a mount at 600 fds run out while syncing 3,000
+	 * small files, every batch of them in flight). */
+	if (s->inflight_batches > 0 && s->inflight_files >= sender_file_budget())
 		return 0;
 	now = clock_mono_s();
 	interval = now - s->last_take < TAKE_BUSY_AFTER_S ? TAKE_BUSY_INTERVAL_S :
@@ -1566,6 +1587,7 @@ static int sender_take(struct sender *s)
 		s->head = f;
 	s->tail = f;
 	s->inflight_batches++;
+	s->inflight_files += b->n_files;
 	cursor_reset(&s->c);
 	s->c.cur = f;
 	if (s->baseline_pending) {
