@@ -13,7 +13,8 @@
 # kernel refuses across filesystems (EXDEV), so into the mount cp falls
 # back to read+write through a 1 MiB buffer it maps per file: two copies
 # and page faults that no FUSE filesystem can avoid. tar copies through
-# user space on both sides, which isolates what the mount itself costs.
+# user space on both sides (1 MiB records), which isolates what the mount
+# itself costs.
 #
 # Usage: bench/fs-vs-store.sh [--dir BASE] [--runs N] [--large SIZE_MiB]
 #                             [--small-count N] [--tool cp|tar] [--twinfs BIN]
@@ -93,7 +94,7 @@ copy() {
 	if [ "$TOOL" = cp ]; then
 		cp -r "$W/src/$what" "$dest/"
 	else
-		tar -C "$W/src" -cf - "$what" | tar -C "$dest" -xf -
+		tar -b 2048 -C "$W/src" -cf - "$what" | tar -b 2048 -C "$dest" -xf -
 	fi
 	sync -f "$dest"
 	case $dest in "$MNT"/*) sync -f "$W/store" ;; esac
