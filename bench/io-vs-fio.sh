@@ -40,11 +40,32 @@
 # overwrite=1 fio writes its file first too, so both tools overwrite
 # allocated, written blocks.
 #
+# Huge-page buffers (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, iomem_align=2m):
+# an O_DIRECT IO is DMA'd from the buffer, one request segment per run of
+# physically contiguous pages. fio's malloc'd buffer gets whatever 4 KiB
+# pages the allocator hands out, so a 64 KiB write is 1-16 segments and a
+# 1 MiB one up to 256 (then split in two: max_segments is 254 here), by
+# luck. Measured on this VM (pagemap of the running fio: share of
+# adjacent pages that are physically adjacent 0.69, 0.00, 0.60 in three
+# runs; bench io's old malloc'd buffer 0.00), and the virtual disk's cost
+# grows with the segments: 64k-randwrite QD16, 3 s runs alternating within
+# two minutes, ran 8.8-12.3k IOPS in bench io with a malloc'd buffer,
+# 9.2-11.3k in fio, and 26.9-31.3k (one run 11.7k) in bench io with a
+# huge-page buffer. bench io now puts its buffers in transparent huge
+# pages (bench/iobuf.c), one segment per IO. glibc's hugetlb tunable makes
+# fio's malloc madvise(MADV_HUGEPAGE) the mapping of its buffer, and
+# iomem_align=2m moves the buffer 2 MiB into it, past the mapping's first,
+# partial huge page (fio --debug=mem and /proc/PID/smaps, 64k and 1m at
+# QD16: every buffer page inside AnonHugePages); an IO that straddles a
+# 2 MiB boundary is then 2 segments, never more. THP must be 'madvise' or
+# 'always' (the header says which); bench io warns on stderr if it got
+# small pages.
+#
 # Matching fio options: ioengine=psync for iodepth 1 and io_uring above
 # (what twinfs uses), one file per job (fio's default naming), invalidate=1
 # (both drop the file from the page cache before the run), norandommap=1
 # (twinfs picks random blocks uniformly with replacement, as fio does
-# without its random map), overwrite=1 (see below), time_based,
+# without its random map), overwrite=1 (see above), time_based,
 # group_reporting. Exit status: 0 if
 # every judged ratio is within 15 %, 1 otherwise, 77 if fio or python3 is
 # missing.
@@ -71,7 +92,7 @@ while [ $# -gt 0 ]; do
 	--direct) direct=1; shift ;;
 	--repeat) repeat=$2; shift 2 ;;
 	--patterns) patterns=$2; shift 2 ;;
-	-h|--help) sed -n '2,50p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,71p' "$0"; exit 0 ;;
 	*) echo "io-vs-fio.sh: unknown option '$1' (see --help)" >&2; exit 64 ;;
 	esac
 done
@@ -104,8 +125,13 @@ engine=psync
 dflag=""
 [ "$direct" = 1 ] && dflag=--direct
 
-printf '# target %s, size %s per job, %s job(s), iodepth %s (%s), %ss, direct=%s\n' \
-	"$target" "$size" "$jobs" "$iodepth" "$engine" "$runtime" "$direct"
+thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || true)
+printf '# target %s, size %s per job, %s job(s), iodepth %s (%s), %ss, direct=%s, THP %s\n' \
+	"$target" "$size" "$jobs" "$iodepth" "$engine" "$runtime" "$direct" "${thp:-absent}"
+case $thp in
+always|madvise) ;;
+*) echo "io-vs-fio.sh: transparent huge pages are '${thp:-absent}': IO buffers of both tools are small pages and large direct IOs carry a random number of segments (see --help)" >&2 ;;
+esac
 printf '%-14s %10s %10s %6s %11s %10s %6s %6s %9s   %s\n' pattern twinfs_med fio_med ratio \
 	twinfs_best fio_best ratio paired "disk% t/f" "every run (IOPS)"
 bad=0
@@ -131,11 +157,12 @@ for p in $patterns; do
 					--jobs "$jobs" --iodepth "$iodepth" --runtime "$runtime" $dflag \
 					--json "$work/t.$i.json" >/dev/null
 			else
+				GLIBC_TUNABLES=${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.malloc.hugetlb=1 \
 				ru "$work/f.$i.disk" fio --name=cmp --directory="$fiodir" --rw="$rw" --rwmixread=70 --bs="$bs" \
 					--size="$size" --numjobs="$jobs" --iodepth="$iodepth" \
 					--ioengine="$engine" --direct="$direct" --runtime="$runtime" \
 					--time_based=1 --invalidate=1 --norandommap=1 --overwrite=1 \
-					--group_reporting=1 \
+					--group_reporting=1 --iomem_align=2m \
 					--output-format=json --output="$work/f.$i.json" >/dev/null
 				rm -f "$fiodir"/*
 			fi

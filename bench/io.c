@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench/histogram.h"
+#include "bench/iobuf.h"
 #include "bench/progress.h"
 #include "bench/stop.h"
 #include "common/clock.h"
@@ -191,6 +192,7 @@ struct io_job {
 	struct histogram hist;
 	uint64_t reads, writes, bytes;
 	uint64_t t_start, t_end;
+	int huge;		/* iobuf_huge() of its buffer: 1, 0 or -errno */
 	int rc;
 };
 
@@ -444,17 +446,19 @@ static void *io_job_main(void *arg)
 	const struct io_opts *o = j->o;
 	struct io_next n = { 0 };
 	size_t buflen = (size_t)o->pat.bs * (size_t)(o->iodepth > 1 ? o->iodepth : 1);
-	void *buf = NULL;
+	struct iobuf buf = { 0 };
 	int fd;
 
 	histogram_init(&j->hist);
 	fd = open(j->path, O_RDWR | O_CLOEXEC | (o->direct ? O_DIRECT : 0));
 	if (fd < 0)
 		j->rc = -errno;
-	else if (posix_memalign(&buf, 4096, buflen))
-		j->rc = -ENOMEM;
-	else
-		io_fill(buf, buflen, o->seed + (uint64_t)j->index * 7919);
+	else if ((j->rc = iobuf_alloc(&buf, buflen)) == 0) {
+		/* Touching it now faults the huge pages in before the clock
+		 * starts; see bench/iobuf.c for why the buffer is huge. */
+		io_fill(buf.p, buflen, o->seed + (uint64_t)j->index * 7919);
+		j->huge = iobuf_huge(&buf);
+	}
 	/* Readahead hint as fio gives it (fadvise_hint=1): none for random
 	 * patterns, or every 4 KiB miss would pull in 128 KiB and a random
 	 * read test would turn into a cache test after a few seconds. */
@@ -474,11 +478,11 @@ static void *io_job_main(void *arg)
 	if (!j->rc) {
 		uint64_t deadline = j->t_start + (uint64_t)(o->runtime * 1e9);
 
-		j->rc = o->iodepth > 1 ? io_uring_loop(j, fd, buf, &n, deadline)
-				       : io_sync_loop(j, fd, buf, &n, deadline);
+		j->rc = o->iodepth > 1 ? io_uring_loop(j, fd, buf.p, &n, deadline)
+				       : io_sync_loop(j, fd, buf.p, &n, deadline);
 	}
 	j->t_end = clock_mono_ns();
-	free(buf);
+	iobuf_free(&buf);
 	if (fd >= 0)
 		close(fd);
 	return NULL;
@@ -507,6 +511,28 @@ static void io_check_direct(const struct io_files *f, struct io_opts *o)
 		"running buffered IO instead (results include the page cache)\n",
 		strerror(errno), f->paths[0]);
 	o->direct = 0;
+}
+
+/* Says on stderr when a direct run of IOs larger than a page had a buffer
+ * outside huge pages: its requests then carried as many memory segments
+ * as the allocator's luck gave (bench/iobuf.c), which the numbers alone
+ * would not show. */
+static void io_warn_small_pages(const struct io_job *jobs, const struct io_opts *o)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int small = 0;
+
+	if (!o->direct || o->pat.bs <= (uint32_t)(page > 0 ? page : 4096))
+		return;
+	for (int i = 0; i < o->jobs; i++)
+		small += jobs[i].huge != 1;
+	if (small)
+		fprintf(stderr, "twinfs bench io: %s: %d of %d IO buffers are not in huge "
+			"pages (transparent_hugepage is 'never', or memory is too fragmented); "
+			"each %u-byte direct IO may then reach the device in several memory "
+			"segments and the result depends on memory layout (bench/README.md); "
+			"set /sys/kernel/mm/transparent_hugepage/enabled to madvise or always\n",
+			o->pat.name, small, o->jobs, o->pat.bs);
 }
 
 int io_run(const struct io_files *f, struct io_opts *o, struct result *r)
@@ -598,6 +624,7 @@ int io_run(const struct io_files *f, struct io_opts *o, struct result *r)
 		rc = -EINTR;
 	if (rc)
 		goto out_free;
+	io_warn_small_pages(jobs, o);
 	r->kind = RESULT_IO;
 	r->seconds = (double)(t_max - t_min) / 1e9;
 	r->ops = reads + writes;

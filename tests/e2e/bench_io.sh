@@ -73,6 +73,28 @@ assert r["iops"] > 0, r
 PY
 check "test files removed after all runs" [ -z "$(ls -A "$T/t")" ]
 
+# Direct IOs larger than a page are sent from buffers in transparent huge
+# pages (one memory segment per IO, bench/iobuf.c); io.c warns when a job's
+# buffer is not. Checked where the kernel can give huge pages.
+"$TWINFS_BIN" bench io --target "$T/t" --size 16M --runtime 1 --iodepth 4 --jobs 2 \
+	--direct --pattern 64k-randwrite --pattern 1m-seqread --json "$T/h.json" \
+	>/dev/null 2>"$T/err4"; rc=$?
+cat "$T/err4"
+check "64k/1m direct QD4 x 2 jobs exits 0" [ $rc -eq 0 ]
+check "64k/1m direct QD4: ran with O_DIRECT" python3 - "$T/h.json" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+assert len(res) == 2 and all(r["direct"] and r["iops"] > 0 for r in res), res
+PY
+thp=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || true)
+case $thp in
+always|madvise)
+	check "THP $thp: every IO buffer in huge pages (no warning)" \
+		sh -c '! grep -q "not in huge pages" "$1"' _ "$T/err4" ;;
+*)	note "THP '${thp:-absent}': huge-page IO buffers not checked" ;;
+esac
+check "test files removed after the direct runs" [ -z "$(ls -A "$T/t")" ]
+
 "$TWINFS_BIN" bench io --target "$T/t" --pattern 4k-nope >/dev/null 2>"$T/e"; rc=$?
 check "unknown pattern exits 64" [ $rc -eq 64 ]
 check "unknown pattern is named" grep -q "pattern '4k-nope': unknown" "$T/e"

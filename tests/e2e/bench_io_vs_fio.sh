@@ -14,7 +14,8 @@ sh "$script" --twinfs "$TWINFS_BIN" --target "$T/t" --size 16M --runtime 1 --rep
 	--iodepth 8 --direct --patterns "4k-randread 1m-seqread" >"$T/out" 2>"$T/err"; rc=$?
 cat "$T/out" "$T/err"
 check "QD8 direct: exit 0 (agree) or 1 (differ)" [ $rc -eq 0 -o $rc -eq 1 ]
-check "header names io_uring and direct=1" grep -q 'iodepth 8 (io_uring), 1s, direct=1' "$T/out"
+check "header names io_uring, direct=1 and the THP mode" \
+	grep -Eq 'iodepth 8 \(io_uring\), 1s, direct=1, THP (always|madvise|never|absent)$' "$T/out"
 check "one row per pattern with IOPS, ratios and dev%" python3 - "$T/out" <<'PY'
 import re, sys
 rows = [l.split() for l in open(sys.argv[1]) if re.match(r"(4k-randread|1m-seqread) ", l)]
