@@ -42,9 +42,10 @@ struct evict {
 
 size_t evict_budget(unsigned long long nofile)
 {
-	unsigned long long b = nofile / 2 > 96 ? nofile / 2 - 32 : 64;
+	unsigned long long other = nofile / 8 > 128 ? nofile / 8 : 128;
+	unsigned long long used = nofile / 4 + other;
 
-	return (size_t)b;
+	return nofile > used + 64 ? (size_t)(nofile - used) : 64;
 }
 
 static void evict_deadline(struct timespec *ts, long ms)
