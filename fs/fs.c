@@ -203,7 +203,8 @@ static int fs_check_paths(const struct fs_opts *o, struct fs *fs,
  * Every inode the kernel holds costs us an O_PATH fd (the journal keeps
  * file handles, not fds, for dirty files), and the kernel keeps inodes as
  * long as its cache does: a tree of 10,000 files needs 10,000+ fds. Raise
- * the soft limit to the hard one, as passthrough_hp does.
+ * the soft limit to the hard one, as passthrough_hp does; fs/evict.c keeps
+ * the table within its share of whatever that gives.
  */
 static void fs_raise_nofile(void)
 {
@@ -235,10 +236,13 @@ static void fs_raise_nofile(void)
 		setrlimit(RLIMIT_NOFILE, &want);
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536)
-		log_warn("open-file limit is low: the mount holds one fd per "
-			 "file the kernel caches; large trees may fail with "
-			 "EMFILE (raise LimitNOFILE or ulimit -Hn)",
-			 "nofile=%llu", (unsigned long long)rl.rlim_cur);
+		log_warn("open-file limit is low: the mount keeps one fd per "
+			 "cached inode and asks the kernel to drop older names "
+			 "past its budget, so a larger working set is looked up "
+			 "again and again (raise LimitNOFILE or ulimit -Hn)",
+			 "nofile=%llu inode_budget=%zu",
+			 (unsigned long long)rl.rlim_cur,
+			 evict_budget((unsigned long long)rl.rlim_cur));
 }
 
 /* Builds the -o option list: the defaults, then the user's. */
