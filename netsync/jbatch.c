@@ -284,9 +284,10 @@ static void jbatch_barrier_incomplete_locked(struct journal *j, uint64_t floor, 
 /* Files one batch may take: journal_batch_files, and never more than a
  * sixteenth of the open-file limit. A batch keeps its fds until the peer
  * acks it and up to three are out at once (two unacked, one streaming),
- * so batches hold at most a quarter; the fs keeps its inode table under
- * half (fs/evict.c). With a quarter per batch, a replicating mount at 600
- * fds ran out while copying 3,000 files. */
+ * so batches hold at most a quarter (netsync/sender.c also stops taking
+ * past that); the fs keeps its inode table within what is left
+ * (fs/evict.c). With a quarter per batch, a replicating mount at 600 fds
+ * ran out while copying 3,000 files. */
 static size_t jbatch_file_cap(void)
 {
 	size_t cap = journal_batch_files ? journal_batch_files : 1;

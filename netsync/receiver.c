@@ -333,24 +333,21 @@ static void recv_writeback(struct recv_fd *slot, uint64_t off, uint64_t len)
 	slot->wb_off = slot->wb_end;
 }
 
-/* Puts FD (a regular file open for writing, named PATH) in SLOT, or in
- * the least recently used slot when SLOT is NULL. On failure FD is
- * closed. */
-static int recv_fd_adopt(struct receiver *r, struct recv_fd *slot, const char *path,
-			 int fd, struct recv_fd **out)
+/* Puts FD (a regular file open for writing, named PATH) in a free or
+ * the least recently used slot. On failure FD is closed. */
+static int recv_fd_adopt(struct receiver *r, const char *path, int fd,
+			 struct recv_fd **out)
 {
+	struct recv_fd *slot = &r->fds[0];
 	char *copy = strdup(path);
 
 	if (!copy) {
 		close(fd);
 		return -ENOMEM;
 	}
-	if (!slot) {
-		slot = &r->fds[0];
-		for (int i = 0; i < RECV_FD_CACHE; i++)
-			if (!r->fds[i].path || (slot->path && r->fds[i].used < slot->used))
-				slot = &r->fds[i];
-	}
+	for (int i = 0; i < RECV_FD_CACHE; i++)
+		if (!r->fds[i].path || (slot->path && r->fds[i].used < slot->used))
+			slot = &r->fds[i];
 	if (slot->path) {
 		close(slot->fd);
 		free(slot->path);
@@ -370,18 +367,14 @@ static int recv_fd_adopt(struct receiver *r, struct recv_fd *slot, const char *p
 static int recv_open_slot(struct receiver *r, const char *path, struct recv_fd **out)
 {
 	struct path_ref ref;
-	struct recv_fd *slot = &r->fds[0];
+	struct recv_fd *slot = recv_fd_find(r, path);
 	struct stat st;
 	int fd, rc;
 
-	for (int i = 0; i < RECV_FD_CACHE; i++) {
-		if (r->fds[i].path && strcmp(r->fds[i].path, path) == 0) {
-			r->fds[i].used = ++r->tick;
-			*out = &r->fds[i];
-			return 0;
-		}
-		if (!r->fds[i].path || (slot->path && r->fds[i].used < slot->used))
-			slot = &r->fds[i];
+	if (slot) {
+		slot->used = ++r->tick;
+		*out = slot;
+		return 0;
 	}
 	rc = recv_resolve(r, path, false, &ref);
 	if (rc < 0)
@@ -395,7 +388,7 @@ static int recv_open_slot(struct receiver *r, const char *path, struct recv_fd *
 		close(fd);
 		return -EISDIR;
 	}
-	return recv_fd_adopt(r, slot, path, fd, out);
+	return recv_fd_adopt(r, path, fd, out);
 }
 
 /* chmod of NAME without following it (a symlink has no mode to set). */
@@ -540,7 +533,7 @@ out_meta:
 		return rc;
 	}
 	/* without a cache slot it is only reopened for its data */
-	recv_fd_adopt(r, NULL, op->path, fd, NULL);
+	recv_fd_adopt(r, op->path, fd, NULL);
 	return 0;
 }
 

@@ -63,6 +63,19 @@ static void sync_set_kick(const struct sync_set *set)
 		(void)sync_file_range(set->fds[i], 0, 0, SYNC_FILE_RANGE_WRITE);
 }
 
+/* fsyncs every fd of SET (kicked already) and frees it. Returns 0 or the
+ * first -errno; every fd is still tried. */
+static int sync_set_fsync(struct sync_set *set)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < set->n; i++)
+		if (fsync(set->fds[i]) < 0 && rc == 0)
+			rc = -errno;
+	sync_set_free(set);
+	return rc;
+}
+
 int sync_set_run(struct sync_set *set, int fs_fd)
 {
 	int rc = 0;
@@ -70,14 +83,11 @@ int sync_set_run(struct sync_set *set, int fs_fd)
 	if (set->whole_fs) {
 		if (syncfs(fs_fd) < 0)
 			rc = -errno;
-	} else {
-		sync_set_kick(set);
-		for (size_t i = 0; i < set->n; i++)
-			if (fsync(set->fds[i]) < 0 && rc == 0)
-				rc = -errno;
+		sync_set_free(set);
+		return rc;
 	}
-	sync_set_free(set);
-	return rc;
+	sync_set_kick(set);
+	return sync_set_fsync(set);
 }
 
 /*
@@ -142,7 +152,8 @@ static void *syncer_main(void *arg)
 			j = jobs;
 			jobs = j->next;
 			if (!whole) {
-				int rc = sync_set_run(&j->set, s->fs_fd);
+				/* every job was kicked above, before any fsync */
+				int rc = sync_set_fsync(&j->set);
 
 				if (rc < 0 && err == 0)
 					err = rc;
