@@ -14,7 +14,9 @@
 #include "fs/record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -79,6 +81,15 @@ out_free:
 
 #define RECORD_PATH_MAX (PATH_MAX + NAME_MAX + 2)
 
+/* Under the ns lock, so the answer holds until the rename runs. */
+static bool record_is_dir(struct inode *dir, const char *name)
+{
+	struct stat st;
+
+	return dir && name && fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(st.st_mode);
+}
+
 void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
 		  struct inode *dir, const char *name,
 		  struct inode *dir2, const char *name2)
@@ -99,6 +110,8 @@ void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
 	if (rc < 0)
 		goto out_log;
 	r->op.path = r->paths;
+	if (type == JOP_RENAME && (record_is_dir(dir, name) || record_is_dir(dir2, name2)))
+		r->op.mode = S_IFDIR;	/* the journal must know a directory moves */
 	if (dir2) {
 		rc = record_path(fs, dir2, name2, r->paths + RECORD_PATH_MAX,
 				 RECORD_PATH_MAX);

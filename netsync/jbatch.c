@@ -624,6 +624,7 @@ void journal_end_epoch_locked(struct journal *j)
 		return;
 	j->epoch++;
 	pathset_clear(&j->marked_dirs);
+	pathset_clear(&j->covered_dirs);
 	pathset_clear(&j->needs_scan);
 	j->overflow = false;
 	if (j->barrier_seq <= j->acked_seq) {

@@ -580,8 +580,9 @@ static void journal_mark_time(struct journal_op *op)
 	op->mtime.tv_nsec = (long)(ns % 1000000000ull);
 }
 
-/* Ensures dir has a MARK_DIR this epoch; returns the seq to wait for (0:
- * already durable) or -errno. mu held. */
+/* Ensures dir has a MARK_DIR this epoch, or is covered (see "New
+ * directories" above); returns the seq to wait for (0: already durable)
+ * or -errno. mu held. */
 static int64_t journal_mark_dir_locked(struct journal *j, const char *dir)
 {
 	struct pathset_entry *e = pathset_find(&j->marked_dirs, dir);
@@ -590,6 +591,9 @@ static int64_t journal_mark_dir_locked(struct journal *j, const char *dir)
 
 	if (e)
 		return e->value > j->durable_seq ? (int64_t)e->value : 0;
+	e = pathset_find(&j->covered_dirs, dir);
+	if (e && e->value == j->dir_gen)
+		return 0;	/* its MKDIR waited for the covering mark */
 	journal_mark_time(&op);
 	seq = journal_append_locked(j, &op, true);
 	if (seq < 0)
@@ -597,6 +601,48 @@ static int64_t journal_mark_dir_locked(struct journal *j, const char *dir)
 	if (pathset_add(&j->marked_dirs, dir, (uint64_t)seq) < 0)
 		return -ENOMEM;
 	return seq;
+}
+
+/*
+ * New directories. A directory made by MKDIR in this epoch is covered by
+ * the durable mark of an ancestor (its parent's mark, or the one covering
+ * its parent), which its MKDIR waited for: changes inside it need no mark
+ * of their own, so copying a tree into the mount costs one journal sync,
+ * not one per directory. Recovery finds such a directory as an entry of
+ * the marked ancestor that was born after the mark (jpending.c) and
+ * lists everything under it.
+ *
+ * That holds while the directory stays where its MKDIR put it. Moving a
+ * directory (rename, in either direction of an exchange) first makes every
+ * record so far durable (journal_prepare): what happened inside covered
+ * directories no longer depends on finding them by path. It then starts
+ * a new generation, in which the old coverings no longer count and the
+ * next change inside one writes a real mark. RMDIR drops its path's
+ * covering. mu held; no memory only costs a mark later.
+ */
+static void journal_note_dirs_locked(struct journal *j, const struct journal_op *op)
+{
+	struct pathset_entry *e;
+
+	switch (op->type) {
+	case JOP_MKDIR:
+		e = pathset_find(&j->covered_dirs, op->path);
+		if (e)
+			e->value = j->dir_gen;
+		else if (pathset_add(&j->covered_dirs, op->path, j->dir_gen) < 0)
+			return;
+		j->covered_gen = j->dir_gen;
+		break;
+	case JOP_RMDIR:
+		pathset_remove(&j->covered_dirs, op->path);
+		break;
+	case JOP_RENAME:
+		if (S_ISDIR(op->mode))
+			j->dir_gen++;
+		break;
+	default:
+		break;
+	}
 }
 
 /* Records that path must be rescanned (overflow). Returns a seq. mu held. */
@@ -692,6 +738,8 @@ int64_t journal_append(struct journal *j, const struct journal_op *op)
 		}
 	}
 	seq = journal_append_locked(j, op, false);
+	if (seq > 0)
+		journal_note_dirs_locked(j, op);
 	if (seq < 0) {
 		/* Whatever the reason (full, an op too large for a record, no
 		 * memory), the op becomes NEEDS_SCAN and the journal goes to
@@ -735,6 +783,12 @@ int journal_prepare(struct journal *j, const struct journal_op *op)
 		m = journal_mark_dir_locked(j, dir);
 		wait = m < 0 || m > wait ? m : wait;
 	}
+	/* A directory about to move may hold covered directories: make what
+	 * happened inside them durable first (see "New directories"). */
+	if (wait >= 0 && op->type == JOP_RENAME && S_ISDIR(op->mode) &&
+	    j->covered_dirs.n && j->covered_gen == j->dir_gen &&
+	    j->head_seq > (uint64_t)wait)
+		wait = (int64_t)j->head_seq;
 	if (wait < 0)
 		rc = (int)wait;
 	else if (wait > 0)
@@ -1120,6 +1174,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	pthread_cond_init(&j->acked_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	pathset_init(&j->marked_dirs);
+	pathset_init(&j->covered_dirs);
 	pathset_init(&j->needs_scan);
 	pathset_init(&j->lost_paths);
 	j->size_limit = o->size_limit ? o->size_limit : (1ull << 30);
@@ -1274,6 +1329,7 @@ void journal_close(struct journal *j)
 	pathset_clear(&j->marked_dirs);
 	pathset_clear(&j->needs_scan);
 	pathset_clear(&j->lost_paths);
+	pathset_clear(&j->covered_dirs);
 	free(j->buf.p);
 	free(j->buf.brk);
 	free(j->segs);

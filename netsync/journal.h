@@ -50,7 +50,8 @@ enum journal_op_type {
 	JOP_MKNOD,	/* path, mode (S_IFIFO/S_IFSOCK/S_IFCHR/S_IFBLK), rdev, uid, gid */
 	JOP_SYMLINK,	/* path, target (in path2), uid, gid */
 	JOP_LINK,	/* path = existing, path2 = new name */
-	JOP_RENAME,	/* path -> path2, flags = RENAME_NOREPLACE|RENAME_EXCHANGE */
+	JOP_RENAME,	/* path -> path2, flags = RENAME_NOREPLACE|RENAME_EXCHANGE;
+			 * mode S_IFDIR when a directory moves (either side) */
 	JOP_UNLINK,	/* path */
 	JOP_RMDIR,	/* path */
 	JOP_SETATTR,	/* path, attr_mask (JATTR_*), mode/uid/gid/size/atime/mtime */

@@ -112,6 +112,12 @@ struct journal {
 	uint64_t disk_bytes;		/* sum of segs[].bytes */
 
 	struct pathset marked_dirs;	/* MARK_DIR this epoch; value = seq */
+	/* Directories made by MKDIR this epoch, covered by an ancestor's
+	 * durable mark instead of their own (value = dir_gen then; an entry
+	 * from an older generation no longer counts). */
+	struct pathset covered_dirs;
+	uint64_t dir_gen;		/* bumped by every directory rename */
+	uint64_t covered_gen;		/* dir_gen when covered_dirs last grew */
 	struct pathset needs_scan;	/* NEEDS_SCAN this epoch; value = seq */
 	struct pathset lost_paths;	/* recovered dirty paths (no fd) */
 	struct jinode **itab;

@@ -37,20 +37,89 @@ static void jpending_join(char *buf, size_t len, const char *dir, const char *na
 		snprintf(buf, len, "%s", name);
 }
 
+/* Deeper than this, a new tree is listed as its top directory only. */
+#define JPENDING_NEW_DEPTH 64
+
+/*
+ * Everything under a directory born after the mark that covers it: its
+ * MKDIR came after that mark, so nothing inside it ever had a mark of its
+ * own (journal.c, "New directories"). Listed parents first.
+ */
+static int jpending_list_new(const char *store, const char *dir, int depth,
+			     void (*fn)(const char *path, const char *why, void *arg), void *arg)
+{
+	char full[PATH_MAX], rel[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	int dfd, rc = 0;
+	DIR *d;
+
+	if (depth > JPENDING_NEW_DEPTH) {
+		log_warn("a new directory tree is too deep to list after the crash; "
+			 "its top is listed", "path=%s", dir);
+		return 0;
+	}
+	if ((size_t)snprintf(full, sizeof full, "%s/%s", store, dir) >= sizeof full)
+		return 0;
+	dfd = open(full, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return 0;	/* gone meanwhile */
+	d = fdopendir(dfd);
+	if (!d) {
+		rc = -errno;
+		close(dfd);
+		return rc;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if ((size_t)snprintf(rel, sizeof rel, "%s/%s", dir, de->d_name) >= sizeof rel)
+			continue;
+		fn(rel, "new-dir-entry", arg);
+		if (de->d_type == DT_DIR || (de->d_type == DT_UNKNOWN &&
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)))
+			rc = jpending_list_new(store, rel, depth + 1, fn, arg);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* A directory born at or after WHEN (its birth time; without one, any
+ * ctime at or after WHEN counts, which may list more than needed). */
+static bool jpending_dir_born_since(const struct statx *stx, const struct timespec *when)
+{
+	struct timespec t;
+
+	if (!S_ISDIR(stx->stx_mode))
+		return false;
+	if (stx->stx_mask & STATX_BTIME) {
+		t.tv_sec = stx->stx_btime.tv_sec;
+		t.tv_nsec = stx->stx_btime.tv_nsec;
+	} else {
+		t.tv_sec = stx->stx_ctime.tv_sec;
+		t.tv_nsec = stx->stx_ctime.tv_nsec;
+	}
+	return jpending_ts_ge(&t, when);
+}
+
 /*
  * A marked directory: every entry whose ctime is at or after the mark was
  * created, renamed, written or had its attributes changed since (creating,
  * renaming and writing all set ctime). The directory itself is listed
  * when its own ctime says entries were added or removed, which also
  * covers names that no longer exist (a removal is visible only there).
+ * An entry that is a directory born since the mark is new, with all it
+ * holds (jpending_list_new).
  */
 static int jpending_scan_dir(const char *store, const char *dir, const struct timespec *when,
 			     void (*fn)(const char *path, const char *why, void *arg), void *arg)
 {
 	char full[PATH_MAX], rel[PATH_MAX];
 	struct dirent *de;
+	struct statx stx;
+	struct timespec ct;
 	struct stat st;
-	int dfd;
+	int dfd, rc = 0;
 	DIR *d;
 
 	jpending_join(full, sizeof full, store, dir);
@@ -65,23 +134,27 @@ static int jpending_scan_dir(const char *store, const char *dir, const struct ti
 		fn(dir, "marked-dir", arg);
 	d = fdopendir(dfd);
 	if (!d) {
-		int rc = -errno;
-
+		rc = -errno;
 		close(dfd);
 		return rc;
 	}
-	while ((de = readdir(d)) != NULL) {
+	while (rc == 0 && (de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (statx(dirfd(d), de->d_name, AT_SYMLINK_NOFOLLOW,
+			  STATX_TYPE | STATX_CTIME | STATX_BTIME, &stx) < 0)
 			continue;	/* removed meanwhile */
-		if (!jpending_ts_ge(&st.st_ctim, when))
+		ct.tv_sec = stx.stx_ctime.tv_sec;
+		ct.tv_nsec = stx.stx_ctime.tv_nsec;
+		if (!jpending_ts_ge(&ct, when))
 			continue;
 		jpending_join(rel, sizeof rel, dir, de->d_name);
 		fn(rel, "marked-dir-entry", arg);
+		if (jpending_dir_born_since(&stx, when))
+			rc = jpending_list_new(store, rel, 1, fn, arg);
 	}
 	closedir(d);
-	return 0;
+	return rc;
 }
 
 /*

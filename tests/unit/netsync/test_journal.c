@@ -208,9 +208,10 @@ static void test_order_and_seqs(void **state)
 		k++;
 	}
 	assert_int_equal(k, sizeof(ops) / sizeof(ops[0]));
-	/* Marks: one per directory whose entries changed ("" and "d"). */
+	/* Marks: one per directory whose entries changed, except directories
+	 * made in this epoch ("d"), which the root's mark covers. */
 	assert_int_equal(count_type(b, JOP_MARK_DIR, ""), 1);
-	assert_int_equal(count_type(b, JOP_MARK_DIR, "d"), 1);
+	assert_int_equal(count_type(b, JOP_MARK_DIR, "d"), 0);
 	journal_batch_free(b);
 	assert_int_equal(journal_take_batch(f->j, 0, &b), -EAGAIN);
 }
@@ -1058,6 +1059,104 @@ static void test_marks_per_epoch(void **state)
 	close(fn2);
 }
 
+/* A directory op with an explicit mode (a rename says S_IFDIR when a
+ * directory moves), prepared and appended as the fs does. */
+static void fx_dirop(struct fx *f, enum journal_op_type t, const char *path,
+		     const char *path2, mode_t mode)
+{
+	struct journal_op op = { .type = t, .path = path, .path2 = path2, .mode = mode };
+
+	journal_ns_lock(f->j);
+	assert_int_equal(journal_prepare(f->j, &op), 0);
+	assert_true(journal_append(f->j, &op) > 0);
+	journal_ns_unlock(f->j);
+}
+
+/* Directories made in the epoch are covered by their ancestor's mark: a
+ * copied tree costs one MARK_DIR. A directory rename makes everything so
+ * far durable first and ends the covering (the next change inside writes
+ * a real mark); a file rename does neither. */
+static void test_new_dirs_covered(void **state)
+{
+	struct fx *f = *state;
+	struct journal_batch *b;
+	struct journal_stats st;
+	uint64_t ino;
+	char p1[256], p2[256];
+
+	fx_open(f);
+	fx_mkdir(f, "n");
+	fx_append(f, JOP_MKDIR, "n", NULL, 0);
+	fx_mkdir(f, "n/m");
+	fx_append(f, JOP_MKDIR, "n/m", NULL, 0);
+	close(fx_file(f, "n/m/f", "x", &ino));
+	fx_append(f, JOP_CREATE, "n/m/f", NULL, ino);
+	fx_append(f, JOP_SETATTR, "n/m", NULL, 0);
+	close(fx_file(f, "n/a", "x", &ino));
+	fx_append(f, JOP_CREATE, "n/a", NULL, ino);
+	/* A file rename keeps the covering. */
+	snprintf(p1, sizeof p1, "%s/n/a", f->store);
+	snprintf(p2, sizeof p2, "%s/n/b", f->store);
+	assert_int_equal(rename(p1, p2), 0);
+	fx_dirop(f, JOP_RENAME, "n/a", "n/b", S_IFREG);
+	close(fx_file(f, "n/m/g", "x", &ino));
+	fx_append(f, JOP_CREATE, "n/m/g", NULL, ino);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(count_type(b, JOP_MARK_DIR, NULL), 1);
+	assert_int_equal(count_type(b, JOP_MARK_DIR, ""), 1);
+	journal_batch_free(b);
+
+	/* Nothing acked, same epoch. The directory rename waits for every
+	 * record before it to be durable. */
+	close(fx_file(f, "n/m/h", "x", &ino));
+	fx_append(f, JOP_CREATE, "n/m/h", NULL, ino);
+	snprintf(p1, sizeof p1, "%s/n", f->store);
+	snprintf(p2, sizeof p2, "%s/n2", f->store);
+	assert_int_equal(rename(p1, p2), 0);
+	{
+		struct journal_op op = { .type = JOP_RENAME, .path = "n", .path2 = "n2",
+					 .mode = S_IFDIR };
+
+		journal_ns_lock(f->j);
+		assert_int_equal(journal_prepare(f->j, &op), 0);
+		journal_get_stats(f->j, &st);
+		assert_int_equal(st.durable_seq, st.head_seq);
+		assert_true(journal_append(f->j, &op) > 0);
+		journal_ns_unlock(f->j);
+	}
+	close(fx_file(f, "n2/m/i", "x", &ino));
+	fx_append(f, JOP_CREATE, "n2/m/i", NULL, ino);
+	fx_mkdir(f, "n2/new");
+	fx_append(f, JOP_MKDIR, "n2/new", NULL, 0);
+	close(fx_file(f, "n2/new/j", "x", &ino));
+	fx_append(f, JOP_CREATE, "n2/new/j", NULL, ino);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(count_type(b, JOP_MARK_DIR, "n2/m"), 1);
+	assert_int_equal(count_type(b, JOP_MARK_DIR, "n2"), 1);
+	assert_int_equal(count_type(b, JOP_MARK_DIR, "n2/new"), 0);	/* covered again */
+	assert_int_equal(count_type(b, JOP_MARK_DIR, NULL), 2);
+	journal_batch_free(b);
+
+	/* A path whose new directory moved away and another (older) one moved
+	 * in is no longer covered. */
+	fx_mkdir(f, "q");
+	fx_append(f, JOP_MKDIR, "q", NULL, 0);
+	snprintf(p1, sizeof p1, "%s/q", f->store);
+	snprintf(p2, sizeof p2, "%s/q2", f->store);
+	assert_int_equal(rename(p1, p2), 0);
+	fx_dirop(f, JOP_RENAME, "q", "q2", S_IFDIR);
+	fx_mkdir(f, "old");	/* stands for one older than the epoch */
+	snprintf(p1, sizeof p1, "%s/old", f->store);
+	snprintf(p2, sizeof p2, "%s/q", f->store);
+	assert_int_equal(rename(p1, p2), 0);
+	fx_dirop(f, JOP_RENAME, "old", "q", S_IFDIR);
+	close(fx_file(f, "q/x", "x", &ino));
+	fx_append(f, JOP_CREATE, "q/x", NULL, ino);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(count_type(b, JOP_MARK_DIR, "q"), 1);
+	journal_batch_free(b);
+}
+
 /* ---- crash ---- */
 
 static void test_crash_list_pending(void **state)
@@ -1154,6 +1253,56 @@ static void test_crash_list_pending(void **state)
 	assert_int_equal(journal_list_pending(f->state, f->store, collect, c), 0);
 	assert_int_equal(c->n, 0);
 	assert_int_equal(journal_list_pending("/nonexistent/state", f->store, collect, c), -ENOENT);
+	free(c);
+}
+
+/* A crash right after copying a tree into new directories: only the root's
+ * mark reached the disk (a long commit window keeps everything else in
+ * memory), yet every new file is listed, found under the new directory. */
+static void test_crash_new_dirs_listed(void **state)
+{
+	struct fx *f = *state;
+	struct collected *c = calloc(1, sizeof(*c));
+	pid_t pid;
+	int st;
+
+	f->o.commit_ms = 10000;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct journal *j;
+		uint64_t ino;
+		char p[64];
+
+		if (journal_open(&f->o, &j) < 0)
+			_exit(2);
+		f->j = j;
+		fx_mkdir(f, "t");
+		fx_append(f, JOP_MKDIR, "t", NULL, 0);	/* waits: root mark */
+		fx_mkdir(f, "t/u");
+		fx_append(f, JOP_MKDIR, "t/u", NULL, 0);
+		fx_mkdir(f, "t/u/v");
+		fx_append(f, JOP_MKDIR, "t/u/v", NULL, 0);
+		for (int i = 0; i < 20; i++) {
+			snprintf(p, sizeof p, "t/u/v/f%02d", i);
+			close(fx_file(f, p, "data", &ino));
+			fx_append(f, JOP_CREATE, p, NULL, ino);
+		}
+		_exit(0);	/* crash: no commit, no close */
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(journal_list_pending(f->state, f->store, collect, c), 0);
+	assert_non_null(has_path(c, "t"));
+	assert_non_null(has_path(c, "t/u"));
+	assert_non_null(has_path(c, "t/u/v"));
+	for (int i = 0; i < 20; i++) {
+		char p[64];
+
+		snprintf(p, sizeof p, "t/u/v/f%02d", i);
+		if (!has_path(c, p))
+			fail_msg("%s missing from list_pending", p);
+	}
 	free(c);
 }
 
@@ -1637,6 +1786,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_out_of_fds, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_fds_with_handles, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_op_too_large, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_new_dirs_covered, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_crash_new_dirs_listed, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
