@@ -170,8 +170,10 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	/* A file we just made has no file capabilities (nothing inherits
 	 * them); see fs_getxattr for why that is worth remembering. */
-	if (created)
+	if (created) {
 		__atomic_store_n(&f->inode->no_caps, true, __ATOMIC_RELAXED);
+		record_seed(fs, &rec, f->inode);
+	}
 	rec.op.mode = e.attr.st_mode;
 	rec.op.uid = e.attr.st_uid;
 	rec.op.gid = e.attr.st_gid;

@@ -21,6 +21,10 @@
 struct fs {
 	struct inode_table *itab;	/* thread-safe */
 	struct journal *journal;	/* NULL: nothing recorded */
+	/* Bumped by every applied rename, unlink and rmdir, under the
+	 * journal's namespace lock: a cached record path (inode.rpath) from
+	 * an older generation may name something else now. */
+	uint64_t ns_gen;
 	char *store;		/* realpath of the store; immutable */
 	size_t store_len;
 	double timeout;		/* entry/attr cache seconds; immutable */

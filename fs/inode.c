@@ -83,10 +83,12 @@ void inode_table_free(struct inode_table *t)
 			next = i->next;
 			close(i->fd);
 			free(i->name);
+			free(i->rpath);
 			free(i);
 		}
 	}
 	close(t->root.fd);
+	free(t->root.rpath);
 	pthread_mutex_destroy(&t->lock);
 	free(t->buckets);
 	free(t);
@@ -262,6 +264,7 @@ void inode_unref(struct inode_table *t, struct inode *i, uint64_t n)
 		t->gone_fn(t->gone_arg, i);
 	close(i->fd);
 	free(i->name);
+	free(i->rpath);
 	free(i);
 }
 

@@ -38,6 +38,11 @@ struct inode {
 	char *name;
 	dev_t pdev;
 	ino_t pino;
+	/* Store-relative path for journal records (fs/record.c), valid while
+	 * rpath_gen equals the fs's ns_gen; only touched under the journal's
+	 * namespace lock. */
+	char *rpath;
+	uint64_t rpath_gen;
 };
 
 struct inode_table;

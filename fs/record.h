@@ -33,6 +33,9 @@ void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
 		  struct inode *dir, const char *name,
 		  struct inode *dir2, const char *name2);
 void record_end(struct fs *fs, struct record *r, bool applied);
+/* Between the two: I was just made at the record's path, so that is the
+ * path later records of I start from (no readlink for them). */
+void record_seed(struct fs *fs, const struct record *r, struct inode *i);
 
 /* Data of inode I is about to change: the journal makes the file's
  * durability mark durable first (once per file and epoch; cheap after). */
@@ -50,7 +53,8 @@ int record_commit(struct fs *fs);
 
 /* The path of DIR/NAME relative to the store root ("" for the root) into
  * BUF. Returns 0 or -errno (-ENAMETOOLONG for very deep paths, -ENOENT if
- * DIR was removed). */
+ * DIR was removed). Only under the journal's namespace lock: it caches
+ * DIR's path until fs->ns_gen changes (see record.c). */
 int record_path(struct fs *fs, struct inode *dir, const char *name,
 		char *buf, size_t len);
 

@@ -52,6 +52,10 @@ ops() {
 	mkdir moveme moveme/inner
 	echo inner >moveme/inner/file
 	mv moveme renamed
+	# changes through inodes whose paths the mount knew before the move
+	echo more >renamed/inner/file2
+	chmod 0701 renamed/inner
+	setfattr -n user.after -v moved renamed/inner/file
 	echo old >victim
 	echo new >winner
 	mv winner victim
@@ -75,6 +79,10 @@ check "file mtime replicated (set by touch -d)" [ "$(stat -c %Y "$P_STORE/d1/f1.
 check "xattr replicated" sh -c "getfattr --only-values -n user.color '$P_STORE/d1/f1.renamed' | grep -qx blue"
 check "removed xattr gone" sh -c "! getfattr -n user.tmp '$P_STORE/d1/f1.renamed' 2>/dev/null"
 check "directory rename replicated" [ -f "$P_STORE/renamed/inner/file" ]
+check "changes inside the moved directory land under its new name" sh -c \
+	"[ \"\$(cat '$P_STORE/renamed/inner/file2')\" = more ] &&
+	 [ \"\$(stat -c %a '$P_STORE/renamed/inner')\" = 701 ] &&
+	 getfattr --only-values -n user.after '$P_STORE/renamed/inner/file' | grep -qx moved"
 check "deleted directory gone on the peer" [ ! -e "$P_STORE/gone" ]
 "$TWINFS_BIN" status --state "$A_STATE" --json >"$T/st.json"
 check "status: connected, lag 0" sh -c "grep -q '\"connected\":true' '$T/st.json' && grep -q '\"lag_ops\":0' '$T/st.json'"

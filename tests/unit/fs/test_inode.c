@@ -160,7 +160,9 @@ static void test_record_path(void **state)
 	assert_int_equal(record_path(&fs, d, NULL, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "d");
 	assert_int_equal(record_path(&fs, d, "g", buf, 3), -ENAMETOOLONG);
-	/* a renamed directory reports its new path */
+	/* A renamed directory reports its new path once the rename moved the
+	 * generation on (record_end does that for every rename, unlink and
+	 * rmdir); until then the path cached on the inode is used. */
 	snprintf(buf, sizeof(buf), "%s/d", tmpdir);
 	{
 		char to[PATH_MAX + 8];
@@ -169,7 +171,12 @@ static void test_record_path(void **state)
 		assert_int_equal(rename(buf, to), 0);
 	}
 	assert_int_equal(record_path(&fs, d, "g", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "d/g");
+	fs.ns_gen++;
+	assert_int_equal(record_path(&fs, d, "g", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "e/g");
+	assert_int_equal(record_path(&fs, d, NULL, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "e");
 	inode_unref(t, d, 1);
 	inode_table_free(t);
 	free(fs.store);
