@@ -86,7 +86,15 @@ start_local() { # $1 = id: a mount without a peer
 	PIDS="$PIDS $!"
 	wait_up "$W/l$1/state"
 }
-stop_mount() { fusermount3 -u "$W/mnt$1"; sleep 0.3; }
+# Unmounts and waits (at most 10 s) for the daemon to exit, so that removing
+# its state afterwards does not race its last journal writes.
+stop_mount() {
+	fusermount3 -u "$W/mnt$1"
+	i=0
+	while pgrep -f -- "--mountpoint $W/mnt$1( |\$)" >/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+}
 drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 
 RSPORT=$(free_port)
