@@ -614,32 +614,29 @@ void journal_requeue(struct journal *j, struct journal_batch *b)
 }
 
 /*
- * Ends the epoch if everything is acknowledged: no unacked record, no
- * dirty data, nothing in flight. The ack file already says so durably,
- * so the marks (in memory) can go: the next change marks again. mu held.
+ * An ack of ACKED ends the epoch when it leaves nothing pending: no unacked
+ * record, no dirty data (every batch in flight ends at or before the head).
+ * mu held.
  */
-void journal_end_epoch_locked(struct journal *j)
+static bool journal_epoch_done_locked(const struct journal *j, uint64_t acked)
 {
-	if (j->acked_seq < j->head_seq || j->dirty_head || j->lost_paths.n || j->n_inflight)
-		return;
+	return acked >= j->head_seq && !j->dirty_head && !j->lost_paths.n;
+}
+
+/* Starts the next epoch: the marks (in memory) go, and the next change
+ * marks again. Called before the ack file says the old epoch's records are
+ * all acked, so that a change racing with the write marks anew. mu held. */
+static void journal_epoch_reset_locked(struct journal *j)
+{
 	j->epoch++;
+	j->first_mark = 0;
 	pathset_clear(&j->marked_dirs);
 	pathset_clear(&j->covered_dirs);
 	pathset_clear(&j->needs_scan);
 	j->overflow = false;
-	if (j->barrier_seq <= j->acked_seq) {
-		j->barrier_seq = 0;
-		j->barrier_floor = 0;
-		j->ack_hold = 0;
-		j->ack_release = 0;
-	}
 	for (size_t i = 0; i < j->itab_nb; i++)
 		while (j->itab[i])
 			journal_inode_drop(j, j->itab[i]);
-	/* The active segment now holds only acked records: start a new one so
-	 * that the next ack can delete it. */
-	if (j->nsegs && j->segs[j->nsegs - 1].last_seq >= j->segs[j->nsegs - 1].first_seq)
-		j->rotate_next = true;
 }
 
 /* The seq an ack of SEQ may record while a barrier take was incomplete
@@ -655,10 +652,21 @@ static uint64_t jbatch_ack_clamp_locked(struct journal *j, uint64_t seq)
 	return seq >= j->ack_hold ? j->ack_hold - 1 : seq;
 }
 
+/*
+ * The peer holds everything up to SEQ durably. In memory that is acked_seq
+ * (sync waiters return). The ack file, from which recovery resumes and
+ * below which marks count no more, gets SEQ only when the epoch ends;
+ * before that it stays below the epoch's first mark, since a mark may cover
+ * a file whose data is still only dirty in memory (a passthrough write
+ * that becomes dirty at release, after its create was acked). Records
+ * between the file's seq and SEQ are on the peer already: after a restart
+ * the peer's position skips them (journal_rewind).
+ */
 int journal_ack(struct journal *j, uint64_t seq)
 {
-	uint64_t *dead = NULL;
+	uint64_t *dead = NULL, file_seq;
 	size_t n_dead = 0;
+	bool ending;
 	int rc = 0;
 
 	pthread_mutex_lock(&j->ack_mu);
@@ -675,13 +683,24 @@ int journal_ack(struct journal *j, uint64_t seq)
 		pthread_mutex_unlock(&j->mu);
 		goto out_unlock_ack;
 	}
+	ending = journal_epoch_done_locked(j, seq);
+	if (ending)
+		journal_epoch_reset_locked(j);
+	file_seq = seq;
+	if (j->first_mark && file_seq >= j->first_mark)
+		file_seq = j->first_mark - 1;
+	if (file_seq < j->file_acked)
+		file_seq = j->file_acked;
 	pthread_mutex_unlock(&j->mu);
 
-	rc = jseg_ack_write(j->dirfd, seq);
-	if (rc < 0) {
-		log_error("cannot write the journal ack file; acked records stay on disk",
-			  "dir=%s err=%s", j->dir, strerror(-rc));
-		goto out_unlock_ack;
+	if (file_seq > j->file_acked) {
+		rc = jseg_ack_write(j->dirfd, file_seq);
+		if (rc < 0) {
+			log_error("cannot write the journal ack file; acked records stay on disk",
+				  "dir=%s err=%s", j->dir, strerror(-rc));
+			file_seq = j->file_acked;
+			rc = 0;	/* the peer has it: acked in memory all the same */
+		}
 	}
 
 	pthread_mutex_lock(&j->mu);
@@ -690,13 +709,26 @@ int journal_ack(struct journal *j, uint64_t seq)
 	j->acked_seq = seq;
 	if (j->sent_seq < seq)
 		j->sent_seq = seq;
+	if (file_seq > j->file_acked)
+		j->file_acked = file_seq;
 	jbatch_inflight_drop(j, seq, 0);
+	if (ending && j->barrier_seq <= seq) {
+		j->barrier_seq = 0;
+		j->barrier_floor = 0;
+		j->ack_hold = 0;
+		j->ack_release = 0;
+	}
+	/* The active segment holds only acked records now: start a new one so
+	 * that a later ack can delete it. */
+	if (ending && j->nsegs && j->segs[j->nsegs - 1].last_seq >= j->segs[j->nsegs - 1].first_seq)
+		j->rotate_next = true;
 	dead = malloc((j->nsegs ? j->nsegs : 1) * sizeof(*dead));
 	if (dead) {
 		size_t k = 0;
 
-		/* Never the last segment: the committer may be appending to it. */
-		while (k + 1 < j->nsegs && j->segs[k].last_seq <= seq) {
+		/* Never the last segment: the committer may be appending to it;
+		 * nothing the ack file has not passed. */
+		while (k + 1 < j->nsegs && j->segs[k].last_seq <= j->file_acked) {
 			dead[n_dead++] = j->segs[k].first_seq;
 			j->disk_bytes -= j->segs[k].bytes;
 			k++;
@@ -706,7 +738,6 @@ int journal_ack(struct journal *j, uint64_t seq)
 			j->nsegs -= k;
 		}
 	}
-	journal_end_epoch_locked(j);
 	pthread_cond_broadcast(&j->acked_cv);
 	pthread_mutex_unlock(&j->mu);
 

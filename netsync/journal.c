@@ -41,7 +41,8 @@
  * a batch opens its files, at most journal_batch_files). The epoch ends when the peer has acked
  * every record and no dirty data is left: the in-memory marks are dropped
  * and the next change marks again. The epoch boundary is the ack file
- * itself (records <= acked are void), so no EPOCH record is written.
+ * itself (records <= acked are void), so no EPOCH record is written; while
+ * an epoch lasts the ack file stays below its first mark (journal_ack).
  *
  * Recovery. journal_open scans the segments after the ack (jseg.c), cuts a
  * torn or damaged tail, and keeps every later record for re-sending. Each
@@ -331,7 +332,7 @@ static uint64_t journal_unacked_bytes(const struct journal *j)
 	uint64_t n = 0;
 
 	for (size_t i = j->nsegs; i-- > 0;) {
-		if (j->segs[i].last_seq <= j->acked_seq && j->segs[i].last_seq >= j->segs[i].first_seq)
+		if (j->segs[i].last_seq <= j->file_acked && j->segs[i].last_seq >= j->segs[i].first_seq)
 			break;
 		n += j->segs[i].bytes;
 	}
@@ -375,6 +376,8 @@ int64_t journal_append_locked(struct journal *j, const struct journal_op *op,
 	}
 	j->buf.len += len;
 	j->buf.last_seq = seq;
+	if ((op->type == JOP_MARK_DIR || op->type == JOP_MARK_FILE) && !j->first_mark)
+		j->first_mark = seq;
 	s = &j->segs[j->nsegs - 1];
 	s->last_seq = seq;
 	s->bytes += len;
@@ -1035,6 +1038,7 @@ void journal_get_stats(struct journal *j, struct journal_stats *st)
 struct journal_recover {
 	struct jpending_mark *marks;
 	size_t n, cap;
+	uint64_t first_seq;	/* of the first mark found */
 };
 
 static int journal_recover_rec(const uint8_t *rec, size_t len, uint64_t seq, void *arg)
@@ -1046,6 +1050,8 @@ static int journal_recover_rec(const uint8_t *rec, size_t len, uint64_t seq, voi
 		return 0;	/* checksummed but undecodable: skip it, say so */
 	if (jr.op.type != JOP_MARK_DIR && jr.op.type != JOP_MARK_FILE)
 		return 0;
+	if (!r->first_seq)
+		r->first_seq = seq;
 	if (r->n == r->cap) {
 		size_t ncap = r->cap ? r->cap * 2 : 64;
 		struct jpending_mark *nm = realloc(r->marks, ncap * sizeof(*nm));
@@ -1254,6 +1260,10 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	j->head_seq = scan.head_seq > j->acked_seq ? scan.head_seq : j->acked_seq;
 	j->durable_seq = j->head_seq;
 	j->sent_seq = j->acked_seq;
+	j->file_acked = j->acked_seq;
+	/* What the recovered marks cover is pending again: they hold the ack
+	 * file back until it has all been acked (the epoch ends). */
+	j->first_mark = rec.first_seq;
 	j->rotate_next = true;	/* never append after a cut tail */
 
 	j->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -117,6 +117,13 @@ struct journal {
 	 * from an older generation no longer counts). */
 	struct pathset covered_dirs;
 	uint64_t dir_gen;		/* bumped by every directory rename */
+	/* The ack file never passes the current epoch's first mark (seq
+	 * first_mark, 0: none yet) until the epoch ends: a mark must survive
+	 * on disk as long as the changes it covers may be unsent, or a crash
+	 * forgets them (jbatch.c, journal_ack). file_acked is what the ack
+	 * file holds (<= acked_seq); segments after it are kept. */
+	uint64_t first_mark;
+	uint64_t file_acked;
 	uint64_t covered_gen;		/* dir_gen when covered_dirs last grew */
 	struct pathset needs_scan;	/* NEEDS_SCAN this epoch; value = seq */
 	struct pathset lost_paths;	/* recovered dirty paths (no fd) */
@@ -155,7 +162,6 @@ struct jinode *journal_inode_get(struct journal *j, uint64_t ino);
 void journal_inode_dirty(struct journal *j, struct jinode *e);
 void journal_inode_clean(struct journal *j, struct jinode *e);
 void journal_inode_drop(struct journal *j, struct jinode *e);
-void journal_end_epoch_locked(struct journal *j);
 /* Makes e able to find its inode later from fd: a file handle, or (no
  * handles, or none for this inode) a dup of fd while under journal_fds_max.
  * -EMFILE when neither can be had (the caller names it by path). mu held. */

@@ -3,6 +3,7 @@
 # Gives: $T (a unique temporary folder removed at exit), cleanup of every
 # mount and process registered with track_mount/track_pid (even on failure),
 # wait_until with a timeout, skip (exit 77), fail, and pass/fail counters.
+# TWINFS_KEEP_T=DIR copies a failed test's folder (logs, stores) to DIR.
 set -u
 
 TWINFS_BIN=${TWINFS_BIN:-twinfs}
@@ -43,6 +44,7 @@ _cleanup() {
 	for m in $_mounts; do
 		grep -qs " $m " /proc/mounts && umount -l "$m" 2>/dev/null
 	done
+	[ -n "${TWINFS_KEEP_T:-}" ] && [ $rc -ne 0 ] && cp -a "$T" "$TWINFS_KEEP_T" 2>/dev/null
 	rm -rf "$T"
 	exit $rc
 }

@@ -240,14 +240,30 @@ static void test_reopen_keeps_unacked(void **state)
 	assert_int_equal(b->first_seq, 1);
 	assert_int_equal(count_type(b, JOP_CREATE, NULL), 5);
 	assert_string_equal(b->recs[5].op.path, "f4");
-	/* Ack half, reopen: only the rest comes back. */
+	/* Ack half, reopen. The epoch's mark (seq 1) is still live, so the
+	 * ack file stays below it and everything comes back; the peer's
+	 * position (journal_rewind, as the sender does on connecting) skips
+	 * what it has, and only the rest is sent. */
 	assert_int_equal(journal_ack(f->j, 3), 0);
 	journal_batch_free(b);
 	fx_reopen(f);
+	journal_get_stats(f->j, &st);
+	assert_int_equal(st.acked_seq, 0);
+	assert_int_equal(journal_rewind(f->j, 3), 0);
 	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
 	assert_int_equal(b->first_seq, 4);
 	assert_string_equal(b->recs[0].op.path, "f2");
-	journal_batch_free(b);
+	/* All acked: the epoch ends and the ack file says so. */
+	{
+		uint64_t end = b->end_seq;
+
+		assert_int_equal(journal_ack(f->j, end), 0);
+		journal_batch_free(b);
+		fx_reopen(f);
+		journal_get_stats(f->j, &st);
+		assert_int_equal(st.acked_seq, end);
+	}
+	assert_int_equal(journal_take_batch(f->j, 0, &b), -EAGAIN);
 }
 
 /* ---- torn tail ---- */
@@ -362,15 +378,19 @@ static void test_torn_first_record_of_segment(void **state)
 		fx_append(f, JOP_CREATE, "c", NULL, 0);
 		assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
 		assert_int_equal(b->recs[b->n_recs - 2].seq, b->end_seq - 1);
-		assert_int_equal(journal_ack(f->j, 2), 0);
+		/* Everything acked: the ack file moves to the end and the
+		 * segments before the live one go. */
+		assert_int_equal(journal_ack(f->j, b->end_seq), 0);
 		journal_batch_free(b);
 		fx_reopen(f);
 		journal_get_stats(f->j, &st);
-		assert_int_equal(st.acked_seq, 2);
+		assert_int_equal(st.acked_seq, 5);
 		assert_int_equal(st.head_seq, 5);	/* MARK_DIR, create c, batch */
+		fx_append(f, JOP_CREATE, "d", NULL, 0);
+		fx_reopen(f);
 		assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
-		assert_int_equal(b->first_seq, 3);
-		assert_int_equal(count_type(b, JOP_CREATE, "c"), 1);
+		assert_int_equal(b->first_seq, 6);
+		assert_int_equal(count_type(b, JOP_CREATE, "d"), 1);
 		journal_batch_free(b);
 	}
 }
@@ -1157,6 +1177,48 @@ static void test_new_dirs_covered(void **state)
 	journal_batch_free(b);
 }
 
+/* A file created and acked whose data becomes dirty only later (a
+ * passthrough write is marked at release) is covered by the epoch's mark,
+ * so the ack file must not pass that mark while the epoch lasts: after a
+ * restart the file comes back, whole. */
+static void test_ack_keeps_live_marks(void **state)
+{
+	struct fx *f = *state;
+	struct collected *c = calloc(1, sizeof(*c));
+	struct journal_batch *b;
+	uint64_t ino_x, ino_y, end;
+	int fx;
+
+	fx_open(f);
+	fx = fx_file(f, "x", NULL, &ino_x);
+	fx_append(f, JOP_CREATE, "x", NULL, ino_x);	/* MARK_DIR "" 1, create 2 */
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	end = b->end_seq;
+	close(fx_file(f, "y", "y", &ino_y));
+	fx_append(f, JOP_CREATE, "y", NULL, ino_y);	/* the copy goes on */
+	assert_int_equal(journal_ack(f->j, end), 0);	/* x's create is on the peer */
+	journal_batch_free(b);
+	assert_int_equal(pwrite(fx, "data", 4, 0), 4);
+	assert_int_equal(journal_mark_dirty(f->j, ino_x, fx, 0, 4), 0);
+	close(fx);
+	/* Down before x's data was sent. */
+	fx_reopen(f);
+	assert_int_equal(journal_list_pending(f->state, f->store, collect, c), 0);
+	assert_non_null(has_path(c, "x"));
+	assert_int_equal(journal_rewind(f->j, end), 0);	/* the peer's position */
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	{
+		const struct journal_dirty *d = find_file(b, "x");
+
+		assert_non_null(d);
+		assert_true(d->whole);
+		assert_int_equal(d->bytes, 4);
+	}
+	assert_int_equal(journal_ack(f->j, b->end_seq), 0);
+	journal_batch_free(b);
+	free(c);
+}
+
 /* ---- crash ---- */
 
 static void test_crash_list_pending(void **state)
@@ -1787,6 +1849,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_out_of_fds_with_handles, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_op_too_large, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_new_dirs_covered, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_ack_keeps_live_marks, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_new_dirs_listed, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,62 @@
+#!/bin/sh
+# The primary's mount daemon dies (SIGKILL) in the middle of a copy into
+# new directories, with a peer attached. After a remount on the same state
+# the journal's unacked records and its marks (new directory trees
+# included) bring the peer level: `twinfs sync` returns and the peer's
+# store equals the primary's. Then the mount keeps replicating.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/replication_lib.sh"
+
+start_serve
+start_mount
+on_exit dump_logs_on_failure
+dump_logs_on_failure() { [ "$_failures" -eq 0 ] || dump_logs; }
+
+# 16 folders, each with a subfolder, 60 files of 0-12 KB in each.
+python3 - "$T/src" <<'PY'
+import os, random, sys
+random.seed(11)
+for d in range(16):
+    for sub in ("", "inner"):
+        p = os.path.join(sys.argv[1], "dir%02d" % d, sub)
+        os.makedirs(p, exist_ok=True)
+        for f in range(60):
+            with open(os.path.join(p, "f%02d" % f), "wb") as fh:
+                fh.write(os.urandom(random.randint(0, 12000)))
+PY
+echo before >"$MNT/before.txt"
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 30 >/dev/null
+check "first sync exits 0" [ $? -eq 0 ]
+
+cp -a "$T/src" "$MNT/copy" 2>/dev/null &
+cp_pid=$!
+track_pid "$cp_pid"
+check "part of the copy reaches the store" wait_until 30 sh -c \
+	'[ "$(find "$1" -type f | wc -l)" -ge 600 ]' _ "$A_STORE/copy"
+kill -KILL "$MOUNT_PID"
+wait "$MOUNT_PID" 2>/dev/null
+wait "$cp_pid" 2>/dev/null
+umount -l "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null
+n=$(find "$A_STORE/copy" -type f | wc -l)
+note "the primary's store holds $n of 1920 files after the kill"
+check "the copy was interrupted" [ "$n" -lt 1920 ]
+
+log_before=$(wc -l <"$T/mount.log")
+start_mount
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
+check "sync after the remount exits 0" [ $? -eq 0 ]
+check "stores equal after the primary was killed mid-copy" replicated
+# Recovery should not need the whole store again: the journal names
+# everything that may be missing.
+tail -n +"$((log_before + 1))" "$T/mount.log" >"$T/mount.after"
+check "no baseline after the restart" sh -c '! grep -q baseline "$1"' _ "$T/mount.after"
+grep -h "journal recovered" "$T/mount.after" | cut -c1-200 | sed 's/^/# /'
+
+# Still replicating: finish the copy and change what survived.
+cp -a "$T/src/." "$MNT/copy/"
+mv "$MNT/copy/dir00" "$MNT/copy/dir00-moved"
+echo after >>"$MNT/before.txt"
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
+check "sync after more changes exits 0" [ $? -eq 0 ]
+check "stores equal after more changes" replicated
+finish
