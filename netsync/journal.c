@@ -93,6 +93,7 @@ uint64_t journal_segment_bytes = 64ull << 20;
 size_t journal_batch_files = 1024;
 size_t journal_fds_max = 4096;
 bool journal_no_handles;
+bool journal_no_lost_window;
 
 static const char *const journal_op_names[] = {
 	[JOP_CREATE] = "create", [JOP_MKDIR] = "mkdir", [JOP_MKNOD] = "mknod",
@@ -1087,7 +1088,18 @@ static void journal_recover_lost(const char *path, const char *why, void *arg)
 	struct stat st;
 	int fd = -1, err;
 
-	(void)why;
+	if (strcmp(why, "needs-walk") == 0) {
+		/* A directory whose entries changed in the window whose records
+		 * may be lost: the sender walks it (creates it, sends all it
+		 * holds, removes names only the peer has), after every record
+		 * kept from before and before any new one. */
+		if (journal_needs_scan_locked(j, path) < 0)
+			log_error("journal cannot record a walk after recovery; resync "
+				  "the peer", "path=%s", path);
+		else
+			j->recover_walks++;
+		return;
+	}
 	snprintf(full, sizeof full, "%s%s%s", j->store, path[0] ? "/" : "", path);
 	if (lstat(full, &st) < 0) {
 		if (errno == ENOENT)
@@ -1159,7 +1171,9 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	struct journal_recover rec = { 0 };
 	pthread_condattr_t ca;
 	struct jseg_scan scan;
+	struct timespec lost;
 	struct journal *j;
+	bool have_lost;
 	char *store;
 	int rc;
 
@@ -1248,6 +1262,8 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 			  j->dir, strerror(-rc));
 		goto out_free;
 	}
+	/* Before the scan: cutting a torn tail rewrites the last segment. */
+	have_lost = jpending_lost_since(j->dirfd, &lost) == 0;
 	rc = jseg_scan(j->dirfd, j->acked_seq, true, journal_recover_rec, &rec, &scan);
 	if (rc < 0) {
 		log_error("cannot read the journal", "dir=%s err=%s", j->dir, strerror(-rc));
@@ -1271,7 +1287,8 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 		rc = -errno;
 		goto out_marks;
 	}
-	rc = jpending_resolve_marks(j->store, rec.marks, rec.n, journal_recover_lost, j);
+	rc = jpending_resolve_marks(j->store, rec.marks, rec.n, have_lost ? &lost : NULL,
+				    journal_recover_lost, j);
 	if (rc < 0)
 		goto out_marks;
 	rc = -pthread_create(&j->committer, NULL, journal_committer, j);
@@ -1292,8 +1309,9 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	pthread_mutex_unlock(&j->mu);
 	if (scan.cut || rec.n)
 		log_notice("journal recovered", "dir=%s acked=%" PRIu64 " head=%" PRIu64
-			   " marks=%zu dirty_files=%" PRIu64 " cut=%d", j->dir, j->acked_seq,
-			   j->head_seq, rec.n, j->n_dirty + j->lost_paths.n, scan.cut);
+			   " marks=%zu dirty_files=%" PRIu64 " walks=%zu cut=%d", j->dir,
+			   j->acked_seq, j->head_seq, rec.n, j->n_dirty + j->lost_paths.n,
+			   j->recover_walks, scan.cut);
 	for (size_t i = 0; i < rec.n; i++)
 		free(rec.marks[i].path);
 	free(rec.marks);

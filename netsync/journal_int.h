@@ -32,6 +32,8 @@ extern size_t journal_batch_files;
 extern size_t journal_fds_max;
 /* Tests: behave as if the store had no file handles. */
 extern bool journal_no_handles;
+/* Tests of mark resolution: pretend no record was lost (no walks). */
+extern bool journal_no_lost_window;
 /* Marks record a time a little before now: the kernel stamps ctime from
  * a coarse clock that can lag CLOCK_REALTIME. */
 #define JOURNAL_MARK_SLACK_NS 1000000000ull
@@ -124,6 +126,7 @@ struct journal {
 	 * file holds (<= acked_seq); segments after it are kept. */
 	uint64_t first_mark;
 	uint64_t file_acked;
+	size_t recover_walks;		/* NEEDS_SCAN walks journal_open queued */
 	uint64_t covered_gen;		/* dir_gen when covered_dirs last grew */
 	struct pathset needs_scan;	/* NEEDS_SCAN this epoch; value = seq */
 	struct pathset lost_paths;	/* recovered dirty paths (no fd) */
@@ -180,8 +183,17 @@ struct jpending_mark {
 	char *path;
 	struct timespec when;
 };
+/* LOST_SINCE (NULL: unknown) is when records may have started to be lost
+ * (just before the last group commit): a directory whose entries changed
+ * since is reported as "needs-walk" (names may have gone that only a walk
+ * of it can tell), with nothing under it listed separately. */
 int jpending_resolve_marks(const char *store, const struct jpending_mark *m, size_t n,
+			   const struct timespec *lost_since,
 			   void (*fn)(const char *path, const char *why, void *arg),
 			   void *arg);
+/* LOST_SINCE for the journal in DIRFD: the newest segment's mtime less a
+ * slack for the commit window and the coarse ctime clock. Returns 0 or
+ * -ENOENT (no segment). Call before anything rewrites a segment. */
+int jpending_lost_since(int dirfd, struct timespec *out);
 
 #endif

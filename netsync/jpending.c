@@ -39,6 +39,26 @@ static void jpending_join(char *buf, size_t len, const char *dir, const char *na
 
 /* Deeper than this, a new tree is listed as its top directory only. */
 #define JPENDING_NEW_DEPTH 64
+/* How long before the last commit's write a change may have happened
+ * whose record that commit did not carry: the commit window, the write,
+ * and the kernel's coarse timestamps, generously. */
+#define JPENDING_LOST_SLACK_S 2
+
+int jpending_lost_since(int dirfd, struct timespec *out)
+{
+	int rc = journal_no_lost_window ? -ENOENT : jseg_last_write(dirfd, out);
+
+	if (rc == 0)
+		out->tv_sec -= JPENDING_LOST_SLACK_S;
+	return rc;
+}
+
+static bool jpending_stx_ctime_ge(const struct statx *stx, const struct timespec *t)
+{
+	struct timespec c = { .tv_sec = stx->stx_ctime.tv_sec, .tv_nsec = stx->stx_ctime.tv_nsec };
+
+	return t && jpending_ts_ge(&c, t);
+}
 
 /*
  * Everything under a directory born after the mark that covers it: its
@@ -46,6 +66,7 @@ static void jpending_join(char *buf, size_t len, const char *dir, const char *na
  * own (journal.c, "New directories"). Listed parents first.
  */
 static int jpending_list_new(const char *store, const char *dir, int depth,
+			     const struct timespec *lost_since,
 			     void (*fn)(const char *path, const char *why, void *arg), void *arg)
 {
 	char full[PATH_MAX], rel[PATH_MAX];
@@ -75,10 +96,23 @@ static int jpending_list_new(const char *store, const char *dir, int depth,
 			continue;
 		if ((size_t)snprintf(rel, sizeof rel, "%s/%s", dir, de->d_name) >= sizeof rel)
 			continue;
-		fn(rel, "new-dir-entry", arg);
 		if (de->d_type == DT_DIR || (de->d_type == DT_UNKNOWN &&
-		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)))
-			rc = jpending_list_new(store, rel, depth + 1, fn, arg);
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))) {
+			struct statx stx;
+
+			/* Its MKDIR or changes inside it may be among the lost
+			 * records: a walk creates it and sends all it holds. */
+			if (lost_since && statx(dfd, de->d_name, AT_SYMLINK_NOFOLLOW,
+						STATX_CTIME, &stx) == 0 &&
+			    jpending_stx_ctime_ge(&stx, lost_since)) {
+				fn(rel, "needs-walk", arg);
+				continue;
+			}
+			fn(rel, "new-dir-entry", arg);
+			rc = jpending_list_new(store, rel, depth + 1, lost_since, fn, arg);
+			continue;
+		}
+		fn(rel, "new-dir-entry", arg);
 	}
 	closedir(d);
 	return rc;
@@ -112,6 +146,7 @@ static bool jpending_dir_born_since(const struct statx *stx, const struct timesp
  * holds (jpending_list_new).
  */
 static int jpending_scan_dir(const char *store, const char *dir, const struct timespec *when,
+			     const struct timespec *lost_since,
 			     void (*fn)(const char *path, const char *why, void *arg), void *arg)
 {
 	char full[PATH_MAX], rel[PATH_MAX];
@@ -130,7 +165,16 @@ static int jpending_scan_dir(const char *store, const char *dir, const struct ti
 		/* Gone or replaced since the mark: its parent's mark covers it. */
 		return 0;
 	}
-	if (fstat(dfd, &st) == 0 && jpending_ts_ge(&st.st_ctim, when))
+	if (fstat(dfd, &st) < 0)
+		memset(&st, 0, sizeof st);	/* no ctime: nothing since */
+	if (lost_since && jpending_ts_ge(&st.st_ctim, lost_since)) {
+		/* Entries may have gone (renamed away, removed) with records
+		 * that were lost: only a walk with its name list can tell. */
+		close(dfd);
+		fn(dir, "needs-walk", arg);
+		return 0;
+	}
+	if (jpending_ts_ge(&st.st_ctim, when))
 		fn(dir, "marked-dir", arg);
 	d = fdopendir(dfd);
 	if (!d) {
@@ -149,9 +193,14 @@ static int jpending_scan_dir(const char *store, const char *dir, const struct ti
 		if (!jpending_ts_ge(&ct, when))
 			continue;
 		jpending_join(rel, sizeof rel, dir, de->d_name);
+		if (S_ISDIR(stx.stx_mode) && jpending_stx_ctime_ge(&stx, lost_since)) {
+			/* Made, moved in or changed in the lost window. */
+			fn(rel, "needs-walk", arg);
+			continue;
+		}
 		fn(rel, "marked-dir-entry", arg);
 		if (jpending_dir_born_since(&stx, when))
-			rc = jpending_list_new(store, rel, 1, fn, arg);
+			rc = jpending_list_new(store, rel, 1, lost_since, fn, arg);
 	}
 	closedir(d);
 	return rc;
@@ -162,6 +211,7 @@ static int jpending_scan_dir(const char *store, const char *dir, const struct ti
  * is scanned once, against its earliest mark (changes since then count).
  */
 int jpending_resolve_marks(const char *store, const struct jpending_mark *m, size_t n,
+			   const struct timespec *lost_since,
 			   void (*fn)(const char *path, const char *why, void *arg),
 			   void *arg)
 {
@@ -200,7 +250,7 @@ int jpending_resolve_marks(const char *store, const struct jpending_mark *m, siz
 			fn(m[i].path, "marked-file", arg);
 			continue;
 		}
-		rc = jpending_scan_dir(store, m[i].path, &earliest[i], fn, arg);
+		rc = jpending_scan_dir(store, m[i].path, &earliest[i], lost_since, fn, arg);
 		if (rc < 0)
 			goto out_free;
 	}
@@ -278,6 +328,8 @@ int journal_list_pending(const char *state_dir, const char *store_dir,
 	struct jpending_ctx c = { .fn = fn, .arg = arg };
 	char dir[PATH_MAX], *store = NULL;
 	struct jseg_scan scan;
+	struct timespec lost;
+	bool have_lost;
 	uint64_t acked;
 	int dfd, rc;
 
@@ -295,6 +347,7 @@ int journal_list_pending(const char *state_dir, const char *store_dir,
 		goto out_close;
 	}
 	pathset_init(&c.seen);
+	have_lost = jpending_lost_since(dfd, &lost) == 0;
 	rc = jseg_ack_read(dfd, &acked);
 	if (rc < 0)
 		goto out_free;
@@ -304,7 +357,8 @@ int journal_list_pending(const char *state_dir, const char *store_dir,
 	if (scan.lost)
 		jpending_emit("", "journal-damaged", &c);
 	jseg_scan_free(&scan);
-	rc = jpending_resolve_marks(store, c.marks, c.n_marks, jpending_emit, &c);
+	rc = jpending_resolve_marks(store, c.marks, c.n_marks, have_lost ? &lost : NULL,
+				    jpending_emit, &c);
 	if (rc == 0)
 		rc = c.rc;
 out_free:

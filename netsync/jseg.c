@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -374,6 +375,36 @@ void jseg_scan_free(struct jseg_scan *s)
 {
 	free(s->segs);
 	memset(s, 0, sizeof(*s));
+}
+
+int jseg_last_write(int dirfd, struct timespec *out)
+{
+	char best[JSEG_NAME_MAX] = "";
+	struct dirent *de;
+	struct stat st;
+	int fd = dup(dirfd), rc = 0;
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	rewinddir(d);
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, "seg-", 4) == 0 && strlen(de->d_name) < sizeof best &&
+		    strcmp(de->d_name, best) > 0)
+			snprintf(best, sizeof best, "%s", de->d_name);
+	closedir(d);
+	if (!best[0])
+		return -ENOENT;
+	if (fstatat(dirfd, best, &st, 0) < 0)
+		return -errno;
+	*out = st.st_mtim;
+	return 0;
 }
 
 int jseg_ack_read(int dirfd, uint64_t *seq)

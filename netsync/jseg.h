@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define JSEG_NAME_MAX 40
 
@@ -67,6 +68,9 @@ void jseg_scan_free(struct jseg_scan *s);
 /* The ack file STATE/journal/acked: "acked <seq>\n". Missing file: 0.
  * Returns 0 or -errno (-EBADMSG if it is damaged). */
 int jseg_ack_read(int dirfd, uint64_t *seq);
+/* The modification time of the newest segment (when the last group commit
+ * wrote it) into *out. Returns 0, -ENOENT if there is none, or -errno. */
+int jseg_last_write(int dirfd, struct timespec *out);
 /* Writes it atomically: acked.tmp, fsync, rename, fsync the directory. */
 int jseg_ack_write(int dirfd, uint64_t seq);
 

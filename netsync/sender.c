@@ -1143,7 +1143,8 @@ static int sender_put_scan(struct sender *s, struct evbuffer *out,
 	struct stat st;
 	ssize_t n;
 
-	if (fstatat(s->store_fd, r->op.path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	/* "" is the store itself (a rescan of everything). */
+	if (fstatat(s->store_fd, *r->op.path ? r->op.path : ".", &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	op.path = r->op.path;
 	op.mode = st.st_mode;
@@ -1167,8 +1168,9 @@ static int sender_put_scan(struct sender *s, struct evbuffer *out,
 	if ((!S_ISDIR(st.st_mode) || *r->op.path) && proto_encode_op(out, r->seq, &op) < 0)
 		return -EINVAL;
 	if (S_ISDIR(st.st_mode)) {
-		log_notice("a directory changed while the journal was full; sending "
-			   "its whole subtree", "path=%s", r->op.path);
+		log_notice("the journal could not describe how a directory changed "
+			   "(it was full, or records were lost in a crash); sending "
+			   "its whole subtree", "path=/%s", r->op.path);
 		return cursor_add_walk(&s->c, r->op.path);
 	}
 	return S_ISREG(st.st_mode) ? cursor_add_repair(&s->c, r->op.path) : 0;

@@ -49,9 +49,23 @@ check "copy was interrupted (not all 4041 paths)" [ "$n_store" -lt 4041 ]
 
 "$PENDING" "$T/state" "$T/store" >"$T/pending" 2>"$T/pending.err"
 check "pending list readable offline" [ $? -eq 0 ]
-cut -f2 "$T/pending" | sort -u >"$T/listed"
 (cd "$T/store" && find . -mindepth 1 | sed 's|^\./||' | sort) >"$T/present"
-comm -23 "$T/present" "$T/listed" >"$T/missing"
+# A path is listed itself, or under a directory listed as needs-walk
+# (changed just before the kill: everything under it is sent).
+python3 - "$T/pending" "$T/present" >"$T/missing" <<'PY'
+import sys
+listed, walks = set(), []
+for line in open(sys.argv[1]):
+    why, path = line.rstrip("\n").split("\t", 1)
+    listed.add(path)
+    if why == "needs-walk":
+        walks.append(path)
+for p in open(sys.argv[2]):
+    p = p.rstrip("\n")
+    if p in listed or any(w == "" or p.startswith(w + "/") for w in walks):
+        continue
+    print(p)
+PY
 if [ -s "$T/missing" ]; then
 	note "changed but not listed ($(wc -l <"$T/missing")):"
 	head -n 20 "$T/missing" >&2

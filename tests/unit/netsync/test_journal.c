@@ -52,6 +52,7 @@ static int fx_setup(void **state)
 	journal_batch_files = 1024;
 	journal_fds_max = 4096;
 	journal_no_handles = false;
+	journal_no_lost_window = true;	/* test_crash_lost_window turns it on */
 	*state = f;
 	return 0;
 }
@@ -1368,6 +1369,61 @@ static void test_crash_new_dirs_listed(void **state)
 	free(c);
 }
 
+/* A rename whose record was lost in a crash: the directory's entries
+ * changed after the last commit, so recovery cannot list what went away
+ * and asks for a walk of the directory (a NEEDS_SCAN record after the kept
+ * ones), which sends its names and removes the old one on the peer. */
+static void test_crash_lost_window(void **state)
+{
+	struct fx *f = *state;
+	struct collected *c = calloc(1, sizeof(*c));
+	struct journal_batch *b;
+	pid_t pid;
+	int st;
+
+	journal_no_lost_window = false;
+	fx_mkdir(f, "w");
+	close(fx_file(f, "w/a", "data", NULL));
+	f->o.commit_ms = 10000;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct journal_op op = { .type = JOP_RENAME, .path = "w/a", .path2 = "w/b" };
+		char p1[256], p2[256];
+		struct journal *j;
+
+		if (journal_open(&f->o, &j) < 0)
+			_exit(2);
+		journal_ns_lock(j);
+		if (journal_prepare(j, &op) < 0)	/* MARK_DIR "w", durable */
+			_exit(3);
+		snprintf(p1, sizeof p1, "%s/w/a", f->store);
+		snprintf(p2, sizeof p2, "%s/w/b", f->store);
+		if (rename(p1, p2) < 0)
+			_exit(4);
+		journal_append(j, &op);			/* in memory only */
+		_exit(0);				/* crash */
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(journal_list_pending(f->state, f->store, collect, c), 0);
+	{
+		bool walk = false;
+
+		for (size_t i = 0; i < c->n; i++)
+			if (strcmp(c->paths[i], "w") == 0 && strcmp(c->why[i], "needs-walk") == 0)
+				walk = true;
+		assert_true(walk);
+	}
+	f->o.commit_ms = 2;
+	fx_open(f);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(count_type(b, JOP_NEEDS_SCAN, "w"), 1);
+	assert_int_equal(count_type(b, JOP_RENAME, NULL), 0);	/* it was lost */
+	journal_batch_free(b);
+	free(c);
+}
+
 /* ---- cost of the hot path ---- */
 
 static void test_mark_dirty_speed(void **state)
@@ -1851,6 +1907,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_new_dirs_covered, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ack_keeps_live_marks, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_new_dirs_listed, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_crash_lost_window, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
