@@ -379,29 +379,21 @@ void jseg_scan_free(struct jseg_scan *s)
 
 int jseg_last_write(int dirfd, struct timespec *out)
 {
-	char best[JSEG_NAME_MAX] = "";
-	struct dirent *de;
+	char name[JSEG_NAME_MAX];
+	struct jseg_info *v = NULL;
 	struct stat st;
-	int fd = dup(dirfd), rc = 0;
-	DIR *d;
+	size_t n = 0;
+	int rc = jseg_list(dirfd, &v, &n);
 
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		rc = -errno;
-		close(fd);
+	if (rc < 0)
 		return rc;
-	}
-	rewinddir(d);
-	while ((de = readdir(d)) != NULL)
-		if (strncmp(de->d_name, "seg-", 4) == 0 && strlen(de->d_name) < sizeof best &&
-		    strcmp(de->d_name, best) > 0)
-			snprintf(best, sizeof best, "%s", de->d_name);
-	closedir(d);
-	if (!best[0])
+	if (n == 0) {
+		free(v);
 		return -ENOENT;
-	if (fstatat(dirfd, best, &st, 0) < 0)
+	}
+	jseg_name(name, sizeof name, v[n - 1].first_seq);
+	free(v);
+	if (fstatat(dirfd, name, &st, 0) < 0)
 		return -errno;
 	*out = st.st_mtim;
 	return 0;
