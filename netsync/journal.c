@@ -1262,8 +1262,9 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 			  j->dir, strerror(-rc));
 		goto out_free;
 	}
-	/* Before the scan: cutting a torn tail rewrites the last segment. */
-	have_lost = jpending_lost_since(j->dirfd, &lost) == 0;
+	/* Before the scan: cutting a torn tail rewrites the last segment. After
+	 * a clean close no record was lost. */
+	have_lost = !jseg_closed_take(j->dirfd) && jpending_lost_since(j->dirfd, &lost) == 0;
 	rc = jseg_scan(j->dirfd, j->acked_seq, true, journal_recover_rec, &rec, &scan);
 	if (rc < 0) {
 		log_error("cannot read the journal", "dir=%s err=%s", j->dir, strerror(-rc));
@@ -1338,6 +1339,8 @@ void journal_close(struct journal *j)
 		pthread_cond_broadcast(&j->acked_cv);
 		pthread_mutex_unlock(&j->mu);
 		pthread_join(j->committer, NULL);
+		if (!j->io_error)
+			jseg_closed_write(j->dirfd);	/* everything is committed */
 	}
 	if (j->seg_fd >= 0)
 		close(j->seg_fd);

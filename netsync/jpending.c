@@ -347,7 +347,7 @@ int journal_list_pending(const char *state_dir, const char *store_dir,
 		goto out_close;
 	}
 	pathset_init(&c.seen);
-	have_lost = jpending_lost_since(dfd, &lost) == 0;
+	have_lost = !jseg_closed_seen(dfd) && jpending_lost_since(dfd, &lost) == 0;
 	rc = jseg_ack_read(dfd, &acked);
 	if (rc < 0)
 		goto out_free;

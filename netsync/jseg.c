@@ -399,6 +399,33 @@ int jseg_last_write(int dirfd, struct timespec *out)
 	return 0;
 }
 
+void jseg_closed_write(int dirfd)
+{
+	int fd = openat(dirfd, "closed", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0 || fsync(fd) < 0 || fsync(dirfd) < 0)
+		log_warn("journal cannot note its clean close; the next open will "
+			 "treat it as a crash", "err=%s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+bool jseg_closed_seen(int dirfd)
+{
+	struct stat st;
+
+	return fstatat(dirfd, "closed", &st, 0) == 0;
+}
+
+bool jseg_closed_take(int dirfd)
+{
+	if (!jseg_closed_seen(dirfd))
+		return false;
+	/* Gone for good before anything new is written, or it would cover a
+	 * crash of this run. */
+	return unlinkat(dirfd, "closed", 0) == 0 && fsync(dirfd) == 0;
+}
+
 int jseg_ack_read(int dirfd, uint64_t *seq)
 {
 	char buf[64], *end;

@@ -71,6 +71,13 @@ int jseg_ack_read(int dirfd, uint64_t *seq);
 /* The modification time of the newest segment (when the last group commit
  * wrote it) into *out. Returns 0, -ENOENT if there is none, or -errno. */
 int jseg_last_write(int dirfd, struct timespec *out);
+/* The "closed" file: written by a clean close after its last commit, so
+ * that the next open knows no record was lost. jseg_closed_take removes it
+ * (the journal is about to be written again) and says whether it was
+ * there; jseg_closed_seen only looks. Errors count as "not closed". */
+void jseg_closed_write(int dirfd);
+bool jseg_closed_take(int dirfd);
+bool jseg_closed_seen(int dirfd);
 /* Writes it atomically: acked.tmp, fsync, rename, fsync the directory. */
 int jseg_ack_write(int dirfd, uint64_t seq);
 

@@ -1424,6 +1424,29 @@ static void test_crash_lost_window(void **state)
 	free(c);
 }
 
+/* After a clean close nothing was lost: the same rename, reopened, comes
+ * back as its record, with no walk. */
+static void test_clean_close_no_walk(void **state)
+{
+	struct fx *f = *state;
+	struct journal_batch *b;
+	char p1[256], p2[256];
+
+	journal_no_lost_window = false;
+	fx_mkdir(f, "w");
+	close(fx_file(f, "w/a", "data", NULL));
+	fx_open(f);
+	snprintf(p1, sizeof p1, "%s/w/a", f->store);
+	snprintf(p2, sizeof p2, "%s/w/b", f->store);
+	assert_int_equal(rename(p1, p2), 0);
+	fx_dirop(f, JOP_RENAME, "w/a", "w/b", S_IFREG);
+	fx_reopen(f);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(count_type(b, JOP_NEEDS_SCAN, NULL), 0);
+	assert_int_equal(count_type(b, JOP_RENAME, "w/a"), 1);
+	journal_batch_free(b);
+}
+
 /* ---- cost of the hot path ---- */
 
 static void test_mark_dirty_speed(void **state)
@@ -1908,6 +1931,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ack_keeps_live_marks, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_new_dirs_listed, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_lost_window, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_clean_close_no_walk, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
