@@ -45,7 +45,7 @@ check "the copy was interrupted" [ "$n" -lt 1920 ]
 
 log_before=$(wc -l <"$T/mount.log")
 start_mount
-"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 30
 check "sync after the remount exits 0" [ $? -eq 0 ]
 check "stores equal after the primary was killed mid-copy" replicated
 # The journal names everything that may be missing (files whole, and a walk
@@ -59,7 +59,7 @@ grep -h "journal recovered" "$T/mount.after" | cut -c1-200 | sed 's/^/# /'
 cp -a "$T/src/." "$MNT/copy/"
 mv "$MNT/copy/dir00" "$MNT/copy/dir00-moved"
 echo after >>"$MNT/before.txt"
-"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 30
 check "sync after more changes exits 0" [ $? -eq 0 ]
 check "stores equal after more changes" replicated
 
@@ -91,7 +91,7 @@ wait "$rw" 2>/dev/null
 umount -l "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null
 note "about $(cat "$T/rewriter.count" 2>/dev/null || echo 0) rewrites before the kill"
 start_mount
-"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 30
 check "sync after the second remount exits 0" [ $? -eq 0 ]
 check "stores equal after the primary was killed mid-rewrite" replicated
 finish
