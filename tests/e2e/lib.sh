@@ -25,6 +25,7 @@ track_pid() { _pids="$1 $_pids"; }
 _cleanup() {
 	rc=$?
 	set +e
+	[ -n "${_watchdog:-}" ] && kill "$_watchdog" 2>/dev/null
 	printf '%s\n' "$_cleanups" | while IFS= read -r c; do [ -n "$c" ] && eval "$c"; done
 	for m in $_mounts; do
 		if grep -qs " $m " /proc/mounts; then
@@ -50,6 +51,24 @@ _cleanup() {
 }
 trap _cleanup EXIT
 trap 'exit 130' INT TERM
+
+# ctest kills a test that runs past its TIMEOUT outright, and the cleanup
+# above never runs: its mount and daemons would outlive it. So stop
+# ourselves a little earlier (TWINFS_TEST_DEADLINE, seconds, set by
+# tests/CMakeLists.txt): TERM the test's children, whatever they wait on,
+# then the test, whose trap cleans up.
+if [ -n "${TWINFS_TEST_DEADLINE:-}" ]; then
+	# The sleep must not hold the test's output open (ctest waits for it)
+	# and goes with the watchdog when _cleanup stops it.
+	( trap 'kill $_s 2>/dev/null; exit 0' TERM
+	  sleep "$TWINFS_TEST_DEADLINE" >/dev/null 2>&1 </dev/null &
+	  _s=$!
+	  wait $_s || exit 0
+	  echo "# deadline (${TWINFS_TEST_DEADLINE} s) reached: stopping the test to clean up" >&2
+	  kill -TERM $$ 2>/dev/null
+	  pkill -TERM -P $$ 2>/dev/null ) &
+	_watchdog=$!
+fi
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
