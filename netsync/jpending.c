@@ -60,6 +60,28 @@ static bool jpending_stx_ctime_ge(const struct statx *stx, const struct timespec
 	return t && jpending_ts_ge(&c, t);
 }
 
+/* Opens STORE/DIR ("" = the store) for reading. Returns 0, -ENOMEM, or
+ * another -errno when it is gone or not a directory (callers skip it). */
+static int jpending_opendir(const char *store, const char *dir, DIR **out)
+{
+	char full[PATH_MAX];
+	int dfd, rc;
+
+	if ((size_t)snprintf(full, sizeof full, "%s%s%s", store, dir[0] ? "/" : "", dir) >=
+	    sizeof full)
+		return -ENAMETOOLONG;
+	dfd = open(full, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	*out = fdopendir(dfd);
+	if (!*out) {
+		rc = -errno;
+		close(dfd);
+		return rc;
+	}
+	return 0;
+}
+
 /*
  * Everything under a directory born after the mark that covers it: its
  * MKDIR came after that mark, so nothing inside it ever had a mark of its
@@ -69,10 +91,10 @@ static int jpending_list_new(const char *store, const char *dir, int depth,
 			     const struct timespec *lost_since,
 			     void (*fn)(const char *path, const char *why, void *arg), void *arg)
 {
-	char full[PATH_MAX], rel[PATH_MAX];
+	char rel[PATH_MAX];
 	struct dirent *de;
 	struct stat st;
-	int dfd, rc = 0;
+	int dfd, rc;
 	DIR *d;
 
 	if (depth > JPENDING_NEW_DEPTH) {
@@ -80,17 +102,10 @@ static int jpending_list_new(const char *store, const char *dir, int depth,
 			 "its top is listed", "path=%s", dir);
 		return 0;
 	}
-	if ((size_t)snprintf(full, sizeof full, "%s/%s", store, dir) >= sizeof full)
-		return 0;
-	dfd = open(full, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return 0;	/* gone meanwhile */
-	d = fdopendir(dfd);
-	if (!d) {
-		rc = -errno;
-		close(dfd);
-		return rc;
-	}
+	rc = jpending_opendir(store, dir, &d);
+	if (rc < 0)
+		return rc == -ENOMEM ? rc : 0;	/* gone meanwhile */
+	dfd = dirfd(d);
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
@@ -149,39 +164,29 @@ static int jpending_scan_dir(const char *store, const char *dir, const struct ti
 			     const struct timespec *lost_since,
 			     void (*fn)(const char *path, const char *why, void *arg), void *arg)
 {
-	char full[PATH_MAX], rel[PATH_MAX];
+	char rel[PATH_MAX];
 	struct dirent *de;
 	struct statx stx;
 	struct timespec ct;
 	struct stat st;
-	int dfd, rc = 0;
+	int rc;
 	DIR *d;
 
-	jpending_join(full, sizeof full, store, dir);
-	if (dir[0] == '\0')
-		snprintf(full, sizeof full, "%s", store);
-	dfd = open(full, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		/* Gone or replaced since the mark: its parent's mark covers it. */
-		return 0;
-	}
-	if (fstat(dfd, &st) < 0)
+	rc = jpending_opendir(store, dir, &d);
+	if (rc < 0)	/* gone or replaced since the mark: its parent's mark covers it */
+		return rc == -ENOMEM ? rc : 0;
+	if (fstat(dirfd(d), &st) < 0)
 		memset(&st, 0, sizeof st);	/* no ctime: nothing since */
 	if (lost_since && jpending_ts_ge(&st.st_ctim, lost_since)) {
 		/* Entries may have gone (renamed away, removed) with records
 		 * that were lost: only a walk with its name list can tell. */
-		close(dfd);
+		closedir(d);
 		fn(dir, "needs-walk", arg);
 		return 0;
 	}
 	if (jpending_ts_ge(&st.st_ctim, when))
 		fn(dir, "marked-dir", arg);
-	d = fdopendir(dfd);
-	if (!d) {
-		rc = -errno;
-		close(dfd);
-		return rc;
-	}
+	rc = 0;
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
