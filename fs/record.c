@@ -49,11 +49,23 @@ static int record_join(const char *rel, const char *name, char *buf, size_t len)
 	return 0;
 }
 
+/* Keeps REL as I's record path for this generation (no memory: not kept). */
+static void record_cache(struct fs *fs, struct inode *i, const char *rel)
+{
+	char *copy = strdup(rel);
+
+	if (!copy)
+		return;
+	free(i->rpath);
+	i->rpath = copy;
+	i->rpath_gen = fs->ns_gen;
+}
+
 int record_path(struct fs *fs, struct inode *dir, const char *name,
 		char *buf, size_t len)
 {
 	char proc[FS_PROCPATH_MAX];
-	char *abs, *copy;
+	char *abs;
 	ssize_t n;
 	const char *rel;
 	int rc = 0;
@@ -86,11 +98,8 @@ int record_path(struct fs *fs, struct inode *dir, const char *name,
 	if (*rel == '/')
 		rel++;
 	rc = record_join(rel, name, buf, len);
-	if (rc == 0 && (copy = strdup(rel)) != NULL) {
-		free(dir->rpath);
-		dir->rpath = copy;
-		dir->rpath_gen = fs->ns_gen;
-	}
+	if (rc == 0)
+		record_cache(fs, dir, rel);
 out_free:
 	free(abs);
 	return rc;
@@ -153,13 +162,8 @@ out_log:
 
 void record_seed(struct fs *fs, const struct record *r, struct inode *i)
 {
-	char *copy;
-
-	if (!fs->journal || !r->ok || !r->op.path || !(copy = strdup(r->op.path)))
-		return;
-	free(i->rpath);
-	i->rpath = copy;
-	i->rpath_gen = fs->ns_gen;
+	if (fs->journal && r->ok && r->op.path)
+		record_cache(fs, i, r->op.path);
 }
 
 void record_end(struct fs *fs, struct record *r, bool applied)

@@ -53,9 +53,10 @@ int jpending_lost_since(int dirfd, struct timespec *out)
 	return rc;
 }
 
-static bool jpending_stx_ctime_ge(const struct statx *stx, const struct timespec *t)
+/* A statx timestamp at or after T (false without T). */
+static bool jpending_stx_ge(const struct statx_timestamp *s, const struct timespec *t)
 {
-	struct timespec c = { .tv_sec = stx->stx_ctime.tv_sec, .tv_nsec = stx->stx_ctime.tv_nsec };
+	struct timespec c = { .tv_sec = s->tv_sec, .tv_nsec = s->tv_nsec };
 
 	return t && jpending_ts_ge(&c, t);
 }
@@ -119,7 +120,7 @@ static int jpending_list_new(const char *store, const char *dir, int depth,
 			 * records: a walk creates it and sends all it holds. */
 			if (lost_since && statx(dfd, de->d_name, AT_SYMLINK_NOFOLLOW,
 						STATX_CTIME, &stx) == 0 &&
-			    jpending_stx_ctime_ge(&stx, lost_since)) {
+			    jpending_stx_ge(&stx.stx_ctime, lost_since)) {
 				fn(rel, "needs-walk", arg);
 				continue;
 			}
@@ -137,18 +138,9 @@ static int jpending_list_new(const char *store, const char *dir, int depth,
  * ctime at or after WHEN counts, which may list more than needed). */
 static bool jpending_dir_born_since(const struct statx *stx, const struct timespec *when)
 {
-	struct timespec t;
-
-	if (!S_ISDIR(stx->stx_mode))
-		return false;
-	if (stx->stx_mask & STATX_BTIME) {
-		t.tv_sec = stx->stx_btime.tv_sec;
-		t.tv_nsec = stx->stx_btime.tv_nsec;
-	} else {
-		t.tv_sec = stx->stx_ctime.tv_sec;
-		t.tv_nsec = stx->stx_ctime.tv_nsec;
-	}
-	return jpending_ts_ge(&t, when);
+	return S_ISDIR(stx->stx_mode) &&
+	       jpending_stx_ge(stx->stx_mask & STATX_BTIME ? &stx->stx_btime : &stx->stx_ctime,
+			       when);
 }
 
 /*
@@ -167,7 +159,6 @@ static int jpending_scan_dir(const char *store, const char *dir, const struct ti
 	char rel[PATH_MAX];
 	struct dirent *de;
 	struct statx stx;
-	struct timespec ct;
 	struct stat st;
 	int rc;
 	DIR *d;
@@ -193,12 +184,10 @@ static int jpending_scan_dir(const char *store, const char *dir, const struct ti
 		if (statx(dirfd(d), de->d_name, AT_SYMLINK_NOFOLLOW,
 			  STATX_TYPE | STATX_CTIME | STATX_BTIME, &stx) < 0)
 			continue;	/* removed meanwhile */
-		ct.tv_sec = stx.stx_ctime.tv_sec;
-		ct.tv_nsec = stx.stx_ctime.tv_nsec;
-		if (!jpending_ts_ge(&ct, when))
+		if (!jpending_stx_ge(&stx.stx_ctime, when))
 			continue;
 		jpending_join(rel, sizeof rel, dir, de->d_name);
-		if (S_ISDIR(stx.stx_mode) && jpending_stx_ctime_ge(&stx, lost_since)) {
+		if (S_ISDIR(stx.stx_mode) && jpending_stx_ge(&stx.stx_ctime, lost_since)) {
 			/* Made, moved in or changed in the lost window. */
 			fn(rel, "needs-walk", arg);
 			continue;
