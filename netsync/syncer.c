@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -52,28 +53,70 @@ void sync_set_free(struct sync_set *set)
 	set->whole_fs = false;
 }
 
-/* Starts writeback of every file in SET without waiting, so that the
+/* Starts writeback of every fd in FDS without waiting, so that the
  * fsyncs that follow find their data on the way and the first one commits
  * the block allocations of all of them in one filesystem transaction. */
-static void sync_set_kick(const struct sync_set *set)
+static void sync_fds_kick(const int *fds, size_t n)
 {
-	if (set->n < 2)
+	if (n < 2)
 		return;
-	for (size_t i = 0; i < set->n; i++)
-		(void)sync_file_range(set->fds[i], 0, 0, SYNC_FILE_RANGE_WRITE);
+	for (size_t i = 0; i < n; i++)
+		(void)sync_file_range(fds[i], 0, 0, SYNC_FILE_RANGE_WRITE);
 }
 
-/* fsyncs every fd of SET (kicked already) and frees it. Returns 0 or the
- * first -errno; every fd is still tried. */
-static int sync_set_fsync(struct sync_set *set)
-{
-	int rc = 0;
+/*
+ * Parallel fsync. An fsync on ext4 ends with a cache flush of the disk;
+ * one thread fsyncing N files pays N flushes in a row. The block layer
+ * merges flushes that are pending at the same time into one (blk-flush),
+ * so the same N fsyncs from SYNCER_FSYNC_THREADS threads cost far fewer.
+ * Measured, 1 GiB + 10,000 small files copied into a replicating mount
+ * (both stores on this machine's one disk, /proc/diskstats): one thread
+ * made 10,662-11,692 flushes, 8 threads 4,483-4,610 and 4 threads 7,145;
+ * the copy until `twinfs sync` returned took 11.1-14.6 s with one thread
+ * and 10.3-10.7 s with 8 (interleaved). The disk's flushes are what the
+ * copy's reads queue behind. Below SYNCER_FDS_PER_THREAD fds per thread,
+ * fewer threads: a lone small batch (a sync-mode fsync: the file and its
+ * directory) stays on this thread, with no thread started.
+ */
+struct fsync_work {
+	const int *fds;
+	size_t n;
+	size_t next;		/* atomic: the next fd to take */
+	int err;		/* atomic: the first -errno */
+};
 
-	for (size_t i = 0; i < set->n; i++)
-		if (fsync(set->fds[i]) < 0 && rc == 0)
-			rc = -errno;
-	sync_set_free(set);
-	return rc;
+static void *fsync_worker(void *arg)
+{
+	struct fsync_work *w = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->n) {
+		int zero = 0;
+
+		if (fsync(w->fds[i]) < 0)
+			__atomic_compare_exchange_n(&w->err, &zero, -errno, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* fsyncs every fd of FDS, on up to SYNCER_FSYNC_THREADS threads (this one
+ * included). Returns 0 or the first -errno; every fd is still tried. */
+static int sync_fds_fsync(const int *fds, size_t n)
+{
+	struct fsync_work w = { .fds = fds, .n = n };
+	pthread_t thr[SYNCER_FSYNC_THREADS];
+	size_t want = (n + SYNCER_FDS_PER_THREAD - 1) / SYNCER_FDS_PER_THREAD, started = 0;
+
+	if (want > SYNCER_FSYNC_THREADS)
+		want = SYNCER_FSYNC_THREADS;
+	/* a thread that cannot start leaves its share to the others */
+	while (started + 1 < want && pthread_create(&thr[started], NULL, fsync_worker, &w) == 0)
+		started++;
+	fsync_worker(&w);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(thr[i], NULL);
+	return w.err;
 }
 
 int sync_set_run(struct sync_set *set, int fs_fd)
@@ -83,11 +126,47 @@ int sync_set_run(struct sync_set *set, int fs_fd)
 	if (set->whole_fs) {
 		if (syncfs(fs_fd) < 0)
 			rc = -errno;
-		sync_set_free(set);
+	} else {
+		sync_fds_kick(set->fds, set->n);
+		rc = sync_fds_fsync(set->fds, set->n);
+	}
+	sync_set_free(set);
+	return rc;
+}
+
+/* Runs the (not whole-filesystem) jobs of one round as one set: one kick
+ * for all their fds, then one parallel fsync over all of them. Returns 0
+ * or the first -errno; the jobs' sets are freed by the caller. */
+static int syncer_fsync_jobs(struct sync_job *jobs, size_t total)
+{
+	struct sync_job *j;
+	size_t k = 0;
+	int *all, rc;
+
+	if (total == 0)
+		return 0;
+	all = malloc(total * sizeof(*all));
+	if (!all) {
+		/* one job at a time, no worse than before */
+		rc = 0;
+		for (j = jobs; j; j = j->next) {
+			int r;
+
+			sync_fds_kick(j->set.fds, j->set.n);
+			r = sync_fds_fsync(j->set.fds, j->set.n);
+			if (r < 0 && rc == 0)
+				rc = r;
+		}
 		return rc;
 	}
-	sync_set_kick(set);
-	return sync_set_fsync(set);
+	for (j = jobs; j; j = j->next) {
+		memcpy(all + k, j->set.fds, j->set.n * sizeof(*all));
+		k += j->set.n;
+	}
+	sync_fds_kick(all, total);
+	rc = sync_fds_fsync(all, total);
+	free(all);
+	return rc;
 }
 
 /*
@@ -103,7 +182,7 @@ int sync_set_run(struct sync_set *set, int fs_fd)
  * fsync each, 1477-3139 with syncfs).
  * That was with a bare fsync per file, and a threshold of 16. Two things
  * changed it to 512: (1) all files of the jobs get sync_file_range(WRITE)
- * first (sync_set_kick), so their writeback runs at once and the first
+ * first (sync_fds_kick), so their writeback runs at once and the first
  * fsync commits all their block allocations in one filesystem
  * transaction; the later fsyncs mostly find theirs committed. (2) When
  * the two nodes share a filesystem (the test machine, or any primary
@@ -123,6 +202,7 @@ static void *syncer_main(void *arg)
 	for (;;) {
 		struct sync_job *jobs, *j;
 		uint64_t target = 0;
+		size_t total = 0;
 		bool whole = false;
 		int err = 0;
 
@@ -134,32 +214,19 @@ static void *syncer_main(void *arg)
 		s->head = NULL;
 		s->tail = &s->head;
 		pthread_mutex_unlock(&s->mu);
-		{
-			size_t total = 0;
-
-			for (j = jobs; j; j = j->next) {
-				whole |= j->set.whole_fs;
-				total += j->set.n;
-			}
-			whole |= total > SYNCER_FSYNC_MAX;
+		for (j = jobs; j; j = j->next) {
+			whole |= j->set.whole_fs;
+			total += j->set.n;
 		}
+		whole |= total > SYNCER_FSYNC_MAX;
 		if (whole && syncfs(s->fs_fd) < 0)
 			err = -errno;
 		if (!whole)
-			for (j = jobs; j; j = j->next)
-				sync_set_kick(&j->set);
+			err = syncer_fsync_jobs(jobs, total);
 		while (jobs) {
 			j = jobs;
 			jobs = j->next;
-			if (!whole) {
-				/* every job was kicked above, before any fsync */
-				int rc = sync_set_fsync(&j->set);
-
-				if (rc < 0 && err == 0)
-					err = rc;
-			} else {
-				sync_set_free(&j->set);
-			}
+			sync_set_free(&j->set);
 			if (j->seq > target)
 				target = j->seq;
 			free(j);

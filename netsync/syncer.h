@@ -21,6 +21,10 @@
  * writeback kick for all of them); beyond it (in one batch, or in the
  * batches queued together) one syncfs of the filesystem. See syncer.c. */
 #define SYNCER_FSYNC_MAX 512
+/* fsyncs run on up to this many threads at once, at least this many fds
+ * each (see syncer.c, "Parallel fsync"). */
+#define SYNCER_FSYNC_THREADS 8
+#define SYNCER_FDS_PER_THREAD 4
 
 /* What must be synced for one batch. fds are owned (closed when done). */
 struct sync_set {
@@ -29,7 +33,7 @@ struct sync_set {
 	bool whole_fs;		/* syncfs instead (fds may still be listed) */
 };
 
-/* Runs SET now on this thread: fsync each fd, or syncfs(fs_fd) when
+/* Runs SET now (waits for it): fsync each fd (in parallel, see above), or syncfs(fs_fd) when
  * set->whole_fs; closes and frees the fds. Returns 0 or -errno (the first
  * failure; every fd is still tried). */
 int sync_set_run(struct sync_set *set, int fs_fd);
