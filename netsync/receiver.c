@@ -31,6 +31,10 @@
 /* Above this many touched files/directories in one batch, one syncfs is
  * cheaper than that many fsyncs (see netsync/syncer.c). */
 #define RECV_TOUCH_MAX SYNCER_FSYNC_MAX
+/* Open-addressing index over touch_keys (a power of two, at most half
+ * full), so that telling whether an inode is touched already costs the
+ * same at 4,000 files as at 4. */
+#define RECV_TOUCH_HASH (2 * RECV_TOUCH_MAX)
 
 /*
  * Early writeback. A DATA block is only pwritten; it becomes durable at
@@ -76,6 +80,7 @@ struct receiver {
 	/* what the changes since the last seal touched (fds to fsync) */
 	struct sync_set touch;
 	struct { dev_t dev; ino_t ino; } touch_keys[RECV_TOUCH_MAX];
+	uint32_t touch_idx[RECV_TOUCH_HASH];	/* 1 + index into touch_keys; 0: free */
 	char failed[PROTO_PATH_MAX + 1];
 	/* PRUNE frames of one directory so far (see receiver_prune) */
 	char *prune_path;	/* NULL: none open */
@@ -265,6 +270,7 @@ static void recv_touch(struct receiver *r, int fd)
 	struct sync_set *t = &r->touch;
 	struct stat st;
 	int flags, dfd;
+	uint32_t h;
 
 	if (t->whole_fs)
 		return;
@@ -275,9 +281,14 @@ static void recv_touch(struct receiver *r, int fd)
 	 * inode: those (rare) batches take the syncfs */
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		goto out_whole;
-	for (size_t i = 0; i < t->n; i++)
+	h = (uint32_t)(((uint64_t)st.st_ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)st.st_dev) >> 40) &
+	    (RECV_TOUCH_HASH - 1);
+	for (; r->touch_idx[h]; h = (h + 1) & (RECV_TOUCH_HASH - 1)) {
+		uint32_t i = r->touch_idx[h] - 1;
+
 		if (r->touch_keys[i].ino == st.st_ino && r->touch_keys[i].dev == st.st_dev)
 			return;
+	}
 	if (t->n == RECV_TOUCH_MAX)
 		goto out_whole;
 	if (!t->fds) {
@@ -291,6 +302,7 @@ static void recv_touch(struct receiver *r, int fd)
 	r->touch_keys[t->n].dev = st.st_dev;
 	r->touch_keys[t->n].ino = st.st_ino;
 	t->fds[t->n++] = dfd;
+	r->touch_idx[h] = (uint32_t)t->n;
 	return;
 out_whole:
 	sync_set_free(t);
@@ -1068,6 +1080,7 @@ int receiver_batch_seal(struct receiver *r, uint64_t seq, struct sync_set *set)
 	r->changed = false;
 	*set = r->touch;
 	memset(&r->touch, 0, sizeof(r->touch));
+	memset(r->touch_idx, 0, sizeof(r->touch_idx));
 	/* Started dirty: changes from before the restart may sit unsynced in
 	 * the page cache under names this run never touches. */
 	if (r->replay) {

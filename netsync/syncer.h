@@ -20,7 +20,7 @@
 /* Up to this many files/directories are fsynced one by one (after one
  * writeback kick for all of them); beyond it (in one batch, or in the
  * batches queued together) one syncfs of the filesystem. See syncer.c. */
-#define SYNCER_FSYNC_MAX 512
+#define SYNCER_FSYNC_MAX 4096
 /* fsyncs run on up to this many threads at once, at least this many fds
  * each (see syncer.c, "Parallel fsync"). */
 #define SYNCER_FSYNC_THREADS 8

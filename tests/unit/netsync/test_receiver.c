@@ -617,6 +617,56 @@ static void test_async_seal_and_commit(void **state)
 	event_base_free(base);
 }
 
+/* A bulk copy's batch touches thousands of files: each is listed once,
+ * however many of its frames touch it (the touch index), the batch stays
+ * below the syncfs fallback up to SYNCER_FSYNC_MAX, and the fsyncs of the
+ * set (on several threads) all succeed. One file more falls back. */
+static void test_large_touch_set(void **state)
+{
+	struct fx *f = *state;
+	const size_t n = SYNCER_FSYNC_MAX - 1;	/* + the root directory */
+	struct receiver *r;
+	struct evbuffer *b = evbuffer_new();
+	struct sync_set set;
+	char path[32];
+	uint64_t seq = 0;
+
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof path, "f%05zu", i);
+		op(b, ++seq, (struct journal_op){ .type = JOP_CREATE, .path = path,
+						  .mode = 0100644 });
+		data(b, path, 0, "x");
+		op(b, ++seq, (struct journal_op){ .type = JOP_SETXATTR, .path = path,
+						  .xname = "user.k", .xvalue = "v", .xsize = 1 });
+		if (i % 512 == 511) {	/* keep the frames buffered small */
+			assert_int_equal(apply_all(r, b), 0);
+		}
+	}
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(receiver_batch_seal(r, seq, &set), 1);
+	assert_false(set.whole_fs);
+	assert_int_equal(set.n, n + 1);
+	assert_int_equal(sync_set_run(&set, receiver_store_fd(r)), 0);
+	assert_int_equal(set.n, 0);
+	assert_int_equal(receiver_batch_durable(r, seq), 0);
+
+	/* past the limit: one syncfs instead */
+	for (size_t i = 0; i <= SYNCER_FSYNC_MAX; i++) {
+		snprintf(path, sizeof path, "g%05zu", i);
+		op(b, ++seq, (struct journal_op){ .type = JOP_CREATE, .path = path,
+						  .mode = 0100644 });
+		if (i % 512 == 511)
+			assert_int_equal(apply_all(r, b), 0);
+	}
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(receiver_batch_seal(r, seq, &set), 1);
+	assert_true(set.whole_fs);
+	assert_int_equal(sync_set_run(&set, receiver_store_fd(r)), 0);
+	receiver_close(r);
+	evbuffer_free(b);
+}
+
 static void test_applied_file_torn_slot(void **state)
 {
 	struct fx *f = *state;
@@ -666,6 +716,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cached_paths_follow_renames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_seal_and_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_applied_file_torn_slot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_large_touch_set, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
