@@ -28,8 +28,9 @@
 /* How deep a peer-only subtree PRUNE removes (as deep as a baseline walk
  * goes, netsync/treewalk.h). */
 #define RECV_PRUNE_DEPTH 128
-/* Above this many touched files/directories in one batch, one syncfs is
- * cheaper than that many fsyncs (see netsync/syncer.c). */
+/* Above this many touched files/directories in one batch, one syncfs
+ * instead of that many fsyncs: it bounds the dup'ed fds a batch holds
+ * (see netsync/syncer.c). */
 #define RECV_TOUCH_MAX SYNCER_FSYNC_MAX
 /* Open-addressing index over touch_keys (a power of two, at most half
  * full), so that telling whether an inode is touched already costs the

@@ -33,8 +33,8 @@ struct sync_set {
 	bool whole_fs;		/* syncfs instead (fds may still be listed) */
 };
 
-/* Runs SET now (waits for it): fsync each fd (in parallel, see above), or syncfs(fs_fd) when
- * set->whole_fs; closes and frees the fds. Returns 0 or -errno (the first
+/* Runs SET now and waits for it: fsync each fd (in parallel, see above),
+ * or syncfs(fs_fd) when set->whole_fs; closes and frees the fds. Returns 0 or -errno (the first
  * failure; every fd is still tried). */
 int sync_set_run(struct sync_set *set, int fs_fd);
 /* Closes and frees without syncing. */
