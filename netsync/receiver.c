@@ -28,9 +28,9 @@
 /* How deep a peer-only subtree PRUNE removes (as deep as a baseline walk
  * goes, netsync/treewalk.h). */
 #define RECV_PRUNE_DEPTH 128
-/* Above this many touched files/directories in one batch, one syncfs
- * instead of that many fsyncs: it bounds the dup'ed fds a batch holds
- * (see netsync/syncer.c). */
+/* A batch's touch set holds at most this many files/directories (each a
+ * dup'ed fd); a fuller one is handed off to be fsynced early (see
+ * receiver_set_spill), so that a big batch never costs a syncfs. */
 #define RECV_TOUCH_MAX SYNCER_FSYNC_MAX
 /* Open-addressing index over touch_keys (a power of two, at most half
  * full), so that telling whether an inode is touched already costs the
@@ -87,6 +87,8 @@ struct receiver {
 	uint64_t sealed;	/* highest BATCH_END seq sealed */
 	/* what the changes since the last seal touched (fds to fsync) */
 	struct sync_set touch;
+	receiver_spill_fn spill;	/* where a full touch set goes (NULL: fsync here) */
+	void *spill_arg;
 	struct { dev_t dev; ino_t ino; } touch_keys[RECV_TOUCH_MAX];
 	uint32_t touch_idx[RECV_TOUCH_HASH];	/* 1 + index into touch_keys; 0: free */
 	char failed[PROTO_PATH_MAX + 1];
@@ -270,15 +272,41 @@ static int recv_begin_change(struct receiver *r)
 	return 0;
 }
 
+void receiver_set_spill(struct receiver *r, receiver_spill_fn fn, void *arg)
+{
+	r->spill = fn;
+	r->spill_arg = arg;
+}
+
+/*
+ * The touch set is full (RECV_TOUCH_MAX) before its batch ends: hand it
+ * off to be fsynced now and start an empty one. It used to fall back to
+ * one syncfs at the seal instead, and a batch gets that big exactly when
+ * the peer lags (the sender takes everything since its last batch): on a
+ * disk shared with the primary, that syncfs also wrote the primary's
+ * dirty data and the peer lagged further. Returns 0 or -errno.
+ */
+static int recv_touch_spill(struct receiver *r)
+{
+	struct sync_set set = r->touch;
+	int rc;
+
+	memset(&r->touch, 0, sizeof(r->touch));
+	memset(r->touch_idx, 0, sizeof(r->touch_idx));
+	rc = r->spill ? r->spill(&set, r->spill_arg) : sync_set_run(&set, r->rootfd);
+	sync_set_free(&set);	/* left over only if the hand-off failed */
+	return rc;
+}
+
 /* Adds the inode open on FD to what the next seal must fsync (a dup of
- * FD is kept). Falls back to a whole-filesystem sync when the batch
- * touched too much, FD cannot be fsynced (O_PATH) or fds run out. */
+ * FD is kept). Falls back to a whole-filesystem sync when FD cannot be
+ * fsynced (O_PATH), fds run out or a full set cannot be handed off. */
 static void recv_touch(struct receiver *r, int fd)
 {
 	struct sync_set *t = &r->touch;
 	struct stat st;
 	int flags, dfd;
-	uint32_t h;
+	uint32_t h0, h;
 
 	if (t->whole_fs)
 		return;
@@ -289,16 +317,19 @@ static void recv_touch(struct receiver *r, int fd)
 	 * inode: those (rare) batches take the syncfs */
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		goto out_whole;
-	h = (uint32_t)(((uint64_t)st.st_ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)st.st_dev) >> 40) &
-	    (RECV_TOUCH_HASH - 1);
-	for (; r->touch_idx[h]; h = (h + 1) & (RECV_TOUCH_HASH - 1)) {
+	h0 = (uint32_t)(((uint64_t)st.st_ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)st.st_dev) >> 40) &
+	     (RECV_TOUCH_HASH - 1);
+	for (h = h0; r->touch_idx[h]; h = (h + 1) & (RECV_TOUCH_HASH - 1)) {
 		uint32_t i = r->touch_idx[h] - 1;
 
 		if (r->touch_keys[i].ino == st.st_ino && r->touch_keys[i].dev == st.st_dev)
 			return;
 	}
-	if (t->n == RECV_TOUCH_MAX)
-		goto out_whole;
+	if (t->n == RECV_TOUCH_MAX) {
+		if (recv_touch_spill(r) < 0)
+			goto out_whole;
+		h = h0;		/* the index is empty now */
+	}
 	if (!t->fds) {
 		t->fds = malloc(RECV_TOUCH_MAX * sizeof(*t->fds));
 		if (!t->fds)

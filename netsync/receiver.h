@@ -30,6 +30,13 @@ struct receiver_stats {
 int receiver_open(const char *store_dir, const char *state_dir, struct receiver **out);
 void receiver_close(struct receiver *r);
 
+/* When one batch has touched SYNCER_FSYNC_MAX files before its end, the
+ * set so far goes to FN (which takes it: fsyncs it now, e.g. on the sync
+ * thread, and returns 0 or -errno; no seq becomes durable by it) and a
+ * new one starts. Without FN the set is fsynced on the spot. */
+typedef int (*receiver_spill_fn)(struct sync_set *set, void *arg);
+void receiver_set_spill(struct receiver *r, receiver_spill_fn fn, void *arg);
+
 int receiver_op(struct receiver *r, const struct proto_op *m);
 /* Verifies the block's XXH3 first; writes only if it matches. */
 int receiver_data(struct receiver *r, const struct proto_data *m);

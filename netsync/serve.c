@@ -411,6 +411,16 @@ static int serve_commit_state(uint64_t seq, void *arg)
 	return state_applied_put(receiver_applied_file(s->recv), seq, true);
 }
 
+/* The receiver's touch set filled up in the middle of a batch: fsync it on
+ * the sync thread now. Its job has no seq (0): the batch's own job, queued
+ * after it and so run after it, makes the batch durable. */
+static int serve_spill(struct sync_set *set, void *arg)
+{
+	struct serve *s = arg;
+
+	return syncer_request(s->syncer, 0, set);
+}
+
 /* The syncer made everything up to seq durable and recorded it: ACK (on
  * whatever connection is up: acks are cumulative and true either way). */
 static void serve_synced(uint64_t seq, int err, void *arg)
@@ -835,6 +845,7 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 		log_error("cannot start the sync thread", "err=\"%s\"", strerror(-rc));
 		goto out_base;
 	}
+	receiver_set_spill(s.recv, serve_spill, &s);
 	{
 		/* another daemon on this state directory is the likelier mistake
 		 * than a taken port: say that first */

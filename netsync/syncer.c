@@ -198,6 +198,14 @@ static int syncer_fsync_jobs(struct sync_job *jobs, size_t total)
  * the primary's 1 GiB file as well. Traced (writeback:writeback_queue,
  * reason=sync, from serve), the same copy took 11.8-12.3 s in the runs
  * with that syncfs and 10.0-10.3 s in those without.
+ * Then size stopped choosing syncfs at all: a batch is big exactly when
+ * the peer lags (the sender takes everything since its last batch), and
+ * a syncfs then slows the lagging peer further on a shared disk. A batch
+ * past 4096 files hands its set to this thread early (seq 0 jobs, see
+ * receiver_set_spill), which bounds the fds a job holds; a round with
+ * several jobs fsyncs all of them in parallel. syncfs is left for what
+ * fsync cannot cover (whole_fs: O_PATH fds, special files, fds run out,
+ * a replay after a restart).
  */
 static void *syncer_main(void *arg)
 {
@@ -219,11 +227,13 @@ static void *syncer_main(void *arg)
 		s->head = NULL;
 		s->tail = &s->head;
 		pthread_mutex_unlock(&s->mu);
+		/* no syncfs for size alone: each job holds at most
+		 * SYNCER_FSYNC_MAX fds (receiver_set_spill), and a round of
+		 * several runs them all in parallel (see "Why fsync per file") */
 		for (j = jobs; j; j = j->next) {
 			whole |= j->set.whole_fs;
 			total += j->set.n;
 		}
-		whole |= total > SYNCER_FSYNC_MAX;
 		if (whole && syncfs(s->fs_fd) < 0)
 			err = -errno;
 		if (!whole)
@@ -236,12 +246,18 @@ static void *syncer_main(void *arg)
 				target = j->seq;
 			free(j);
 		}
-		if (err == 0 && s->commit)
+		/* a round of seq-less jobs only (early fsyncs of a big batch)
+		 * makes no batch durable: nothing to record */
+		if (err == 0 && s->commit && target > 0)
 			err = s->commit(target, s->arg);
 		pthread_mutex_lock(&s->mu);
-		if (target > s->synced)
+		/* A failed round advances nothing, and its error is kept until
+		 * the loop reports it: a later round's success must not hide
+		 * it (the kernel reports an fsync error only once). */
+		if (err == 0 && target > s->synced)
 			s->synced = target;
-		s->err = err;
+		if (err && !s->err)
+			s->err = err;
 		if (eventfd_write(s->efd, 1) < 0)
 			log_error("syncer cannot wake the loop", "err=%d", errno);
 	}
@@ -261,6 +277,7 @@ static void syncer_wake_cb(evutil_socket_t fd, short what, void *arg)
 	pthread_mutex_lock(&s->mu);
 	seq = s->synced;
 	err = s->err;
+	s->err = 0;
 	pthread_mutex_unlock(&s->mu);
 	if (seq > s->reported || err) {
 		s->reported = seq;

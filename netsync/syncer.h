@@ -17,9 +17,10 @@
 
 #include <event2/event.h>
 
-/* Up to this many files/directories are fsynced one by one (after one
- * writeback kick for all of them); beyond it (in one batch, or in the
- * batches queued together) one syncfs of the filesystem. See syncer.c. */
+/* A job holds at most this many files/directories to fsync (a batch
+ * that touches more hands its set off early: receiver_set_spill). The
+ * fds of every job of a round get one writeback kick, then are fsynced
+ * together; only a whole_fs job costs a syncfs. See syncer.c. */
 #define SYNCER_FSYNC_MAX 4096
 /* fsyncs run on up to this many threads at once, at least this many fds
  * each (see syncer.c, "Parallel fsync"). */
@@ -54,7 +55,9 @@ typedef int (*syncer_commit_fn)(uint64_t seq, void *arg);
  * be NULL. */
 int syncer_start(struct event_base *base, int fs_fd, syncer_done_fn done,
 		 syncer_commit_fn commit, void *arg, struct syncer **out);
-/* Queues a job; takes the set's fds (SET is left empty). */
+/* Queues a job; takes the set's fds (SET is left empty). seq 0: a job
+ * that makes no batch durable by itself (nothing recorded or reported
+ * for it but an error); jobs run in the order queued. */
 int syncer_request(struct syncer *s, uint64_t seq, struct sync_set *set);
 /* Finishes the queued jobs, stops the thread and returns the last seq made
  * durable (its error in *err) without calling done. Safe with NULL. */

@@ -600,6 +600,25 @@ static void test_async_seal_and_commit(void **state)
 	assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
 	assert_int_equal(seq, 2);
 	assert_false(dirty);
+	/* a seq-less job (the early fsync of a big batch's files) records
+	 * and reports nothing */
+	{
+		struct timeval tv = { 0, 300000 };
+
+		set.fds = malloc(sizeof(*set.fds));
+		assert_non_null(set.fds);
+		set.fds[0] = open(f->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(set.fds[0] >= 0);
+		set.n = 1;
+		set.whole_fs = false;
+		assert_int_equal(syncer_request(sc, 0, &set), 0);
+		event_base_loopexit(base, &tv);
+		event_base_dispatch(base);
+		assert_int_equal(sy.calls, 2);
+		assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
+		assert_int_equal(seq, 2);
+		assert_false(dirty);
+	}
 	/* nothing new: a repeated or older BATCH_END is acked at once, even
 	 * while the file still says dirty */
 	assert_int_equal(state_applied_put(receiver_applied_file(r), 2, true), 0);
@@ -617,51 +636,89 @@ static void test_async_seal_and_commit(void **state)
 	event_base_free(base);
 }
 
-/* A bulk copy's batch touches thousands of files: each is listed once,
- * however many of its frames touch it (the touch index), the batch stays
- * below the syncfs fallback up to SYNCER_FSYNC_MAX, and the fsyncs of the
- * set (on several threads) all succeed. One file more falls back. */
+struct spilled {
+	int calls;
+	size_t n;
+};
+
+/* A spill target that fsyncs at once, and counts. */
+static int count_spill(struct sync_set *set, void *arg)
+{
+	struct spilled *sp = arg;
+
+	sp->calls++;
+	sp->n += set->n;
+	return sync_set_run(set, -1);
+}
+
+/* Creates COUNT files PREFIX%05zu (with the given seqs) in one batch. */
+static void create_many(struct receiver *r, struct evbuffer *b, const char *prefix,
+			size_t count, bool with_data, uint64_t *seq)
+{
+	char path[32];
+
+	for (size_t i = 0; i < count; i++) {
+		snprintf(path, sizeof path, "%s%05zu", prefix, i);
+		op(b, ++*seq, (struct journal_op){ .type = JOP_CREATE, .path = path,
+						   .mode = 0100644 });
+		if (with_data) {
+			data(b, path, 0, "x");
+			op(b, ++*seq, (struct journal_op){ .type = JOP_SETXATTR, .path = path,
+							   .xname = "user.k", .xvalue = "v",
+							   .xsize = 1 });
+		}
+		if (i % 512 == 511)	/* keep the frames buffered small */
+			assert_int_equal(apply_all(r, b), 0);
+	}
+	assert_int_equal(apply_all(r, b), 0);
+}
+
+/*
+ * A bulk copy's batch touches thousands of files: each is listed once,
+ * however many of its frames touch it (the touch index), and up to
+ * SYNCER_FSYNC_MAX the set is fsynced at the seal (on several threads).
+ * Past that, the set so far is handed off early (receiver_set_spill, or
+ * fsynced on the spot without one) and the batch goes on with a new set:
+ * never a syncfs. Order of touches per CREATE: the file, then its
+ * directory (the root here).
+ */
 static void test_large_touch_set(void **state)
 {
 	struct fx *f = *state;
-	const size_t n = SYNCER_FSYNC_MAX - 1;	/* + the root directory */
 	struct receiver *r;
 	struct evbuffer *b = evbuffer_new();
+	struct spilled sp = { 0 };
 	struct sync_set set;
-	char path[32];
 	uint64_t seq = 0;
 
 	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
-	for (size_t i = 0; i < n; i++) {
-		snprintf(path, sizeof path, "f%05zu", i);
-		op(b, ++seq, (struct journal_op){ .type = JOP_CREATE, .path = path,
-						  .mode = 0100644 });
-		data(b, path, 0, "x");
-		op(b, ++seq, (struct journal_op){ .type = JOP_SETXATTR, .path = path,
-						  .xname = "user.k", .xvalue = "v", .xsize = 1 });
-		if (i % 512 == 511) {	/* keep the frames buffered small */
-			assert_int_equal(apply_all(r, b), 0);
-		}
-	}
-	assert_int_equal(apply_all(r, b), 0);
+	create_many(r, b, "f", SYNCER_FSYNC_MAX - 1, true, &seq);	/* + the root */
 	assert_int_equal(receiver_batch_seal(r, seq, &set), 1);
 	assert_false(set.whole_fs);
-	assert_int_equal(set.n, n + 1);
+	assert_int_equal(set.n, SYNCER_FSYNC_MAX);
 	assert_int_equal(sync_set_run(&set, receiver_store_fd(r)), 0);
 	assert_int_equal(set.n, 0);
 	assert_int_equal(receiver_batch_durable(r, seq), 0);
 
-	/* past the limit: one syncfs instead */
-	for (size_t i = 0; i <= SYNCER_FSYNC_MAX; i++) {
-		snprintf(path, sizeof path, "g%05zu", i);
-		op(b, ++seq, (struct journal_op){ .type = JOP_CREATE, .path = path,
-						  .mode = 0100644 });
-		if (i % 512 == 511)
-			assert_int_equal(apply_all(r, b), 0);
-	}
-	assert_int_equal(apply_all(r, b), 0);
+	/* two past the limit: one set of SYNCER_FSYNC_MAX handed off, the
+	 * seal gets the last two files and the root */
+	receiver_set_spill(r, count_spill, &sp);
+	create_many(r, b, "g", SYNCER_FSYNC_MAX + 1, false, &seq);
+	assert_int_equal(sp.calls, 1);
+	assert_int_equal(sp.n, SYNCER_FSYNC_MAX);
 	assert_int_equal(receiver_batch_seal(r, seq, &set), 1);
-	assert_true(set.whole_fs);
+	assert_false(set.whole_fs);
+	assert_int_equal(set.n, 3);
+	assert_int_equal(sync_set_run(&set, receiver_store_fd(r)), 0);
+	assert_int_equal(receiver_batch_durable(r, seq), 0);
+
+	/* the same without a spill target: fsynced on the spot */
+	receiver_set_spill(r, NULL, NULL);
+	create_many(r, b, "h", SYNCER_FSYNC_MAX + 1, false, &seq);
+	assert_int_equal(sp.calls, 1);
+	assert_int_equal(receiver_batch_seal(r, seq, &set), 1);
+	assert_false(set.whole_fs);
+	assert_int_equal(set.n, 3);
 	assert_int_equal(sync_set_run(&set, receiver_store_fd(r)), 0);
 	receiver_close(r);
 	evbuffer_free(b);
