@@ -50,6 +50,9 @@
  * for appends from outside), then applies every complete frame. The
  * bufferevent still does the writing (ACKs, HELLO, ERROR).
  */
+/* At most this many dup'ed fds wait for the sync thread before a full
+ * touch set is fsynced on the loop instead (serve_spill). */
+#define SERVE_SPILL_FDS_MAX (2 * SYNCER_FSYNC_MAX)
 #define SERVE_READ_CHUNK (8 << 20)
 #define SERVE_READ_MAX (8 << 20)
 /* Why 8 MiB per readv: a DATA frame is a 1 MiB block plus a header, and
@@ -413,11 +416,16 @@ static int serve_commit_state(uint64_t seq, void *arg)
 
 /* The receiver's touch set filled up in the middle of a batch: fsync it on
  * the sync thread now. Its job has no seq (0): the batch's own job, queued
- * after it and so run after it, makes the batch durable. */
+ * after it and so run after it, makes the batch durable. When the sync
+ * thread is that far behind already, the set is fsynced here instead:
+ * the loop stops reading until it is done, so a huge batch on a slow disk
+ * cannot pile up dup'ed fds until the store's own opens fail. */
 static int serve_spill(struct sync_set *set, void *arg)
 {
 	struct serve *s = arg;
 
+	if (syncer_pending_fds(s->syncer) >= SERVE_SPILL_FDS_MAX)
+		return sync_set_run(set, receiver_store_fd(s->recv));
 	return syncer_request(s->syncer, 0, set);
 }
 

@@ -36,6 +36,7 @@ struct syncer {
 	pthread_mutex_t mu;	/* protects the fields below */
 	pthread_cond_t cv;
 	struct sync_job *head, **tail;	/* queued jobs, FIFO */
+	size_t pending_fds;	/* fds queued or being synced */
 	uint64_t synced;	/* highest seq made durable (or failed) */
 	int err;		/* result for synced */
 	bool stopping;
@@ -251,6 +252,7 @@ static void *syncer_main(void *arg)
 		if (err == 0 && s->commit && target > 0)
 			err = s->commit(target, s->arg);
 		pthread_mutex_lock(&s->mu);
+		s->pending_fds -= total;
 		/* A failed round advances nothing, and its error is kept until
 		 * the loop reports it: a later round's success must not hide
 		 * it (the kernel reports an fsync error only once). */
@@ -348,11 +350,22 @@ int syncer_request(struct syncer *s, uint64_t seq, struct sync_set *set)
 	set->n = 0;
 	set->whole_fs = false;
 	pthread_mutex_lock(&s->mu);
+	s->pending_fds += j->set.n;
 	*s->tail = j;
 	s->tail = &j->next;
 	pthread_cond_signal(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	return 0;
+}
+
+size_t syncer_pending_fds(struct syncer *s)
+{
+	size_t n;
+
+	pthread_mutex_lock(&s->mu);
+	n = s->pending_fds;
+	pthread_mutex_unlock(&s->mu);
+	return n;
 }
 
 uint64_t syncer_stop(struct syncer *s, int *err)

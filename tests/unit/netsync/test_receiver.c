@@ -614,6 +614,7 @@ static void test_async_seal_and_commit(void **state)
 		assert_int_equal(syncer_request(sc, 0, &set), 0);
 		event_base_loopexit(base, &tv);
 		event_base_dispatch(base);
+		assert_int_equal(syncer_pending_fds(sc), 0);	/* counted out again */
 		assert_int_equal(sy.calls, 2);
 		assert_int_equal(state_applied_read(f->state, &seq, &dirty), 0);
 		assert_int_equal(seq, 2);
