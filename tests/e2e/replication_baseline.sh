@@ -14,9 +14,6 @@
 . "$(dirname "$0")/replication_lib.sh"
 command -v setfattr >/dev/null || skip "setfattr missing (apt install attr)"
 
-on_exit dump_logs_on_failure
-dump_logs_on_failure() { [ "$_failures" -eq 0 ] || dump_logs; }
-
 fill() {
 	set -e
 	cd "$A_STORE"

@@ -9,9 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
 
-on_exit dump_logs_on_failure
-dump_logs_on_failure() { [ "$_failures" -eq 0 ] || dump_logs; }
-
 python3 - "$A_STORE" <<'PY'
 import os, sys
 os.chdir(sys.argv[1])

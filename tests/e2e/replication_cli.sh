@@ -13,8 +13,6 @@ check "sync without a daemon exits 69" [ $rc -eq 69 ]
 
 # A mount whose peer does not run.
 start_mount
-on_exit dump_logs_on_failure
-dump_logs_on_failure() { [ "$_failures" -eq 0 ] || dump_logs; }
 echo data >"$MNT/file1"
 mkdir "$MNT/dir1"
 start=$(date +%s)

@@ -63,6 +63,10 @@ dump_logs() {
 	echo "---- mount.log"; tail -n 30 "$T/mount.log" 2>/dev/null
 	echo "---- serve.log"; tail -n 30 "$T/serve.log" 2>/dev/null
 }
+# Every replication test shows the daemons' logs when a check failed (a
+# test may redefine dump_logs_on_failure after sourcing this file).
+dump_logs_on_failure() { [ "$_failures" -eq 0 ] || dump_logs; }
+on_exit dump_logs_on_failure
 
 # replicated: the peer's store equals the primary's store (everything,
 # file mtimes included) and the mount as users see it (file mtimes left

@@ -12,7 +12,6 @@ command -v prlimit >/dev/null || skip "prlimit missing (util-linux)"
 command -v setpriv >/dev/null || skip "setpriv missing (util-linux)"
 NOFILE=600
 
-on_exit dump_logs_on_failure
 dump_logs_on_failure() { [ "$_failures" -eq 0 ] || tail -n 20 "$T/mount.log" >&2; }
 
 start_serve

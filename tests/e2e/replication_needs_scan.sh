@@ -8,9 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
 
-on_exit dump_logs_on_failure
-dump_logs_on_failure() { [ "$_failures" -eq 0 ] || dump_logs; }
-
 cat >"$T/small.yaml" <<YAML
 journal:
   size_limit: 16M

@@ -37,8 +37,6 @@ MOUNT_PID=$!
 track_pid $MOUNT_PID
 track_mount "$MNT"
 wait_until 15 is_mounted "$MNT" || { cat "$T/mount.log"; fail "mount did not start"; }
-on_exit dump_logs_on_failure
-dump_logs_on_failure() { [ "$_failures" -eq 0 ] || dump_logs; }
 wait_until 15 connected
 check "connected over the veth" [ $? -eq 0 ]
 

@@ -9,8 +9,6 @@
 
 start_serve
 start_mount
-on_exit dump_logs_on_failure
-dump_logs_on_failure() { [ "$_failures" -eq 0 ] || dump_logs; }
 
 mkdir -p "$T/src"
 for d in 0 1 2 3 4 5 6 7; do

@@ -10,8 +10,6 @@ command -v setfattr >/dev/null || skip "setfattr missing (apt install attr)"
 
 start_serve
 start_mount
-on_exit dump_logs_on_failure
-dump_logs_on_failure() { [ "$_failures" -eq 0 ] || dump_logs; }
 
 ops() {
 	set -e

@@ -11,8 +11,6 @@
 
 start_serve
 start_mount
-on_exit dump_logs_on_failure
-dump_logs_on_failure() { [ "$_failures" -eq 0 ] || dump_logs; }
 
 # 16 folders, each with a subfolder, 60 files of 0-12 KB in each.
 python3 - "$T/src" <<'PY'

@@ -22,8 +22,6 @@ track_pid "$MOUNT_PID"
 track_mount "$MNT"
 wait_until 15 is_mounted "$MNT" || { cat "$T/mount.log"; fail "mount did not start"; }
 wait_until 15 daemon_up "$A_STATE" || fail "no control socket"
-on_exit dump_logs_on_failure
-dump_logs_on_failure() { [ "$_failures" -eq 0 ] || dump_logs; }
 wait_until 15 connected
 check "status says mode sync" sh -c "'$TWINFS_BIN' status --state '$A_STATE' --json | grep -q '\"mode\":\"sync\"'"
 
