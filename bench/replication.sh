@@ -153,6 +153,11 @@ printf "  (c) cp + rsync daemon       %8.2f s  %7.1f MB/s\n" "$C" "$(echo "$TOTA
 printf "  (d) local-only twinfs mount %8.2f s  %7.1f MB/s  (one copy, no peer)\n" "$D" "$(echo "$TOTAL/$D/1000000" | bc -l)"
 printf "  ratio a/b = %.2f (target <= 1.2)   a/c = %.2f (target < 1)   a/d = %.2f (replication on top of the mount)\n" \
 	"$(echo "$A/$B" | bc -l)" "$(echo "$A/$C" | bc -l)" "$(echo "$A/$D" | bc -l)"
+# Per run, (a) against the (c) of the same run: the medians can hide that
+# one method wins only some of the runs.
+FIRST=$(paste "$W/ta" "$W/tc" | awk '$1 < $2 {n++} END {print n + 0}')
+printf "  (a) finished before (c) in %d of %d runs; per run a/c:%s\n" "$FIRST" "$RUNS" \
+	"$(paste "$W/ta" "$W/tc" | awk '{printf " %.2f", $1 / $2}')"
 
 # Async write throughput: replicating mount vs local-only mount.
 for r in $(seq 1 "$RUNS"); do
