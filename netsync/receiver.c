@@ -62,11 +62,38 @@
  */
 #define RECV_WB_CHUNK PROTO_BLOCK_SIZE
 
+/*
+ * Dropping what is on disk. This node never reads the replica's pages
+ * (until a failover, when they come from disk like any cold file), yet
+ * each new page-cache page costs CPU on the one thread that applies the
+ * stream: it is allocated, charged, later reclaimed, and on a VM with free
+ * page reporting (the test machine) a page the host took back faults on
+ * first touch. Measured there with dd: 1 GiB written into new page-cache
+ * pages took 1.99 s of system time, overwriting cached pages 0.29 s; a
+ * profile of `serve` catching up showed half its CPU in that copy. So
+ * during a long contiguous run of writes to one file, the pages more than
+ * RECV_DROP_LAG behind the last writeback kick are dropped
+ * (POSIX_FADV_DONTNEED) once their writeback finished (sync_file_range
+ * WAIT_BEFORE; it was started RECV_DROP_LAG ago, so the wait rarely
+ * blocks). Freed pages are reused by the next writes while still hot.
+ * Dirty pages are never dropped, and durability is unchanged: the batch
+ * end still fsyncs the file. Runs shorter than the lag (small files,
+ * scattered writes into a database file) keep their pages.
+ * Measured: 1 GiB + 10,000 small files copied into a mount whose peer was
+ * stopped (SIGSTOP), then the peer resumed; its catch-up until `twinfs
+ * sync` returned, four runs each, interleaved: 5.65-6.55 s (median 6.3)
+ * without dropping, 4.89-5.17 s (median 5.0) with it; serve's CPU
+ * 3.9-4.3 s against 2.5-2.7 s. With the peer running during the copy the
+ * gain is within this machine's noise (~0.2 s of ~10 s).
+ */
+#define RECV_DROP_LAG (8u << 20)
+
 struct recv_fd {
 	char *path;	/* NULL: free slot */
 	int fd;
 	uint64_t used;	/* LRU tick */
 	uint64_t wb_off, wb_end;	/* written since the last writeback kick */
+	uint64_t drop_off;	/* pages of this run before it are dropped */
 };
 
 struct receiver {
@@ -367,13 +394,30 @@ static void recv_touch_name(struct receiver *r, int dirfd, const char *name)
 	close(fd);
 }
 
+/* Drops the pages of SLOT's current run that lie more than RECV_DROP_LAG
+ * behind its last writeback kick (see "Dropping what is on disk"). */
+static void recv_drop_behind(struct recv_fd *slot)
+{
+	uint64_t upto;
+
+	if (slot->wb_off - slot->drop_off < RECV_DROP_LAG + RECV_WB_CHUNK)
+		return;
+	upto = slot->wb_off - RECV_DROP_LAG;
+	/* best effort, like the kick: neither call can lose data */
+	(void)sync_file_range(slot->fd, (off64_t)slot->drop_off,
+			      (off64_t)(upto - slot->drop_off), SYNC_FILE_RANGE_WAIT_BEFORE);
+	(void)posix_fadvise(slot->fd, (off_t)slot->drop_off, (off_t)(upto - slot->drop_off),
+			    POSIX_FADV_DONTNEED);
+	slot->drop_off = upto;
+}
+
 /* Writes back what SLOT's file got since the last kick (see
  * RECV_WB_CHUNK); [off, off + len) was just written. */
 static void recv_writeback(struct recv_fd *slot, uint64_t off, uint64_t len)
 {
-	if (slot->wb_end != off || slot->wb_end == slot->wb_off) {
-		slot->wb_off = off;	/* not contiguous: start a new run */
-		slot->wb_end = off;
+	if (slot->wb_end != off) {
+		/* not contiguous: start a new run */
+		slot->wb_off = slot->wb_end = slot->drop_off = off;
 	}
 	slot->wb_end += len;
 	if (slot->wb_end - slot->wb_off < RECV_WB_CHUNK)
@@ -382,6 +426,7 @@ static void recv_writeback(struct recv_fd *slot, uint64_t off, uint64_t len)
 	(void)sync_file_range(slot->fd, (off64_t)slot->wb_off,
 			      (off64_t)(slot->wb_end - slot->wb_off), SYNC_FILE_RANGE_WRITE);
 	slot->wb_off = slot->wb_end;
+	recv_drop_behind(slot);
 }
 
 /* Puts FD (a regular file open for writing, named PATH) in a free or
@@ -406,7 +451,7 @@ static int recv_fd_adopt(struct receiver *r, const char *path, int fd,
 	slot->path = copy;
 	slot->fd = fd;
 	slot->used = ++r->tick;
-	slot->wb_off = slot->wb_end = 0;
+	slot->wb_off = slot->wb_end = slot->drop_off = 0;
 	if (out)
 		*out = slot;
 	return 0;
