@@ -299,6 +299,14 @@ static int recv_begin_change(struct receiver *r)
 	return 0;
 }
 
+/* Moves the touch set into SET and starts an empty one (and index). */
+static void recv_touch_take(struct receiver *r, struct sync_set *set)
+{
+	*set = r->touch;
+	memset(&r->touch, 0, sizeof(r->touch));
+	memset(r->touch_idx, 0, sizeof(r->touch_idx));
+}
+
 void receiver_set_spill(struct receiver *r, receiver_spill_fn fn, void *arg)
 {
 	r->spill = fn;
@@ -315,11 +323,10 @@ void receiver_set_spill(struct receiver *r, receiver_spill_fn fn, void *arg)
  */
 static int recv_touch_spill(struct receiver *r)
 {
-	struct sync_set set = r->touch;
+	struct sync_set set;
 	int rc;
 
-	memset(&r->touch, 0, sizeof(r->touch));
-	memset(r->touch_idx, 0, sizeof(r->touch_idx));
+	recv_touch_take(r, &set);
 	rc = r->spill ? r->spill(&set, r->spill_arg) : sync_set_run(&set, r->rootfd);
 	sync_set_free(&set);	/* left over only if the hand-off failed */
 	return rc;
@@ -1162,9 +1169,7 @@ int receiver_batch_seal(struct receiver *r, uint64_t seq, struct sync_set *set)
 	if (seq > r->sealed)
 		r->sealed = seq;
 	r->changed = false;
-	*set = r->touch;
-	memset(&r->touch, 0, sizeof(r->touch));
-	memset(r->touch_idx, 0, sizeof(r->touch_idx));
+	recv_touch_take(r, set);
 	/* Started dirty: changes from before the restart may sit unsynced in
 	 * the page cache under names this run never touches. */
 	if (r->replay) {

@@ -120,6 +120,13 @@ static int sync_fds_fsync(const int *fds, size_t n)
 	return w.err;
 }
 
+/* One writeback kick for all of FDS, then the parallel fsync. */
+static int sync_fds_run(const int *fds, size_t n)
+{
+	sync_fds_kick(fds, n);
+	return sync_fds_fsync(fds, n);
+}
+
 int sync_set_run(struct sync_set *set, int fs_fd)
 {
 	int rc = 0;
@@ -128,8 +135,7 @@ int sync_set_run(struct sync_set *set, int fs_fd)
 		if (syncfs(fs_fd) < 0)
 			rc = -errno;
 	} else {
-		sync_fds_kick(set->fds, set->n);
-		rc = sync_fds_fsync(set->fds, set->n);
+		rc = sync_fds_run(set->fds, set->n);
 	}
 	sync_set_free(set);
 	return rc;
@@ -151,10 +157,8 @@ static int syncer_fsync_jobs(struct sync_job *jobs, size_t total)
 		/* one job at a time, no worse than before */
 		rc = 0;
 		for (j = jobs; j; j = j->next) {
-			int r;
+			int r = sync_fds_run(j->set.fds, j->set.n);
 
-			sync_fds_kick(j->set.fds, j->set.n);
-			r = sync_fds_fsync(j->set.fds, j->set.n);
 			if (r < 0 && rc == 0)
 				rc = r;
 		}
@@ -164,8 +168,7 @@ static int syncer_fsync_jobs(struct sync_job *jobs, size_t total)
 		memcpy(all + k, j->set.fds, j->set.n * sizeof(*all));
 		k += j->set.n;
 	}
-	sync_fds_kick(all, total);
-	rc = sync_fds_fsync(all, total);
+	rc = sync_fds_run(all, total);
 	free(all);
 	return rc;
 }
