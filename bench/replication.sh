@@ -140,8 +140,13 @@ for r in $(seq 1 "$RUNS"); do
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/tb"
 	# (c) copy locally, then rsync to a daemon on 127.0.0.1, then sync
 	drop; t0=$(now)
-	cp -a "$W/src" "$W/c_$r" && rsync -a "$W/c_$r/" "rsync://127.0.0.1:$RSPORT/bench/c_$r/" && sync -f "$W/rsyncd"
+	cp -a "$W/src" "$W/c_$r" && tc1=$(now) &&
+		rsync -a "$W/c_$r/" "rsync://127.0.0.1:$RSPORT/bench/c_$r/" && tc2=$(now) &&
+		sync -f "$W/rsyncd" || echo "run $r: cp + rsync failed" >&2
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/tc"
+	# (c)'s three steps: it varies most of the four between invocations
+	echo "$(el "$t0" "$tc1")" >>"$W/tc_cp"; echo "$(el "$tc1" "$tc2")" >>"$W/tc_rsync"
+	echo "$(el "$tc2" "$t1")" >>"$W/tc_sync"
 	# (d) the same copy into a local-only twinfs mount (no peer), synced:
 	# separates what the FUSE mount costs from what replication adds.
 	start_local "d$r"
@@ -149,7 +154,7 @@ for r in $(seq 1 "$RUNS"); do
 	cp -a "$W/src" "$W/mntd$r/data" && sync -f "$W/mntd$r/data"
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/td"
 	stop_mount "d$r"
-	echo "# run $r: a=$(tail -1 "$W/ta")s (copy $(tail -1 "$W/ta_copy")s + sync $(tail -1 "$W/ta_tail")s) b=$(tail -1 "$W/tb")s c=$(tail -1 "$W/tc")s d=$(tail -1 "$W/td")s"
+	echo "# run $r: a=$(tail -1 "$W/ta")s (copy $(tail -1 "$W/ta_copy")s + sync $(tail -1 "$W/ta_tail")s) b=$(tail -1 "$W/tb")s c=$(tail -1 "$W/tc")s (cp $(tail -1 "$W/tc_cp")s + rsync $(tail -1 "$W/tc_rsync")s + sync $(tail -1 "$W/tc_sync")s) d=$(tail -1 "$W/td")s"
 done
 A=$(median <"$W/ta"); B=$(median <"$W/tb"); C=$(median <"$W/tc"); D=$(median <"$W/td")
 echo
@@ -157,7 +162,8 @@ echo "copy until durable on both sides (median of $RUNS, $(( TOTAL / 1048576 )) 
 printf "  (a) twinfs mount + sync     %8.2f s  %7.1f MB/s  (copy %.2f s, then sync %.2f s)\n" "$A" "$(echo "$TOTAL/$A/1000000" | bc -l)" \
 	"$(median <"$W/ta_copy")" "$(median <"$W/ta_tail")"
 printf "  (b) two plain folders       %8.2f s  %7.1f MB/s\n" "$B" "$(echo "$TOTAL/$B/1000000" | bc -l)"
-printf "  (c) cp + rsync daemon       %8.2f s  %7.1f MB/s\n" "$C" "$(echo "$TOTAL/$C/1000000" | bc -l)"
+printf "  (c) cp + rsync daemon       %8.2f s  %7.1f MB/s  (cp %.2f s, rsync %.2f s, sync %.2f s)\n" "$C" "$(echo "$TOTAL/$C/1000000" | bc -l)" \
+	"$(median <"$W/tc_cp")" "$(median <"$W/tc_rsync")" "$(median <"$W/tc_sync")"
 printf "  (d) local-only twinfs mount %8.2f s  %7.1f MB/s  (one copy, no peer)\n" "$D" "$(echo "$TOTAL/$D/1000000" | bc -l)"
 printf "  ratio a/b = %.2f (target <= 1.2)   a/c = %.2f (target < 1)   a/d = %.2f (replication on top of the mount)\n" \
 	"$(echo "$A/$B" | bc -l)" "$(echo "$A/$C" | bc -l)" "$(echo "$A/$D" | bc -l)"
