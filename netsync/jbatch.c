@@ -661,6 +661,16 @@ static uint64_t jbatch_ack_clamp_locked(struct journal *j, uint64_t seq)
  * that becomes dirty at release, after its create was acked). Records
  * between the file's seq and SEQ are on the peer already: after a restart
  * the peer's position skips them (journal_rewind).
+ *
+ * Sync waiters first. acked_seq moves, and the waiters wake, before the
+ * ack file is written: a sync-mode fsync waits for the peer's durability,
+ * not for this node's record of it, which costs two more disk flushes
+ * (the file, then its directory after the rename). If this node crashes in
+ * between, its next start resumes from the older ack file and re-sends
+ * records the peer already applied; the peer's HELLO position skips them
+ * (journal_rewind). An ack file that fails to write is handled the same
+ * way. Measured, 1000 x 4 KiB write+fsync into a sync-mode mount, peer
+ * on loopback: see docs/replication.md, "Sync mode latency".
  */
 int journal_ack(struct journal *j, uint64_t seq)
 {
@@ -691,6 +701,21 @@ int journal_ack(struct journal *j, uint64_t seq)
 		file_seq = j->first_mark - 1;
 	if (file_seq < j->file_acked)
 		file_seq = j->file_acked;
+	/* Waiters return now: the peer's ack is the durability they wait
+	 * for. The ack file below is this node's bookkeeping (two flushes:
+	 * the file and its directory); a crash before it is written only
+	 * re-sends what the peer already has (see "Sync waiters first"). */
+	j->acked_seq = seq;
+	if (j->sent_seq < seq)
+		j->sent_seq = seq;
+	jbatch_inflight_drop(j, seq, 0);
+	if (ending && j->barrier_seq <= seq) {
+		j->barrier_seq = 0;
+		j->barrier_floor = 0;
+		j->ack_hold = 0;
+		j->ack_release = 0;
+	}
+	pthread_cond_broadcast(&j->acked_cv);
 	pthread_mutex_unlock(&j->mu);
 
 	if (file_seq > j->file_acked) {
@@ -704,20 +729,8 @@ int journal_ack(struct journal *j, uint64_t seq)
 	}
 
 	pthread_mutex_lock(&j->mu);
-	if (seq <= j->acked_seq)
-		seq = j->acked_seq;	/* a concurrent hold: never move back */
-	j->acked_seq = seq;
-	if (j->sent_seq < seq)
-		j->sent_seq = seq;
 	if (file_seq > j->file_acked)
 		j->file_acked = file_seq;
-	jbatch_inflight_drop(j, seq, 0);
-	if (ending && j->barrier_seq <= seq) {
-		j->barrier_seq = 0;
-		j->barrier_floor = 0;
-		j->ack_hold = 0;
-		j->ack_release = 0;
-	}
 	/* The active segment holds only acked records now: start a new one so
 	 * that a later ack can delete it. */
 	if (ending && j->nsegs && j->segs[j->nsegs - 1].last_seq >= j->segs[j->nsegs - 1].first_seq)
@@ -738,7 +751,6 @@ int journal_ack(struct journal *j, uint64_t seq)
 			j->nsegs -= k;
 		}
 	}
-	pthread_cond_broadcast(&j->acked_cv);
 	pthread_mutex_unlock(&j->mu);
 
 	for (size_t i = 0; i < n_dead; i++) {
