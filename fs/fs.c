@@ -357,8 +357,9 @@ int fs_run(const struct fs_opts *o)
 	int root_fd, rc;
 
 	fs.journal = o->journal;
-	fs.wait_peer = o->wait_peer;
-	fs.wait_peer_arg = o->wait_peer_arg;
+	fs.peer_begin = o->peer_begin;
+	fs.peer_end = o->peer_end;
+	fs.peer_arg = o->peer_arg;
 	rc = fs_check_paths(o, &fs, mnt);
 	if (rc < 0)
 		goto out_ready;

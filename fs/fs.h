@@ -8,6 +8,7 @@
 #define TWINFS_FS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct journal;
 
@@ -21,12 +22,15 @@ struct fs_opts {
 	/* Let the kernel serve reads and new-file writes from the store
 	 * files itself (FUSE passthrough; kernel 6.9+, root). */
 	bool passthrough;
-	/* Sync mode: called from fsync/fdatasync and from flush/release of a
-	 * file that was written, after the local sync; returns once the peer
-	 * has everything. NULL in async or local-only mounts. Its result is
-	 * logged, never returned to the application. */
-	int (*wait_peer)(void *arg);
-	void *wait_peer_arg;
+	/* Sync mode (both NULL in async or local-only mounts). From fsync,
+	 * fdatasync and flush/release of a file that was written: peer_begin
+	 * once the journal holds the file's changes, before the local sync;
+	 * if it returned true, peer_end(ticket) after the local sync, which
+	 * returns once the peer has everything. The two syncs so overlap.
+	 * peer_end's result is logged, never returned to the application. */
+	bool (*peer_begin)(void *arg, uint64_t *ticket);
+	int (*peer_end)(void *arg, uint64_t ticket);
+	void *peer_arg;
 	/* Called once in a helper thread after the mount answered its first
 	 * getattr (the mount is usable). A non-zero return (-errno) unmounts
 	 * and makes fs_run fail with it. May be NULL. */

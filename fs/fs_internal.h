@@ -35,8 +35,9 @@ struct fs {
 	 * off if the kernel refuses them). */
 	bool pt_want, pt_offered, pt_negotiated, pt_on;
 	bool init_replied;	/* the INIT reply went out (devio hook) */
-	int (*wait_peer)(void *arg);
-	void *wait_peer_arg;
+	bool (*peer_begin)(void *arg, uint64_t *ticket);	/* fs_opts */
+	int (*peer_end)(void *arg, uint64_t ticket);
+	void *peer_arg;
 	struct fuse_session *se;
 	struct evict *evict;	/* NULL until the session is mounted */
 };
@@ -46,7 +47,7 @@ struct fs_file {
 	int fd;			/* store fd opened with the request's flags */
 	struct inode *inode;
 	bool written;		/* set by a worker, read at flush/release; a
-				 * stale read only delays wait_peer to release */
+				 * stale read only delays peer_begin to release */
 	int backing;		/* passthrough backing id, 0: through us */
 	bool counted;		/* in its inode's n_pt or n_cached */
 	bool pt_write;		/* passthrough with write access: we never see
@@ -105,8 +106,6 @@ void fs_procpath(char *buf, int fd);
  * adds one lookup reference. Returns 0 or -errno. Any worker thread. */
 int fs_do_lookup(struct fs *fs, struct inode *parent, const char *name,
 		 struct fuse_entry_param *e);
-/* Calls the sync-mode hook (if any) and logs a failure. */
-void fs_wait_peer(struct fs *fs);
 
 /* entry.c: names */
 void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);

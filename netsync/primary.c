@@ -2,7 +2,7 @@
  * primary — the replication thread of a running mount. Owns one thread and
  * its event_base, which run the sender (journal -> peer), the control
  * socket STATE/control.sock (status, sync) and the periodic work. FUSE
- * threads enter only through primary_wait_peer(), which talks to the
+ * threads enter only through primary_peer_begin/end(), which talk to the
  * journal and reads atomics, never the loop's events or the sender.
  */
 #include "netsync/primary.h"
@@ -197,7 +197,7 @@ static void primary_check_waiters(struct primary *p)
 /*
  * `sync [timeout_ms]`: a barrier in the journal and a waiter that the
  * poll timer answers once the peer acks it. The loop never blocks on
- * journal_wait_acked; FUSE threads in sync mode do (primary_wait_peer),
+ * journal_wait_acked; FUSE threads in sync mode do (primary_peer_end),
  * but they are not the loop.
  */
 static int primary_on_sync(struct control_req *req, int argc, char **argv,
@@ -256,7 +256,7 @@ static void primary_notify_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * Sync mode and its fallback. primary_wait_peer() degrades to async when
+ * Sync mode and its fallback. primary_peer_end() degrades to async when
  * the peer does not ack within sync.timeout, so that an unreachable peer
  * stalls each fsync at most once per outage instead of forever. The tick
  * returns to sync as soon as the peer has caught up completely (lag 0),
@@ -467,17 +467,23 @@ void primary_stop(struct primary *p, int flush_ms)
  * and journal_wait_acked are thread-safe and wake the loop through the
  * journal's eventfd; nothing here touches the loop.
  */
-int primary_wait_peer(struct primary *p)
+bool primary_peer_begin(struct primary *p, uint64_t *seq)
 {
-	uint64_t seq;
-	int rc, timeout_ms;
-
 	if (!p || p->mode != CONF_MODE_SYNC || !primary_has_peer(p) ||
 	    atomic_load(&p->degraded))
-		return 0;
-	timeout_ms = p->sync_timeout_s ? (int)p->sync_timeout_s * 1000 : -1;
+		return false;
+	/* counted before the barrier wakes the sender, so that it takes the
+	 * batch at once instead of holding it (TAKE_AHEAD) */
 	atomic_fetch_add(&p->n_waiting, 1);
-	seq = journal_barrier(p->j);
+	*seq = journal_barrier(p->j);
+	return true;
+}
+
+int primary_peer_end(struct primary *p, uint64_t seq)
+{
+	int rc, timeout_ms;
+
+	timeout_ms = p->sync_timeout_s ? (int)p->sync_timeout_s * 1000 : -1;
 	rc = journal_wait_acked(p->j, seq, timeout_ms);
 	atomic_fetch_sub(&p->n_waiting, 1);
 	if (rc == -ETIMEDOUT) {

@@ -3,10 +3,14 @@
  * libevent loop that streams the journal to the peer (if any) and serves
  * the control socket STATE/control.sock (`twinfs status`, `twinfs sync`).
  * The fs starts it once the mount is usable and stops it at unmount; FUSE
- * threads only call primary_wait_peer(), which never touches the loop.
+ * threads only call primary_peer_begin()/primary_peer_end(), which never
+ * touch the loop.
  */
 #ifndef TWINFS_PRIMARY_H
 #define TWINFS_PRIMARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
 
 struct primary;
 struct journal;
@@ -22,12 +26,19 @@ int primary_start(struct journal *j, const struct conf *c,
  * everything pending, sends goodbye, closes. Safe with NULL. */
 void primary_stop(struct primary *p, int flush_ms);
 
-/* Sync mode: called by a FUSE thread from fsync/fdatasync/flush of a file
- * that was written, after the local fsync. Returns once the peer holds
- * every change made before the call durably, or at once in async mode,
- * or after sync.timeout when the peer is unreachable (the primary then
- * degrades to async and says so in status and the log). Never fails the
- * application's call: returns 0, or -ETIMEDOUT for the fs to log. */
-int primary_wait_peer(struct primary *p);
+/* Sync mode, in two steps so that the local sync runs while the peer's
+ * is on its way. A FUSE thread calls primary_peer_begin() from
+ * fsync/fdatasync/flush of a written file once the journal holds the
+ * file's changes and before its local fsync: it sets the barrier that
+ * makes the sender take them at once, and returns true with *seq set when
+ * the caller must wait (sync mode, a peer, not degraded), false when there
+ * is nothing to wait for. After the local fsync, primary_peer_end(p, seq)
+ * returns once the peer holds everything up to seq durably, or after
+ * sync.timeout when the peer is unreachable (the primary then degrades to
+ * async and says so in status and the log). Every begin that returned
+ * true needs its end. Never fails the application's call: end returns 0,
+ * or -ETIMEDOUT for the fs to log. */
+bool primary_peer_begin(struct primary *p, uint64_t *seq);
+int primary_peer_end(struct primary *p, uint64_t seq);
 
 #endif

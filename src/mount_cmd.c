@@ -2,7 +2,8 @@
  * mount_cmd — `twinfs mount`: reads the config (file, then flags), checks
  * the paths, detaches once the mount is usable, and runs journal + fs
  * (+ replication) until unmount. Main thread of the mount process; the
- * readiness callback runs in fs's probe thread, wait_peer in FUSE workers.
+ * readiness callback runs in fs's probe thread, peer_begin/end in FUSE
+ * workers.
  *
  * Detaching: the parent forks before any thread exists (the journal and
  * libfuse start threads) and waits on a pipe. The child opens the journal,
@@ -13,8 +14,8 @@
  *
  * Replication (netsync/primary.h): primary_start in mount_on_ready, once
  * the mount is usable and before the parent is told so (the control
- * socket answers as soon as `twinfs mount` returns); primary_wait_peer as
- * fs's wait_peer in sync mode; primary_stop after fs_run, flushing to the
+ * socket answers as soon as `twinfs mount` returns); primary_peer_begin/end
+ * as fs's peer_begin/end in sync mode; primary_stop after fs_run, flushing to the
  * peer for a bounded time. Without --peer the primary still serves the
  * control socket (status, and sync says there is no peer).
  */
@@ -143,11 +144,18 @@ static int mount_absolute(char **path)
 	return 0;
 }
 
-static int mount_wait_peer(void *arg)
+static bool mount_peer_begin(void *arg, uint64_t *ticket)
 {
 	struct mount_ctx *m = arg;
 
-	return primary_wait_peer(m->primary);
+	return primary_peer_begin(m->primary, ticket);
+}
+
+static int mount_peer_end(void *arg, uint64_t ticket)
+{
+	struct mount_ctx *m = arg;
+
+	return primary_peer_end(m->primary, ticket);
 }
 
 static int mount_on_ready(void *arg)
@@ -192,9 +200,10 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 		.ready_fd = ready_fd,
 		/* Only sync mode with a peer waits; NULL keeps async and
 		 * local-only mounts free of the call. */
-		.wait_peer = m->c.peer && m->c.mode == CONF_MODE_SYNC ?
-			     mount_wait_peer : NULL,
-		.wait_peer_arg = m,
+		.peer_begin = m->c.peer && m->c.mode == CONF_MODE_SYNC ?
+			      mount_peer_begin : NULL,
+		.peer_end = mount_peer_end,
+		.peer_arg = m,
 	};
 	struct journal_opts jo = {
 		.state_dir = m->c.state,
