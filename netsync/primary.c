@@ -494,5 +494,5 @@ int primary_peer_end(struct primary *p, uint64_t seq)
 				 p->peer, p->sync_timeout_s);
 		return -ETIMEDOUT;
 	}
-	return rc == -ESHUTDOWN ? 0 : rc;
+	return rc;
 }

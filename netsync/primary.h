@@ -36,8 +36,10 @@ void primary_stop(struct primary *p, int flush_ms);
  * returns once the peer holds everything up to seq durably, or after
  * sync.timeout when the peer is unreachable (the primary then degrades to
  * async and says so in status and the log). Every begin that returned
- * true needs its end. Never fails the application's call: end returns 0,
- * or -ETIMEDOUT for the fs to log. */
+ * true needs its end. End returns 0 once the peer acked (which implies the
+ * journal holds every record before the barrier durably: the sender
+ * commits a batch before sending it), -ETIMEDOUT, or -ESHUTDOWN when the
+ * journal closes first; the fs then commits the journal itself. */
 bool primary_peer_begin(struct primary *p, uint64_t *seq);
 int primary_peer_end(struct primary *p, uint64_t seq);
 
