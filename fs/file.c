@@ -291,8 +291,8 @@ void fs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
  * commit of ours there: the sender commits the batch's BATCH record, and
  * every record before it, before it sends the batch, so the peer's ack
  * implies it, and our records join that one flush instead of taking one
- * of their own. If the peer does not ack (timeout, shutdown), the commit
- * is made here after all. Measured, paired 4 KiB write+fsync calls:
+ * of their own. If the peer does not ack in time, the commit is made
+ * here after all. Measured, paired 4 KiB write+fsync calls:
  * docs/replication.md, "Sync mode latency". Returns the local result (0
  * or -errno); a peer failure is only logged (the mount degrades to async
  * on its own, see primary.h).
@@ -315,10 +315,11 @@ static int fs_file_sync_both(struct fs *fs, struct fs_file *f, bool datasync)
 	if (!peer)
 		return rc;
 	prc = fs->peer_end(fs->peer_arg, ticket);
-	if (prc < 0) {
-		if (prc != -ESHUTDOWN)
-			log_warn("peer did not confirm in time; continuing as async",
-				 "err=\"%s\"", strerror(-prc));
+	/* -ESHUTDOWN: the journal closed under us (only at unmount, once
+	 * no request is left); there is nothing left to commit to */
+	if (prc < 0 && prc != -ESHUTDOWN) {
+		log_warn("peer did not confirm in time; continuing as async",
+			 "err=\"%s\"", strerror(-prc));
 		prc = record_commit(fs);
 		if (rc == 0)
 			rc = prc;

@@ -38,8 +38,9 @@ void primary_stop(struct primary *p, int flush_ms);
  * async and says so in status and the log). Every begin that returned
  * true needs its end. End returns 0 once the peer acked (which implies the
  * journal holds every record before the barrier durably: the sender
- * commits a batch before sending it), -ETIMEDOUT, or -ESHUTDOWN when the
- * journal closes first; the fs then commits the journal itself. */
+ * commits a batch before sending it); -ETIMEDOUT, after which the fs
+ * commits the journal itself; or -ESHUTDOWN when the journal closes first
+ * (at unmount, when no FUSE request is left). */
 bool primary_peer_begin(struct primary *p, uint64_t *seq);
 int primary_peer_end(struct primary *p, uint64_t seq);
 
