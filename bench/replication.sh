@@ -34,21 +34,11 @@ BIN=${TWINFS_BIN:-$HERE/build/src/twinfs}
 command -v rsync >/dev/null || { echo "needs rsync" >&2; exit 77; }
 W=$(mktemp -d "$BASE/twinfs-bench.XXXXXX")
 PIDS=""
-cleanup() {
-	for m in "$W"/mnt*; do grep -qs " $m " /proc/mounts && { fusermount3 -u "$m" || umount -l "$m"; }; done
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	sleep 0.5
-	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$W"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+. "$HERE/bench/lib.sh"
+bench_trap
 now() { date +%s.%N; }
 el() { echo "$2 - $1" | bc -l 2>/dev/null || python3 -c "print($2 - $1)"; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-up() { "$BIN" status --state "$1" >/dev/null 2>&1; }
-wait_up() { i=0; while ! up "$1"; do i=$((i+1)); [ $i -gt 150 ] && { echo "daemon $1 did not start" >&2; exit 1; }; sleep 0.1; done; }
 
 echo "# data set: one ${LARGE_MB} MiB file + $SMALL small files (0-200 KB, 50 folders) in $W"
 python3 - "$W/src" "$LARGE_MB" "$SMALL" <<'PY'
@@ -75,16 +65,16 @@ start_pair() { # $1 = run id, $2 = extra mount args
 	port=$(free_port)
 	"$BIN" serve --store "$W/p$1/store" --state "$W/p$1/state" --listen "127.0.0.1:$port" -f -q >"$W/serve$1.log" 2>&1 &
 	PIDS="$PIDS $!"
-	wait_up "$W/p$1/state"
+	wait_up "$BIN" "$W/p$1/state"
 	"$BIN" mount --store "$W/a$1/store" --state "$W/a$1/state" --mountpoint "$W/mnt$1" --peer "127.0.0.1:$port" $2 -f -q >"$W/mount$1.log" 2>&1 &
 	PIDS="$PIDS $!"
-	wait_up "$W/a$1/state"
+	wait_up "$BIN" "$W/a$1/state"
 }
 start_local() { # $1 = id: a mount without a peer
 	mkdir -p "$W/l$1/store" "$W/l$1/state" "$W/mnt$1"
 	"$BIN" mount --store "$W/l$1/store" --state "$W/l$1/state" --mountpoint "$W/mnt$1" -f -q >"$W/mount$1.log" 2>&1 &
 	PIDS="$PIDS $!"
-	wait_up "$W/l$1/state"
+	wait_up "$BIN" "$W/l$1/state"
 }
 # Unmounts and waits (at most 10 s) for the daemon to exit, so that removing
 # its state afterwards does not race its last journal writes.

@@ -27,25 +27,8 @@ done
 [ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 77; }
 W=$(mktemp -d "$BASE/twinfs-synclat.XXXXXX")
 PIDS=""
-cleanup() {
-	for x in a b; do
-		grep -qs " $W/$x/mnt " /proc/mounts && { fusermount3 -u "$W/$x/mnt" || umount -l "$W/$x/mnt"; }
-	done
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	sleep 0.5
-	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$W"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-wait_up() {
-	i=0
-	while ! "$1" status --state "$2" >/dev/null 2>&1; do
-		i=$((i + 1)); [ $i -gt 150 ] && { echo "daemon $2 did not start" >&2; exit 1; }
-		sleep 0.1
-	done
-}
+. "$HERE/bench/lib.sh"
+bench_trap
 for x in a b; do
 	if [ $x = a ]; then bin=$BIN_A; else bin=$BIN_B; fi
 	mkdir -p "$W/$x/p/store" "$W/$x/p/state" "$W/$x/s/store" "$W/$x/s/state" "$W/$x/mnt"
@@ -61,7 +44,9 @@ for x in a b; do
 done
 echo "# A: $BIN_A"
 echo "# B: $BIN_B"
-python3 - "$W" "$N" <<'PY'
+# in the background, so that a TERM to this script (deferred while a
+# foreground child runs) stops it at once; the trap then kills it too
+python3 - "$W" "$N" <<'PY' &
 import os, sys, time
 w, n = sys.argv[1], int(sys.argv[2])
 lat = {"a": [], "b": []}
@@ -80,3 +65,5 @@ for x in "ab":
 d = sorted(b - a for a, b in zip(lat["a"], lat["b"]))
 print("paired B - A: median %+.2f ms" % d[n // 2])
 PY
+PIDS="$PIDS $!"
+wait $!
