@@ -24,7 +24,8 @@ struct fs_opts {
 	bool passthrough;
 	/* Sync mode (both NULL in async or local-only mounts). From fsync,
 	 * fdatasync and flush/release of a file that was written: peer_begin
-	 * once the journal holds the file's changes, before the local sync;
+	 * once the file's changes are appended to the journal (the batch that
+	 * carries them commits them), before the local sync;
 	 * if it returned true, peer_end(ticket) after the local sync, which
 	 * returns once the peer has everything. The two syncs so overlap.
 	 * peer_end's result is logged, never returned to the application. */

@@ -28,11 +28,11 @@ void primary_stop(struct primary *p, int flush_ms);
 
 /* Sync mode, in two steps so that the local sync runs while the peer's
  * is on its way. A FUSE thread calls primary_peer_begin() from
- * fsync/fdatasync/flush of a written file once the journal holds the
- * file's changes and before its local fsync: it sets the barrier that
- * makes the sender take them at once, and returns true with *seq set when
- * the caller must wait (sync mode, a peer, not degraded), false when there
- * is nothing to wait for. After the local fsync, primary_peer_end(p, seq)
+ * fsync/fdatasync/flush of a written file once the file's changes are
+ * appended to the journal and before its local fsync: it sets the
+ * barrier that makes the sender take them at once, and returns true with
+ * *seq set when the caller must wait (sync mode, a peer, not degraded),
+ * false when there is nothing to wait for. After the local fsync, primary_peer_end(p, seq)
  * returns once the peer holds everything up to seq durably, or after
  * sync.timeout when the peer is unreachable (the primary then degrades to
  * async and says so in status and the log). Every begin that returned
