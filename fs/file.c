@@ -356,7 +356,9 @@ void fs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOSYS);
 		return;
 	}
-	if (f->written)
+	/* A passthrough writer may have written since its last fsync without
+	 * our knowing (that fsync cleared `written`), as at release. */
+	if (f->written || f->pt_write)
 		rc = fs_file_sync_peer(fs, f);
 	fuse_reply_err(req, -rc);
 }

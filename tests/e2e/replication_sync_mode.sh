@@ -28,6 +28,28 @@ check "status says mode sync" sh -c "'$TWINFS_BIN' status --state '$A_STATE' --j
 python3 "$TWINFS_SRC/tests/e2e/fsync_check.py" "$MNT" "$P_STORE" 20 300000
 check "every fsync'ed file is on the peer when fsync returns" [ $? -eq 0 ]
 
+# close() is a sync point too, also after an fsync and more writes: a
+# new file's writes go to the store without us (passthrough), so what
+# the fsync cleared must not let close skip the peer.
+python3 - "$MNT" "$P_STORE" <<'PY'
+import os, sys
+mnt, peer = sys.argv[1], sys.argv[2]
+bad = 0
+for i in range(10):
+    name = "close_%02d" % i
+    fd = os.open(os.path.join(mnt, name), os.O_WRONLY | os.O_CREAT, 0o644)
+    os.write(fd, b"A" * 4096)
+    os.fsync(fd)
+    os.write(fd, b"B" * 4096)
+    os.close(fd)
+    with open(os.path.join(peer, name), "rb") as f:
+        if f.read() != b"A" * 4096 + b"B" * 4096:
+            bad += 1
+print("incomplete on the peer right after close: %d of 10" % bad)
+sys.exit(1 if bad else 0)
+PY
+check "a write after fsync is on the peer when close returns" [ $? -eq 0 ]
+
 # Peer down: fsync returns (after the 2 s timeout) and the mount degrades.
 kill_serve
 start=$(date +%s)
