@@ -20,7 +20,16 @@
  * save) is rewritten whole anyway: marking the whole file dirty when it
  * is closed sends exactly what ranges would have. Writes into existing
  * data (databases, images, logs appended to) keep going through us, so
- * the peer gets only the changed ranges. The kernel refuses to mix both
+ * the peer gets only the changed ranges. While such a file stays open,
+ * fs_scan_writers marks it again whenever it changed (fs/file.c).
+ * Sync mode gives no writer passthrough: each fsync of a file written
+ * that way must send the whole file, so appending 4 KiB + fsync 2,000
+ * times to a new file sent 7.8 GB and took 41.7 s (fsync median 20.6 ms
+ * and growing with the file); through us it sent 8 MiB in 5.3 s (2.4 ms).
+ * A bulk copy into a sync-mode mount was faster through us as well:
+ * `dd` of 512 MiB with conv=fsync 1.93 s against 3.36 s, 1,000 small
+ * files 3.80 s against 4.67 s (one run each), since with passthrough the
+ * data only starts for the peer at the file's close. The kernel refuses to mix both
  * kinds of open on one inode, so the first open decides for every open
  * that overlaps it; our counts lag the kernel's (release reaches us after
  * the kernel dropped the file), which only ever errs towards keeping the
@@ -189,7 +198,7 @@ static void bk_unregister(struct fs *fs, int id)
 }
 
 /* The policy in the essay above, for an inode with no open file. */
-static bool bk_wanted(int flags, bool fresh)
+static bool bk_wanted(const struct fs *fs, int flags, bool fresh)
 {
 	int acc = flags & O_ACCMODE;
 
@@ -197,6 +206,8 @@ static bool bk_wanted(int flags, bool fresh)
 		return false;	/* direct_io through us, as before */
 	if (acc == O_RDONLY)
 		return true;
+	if (fs->peer_begin)
+		return false;	/* sync mode: see the essay */
 	return acc == O_WRONLY && !(flags & O_APPEND) && fresh;
 }
 
@@ -229,7 +240,7 @@ int backing_choose(struct fs *fs, struct fs_file *f, int flags, bool fresh)
 		pt = true;	/* even if pt_on was turned off since */
 	else
 		pt = __atomic_load_n(&fs->pt_on, __ATOMIC_RELAXED) &&
-		     i->n_cached == 0 && bk_wanted(flags, fresh);
+		     i->n_cached == 0 && bk_wanted(fs, flags, fresh);
 	if (pt && i->n_pt == 0) {
 		id = bk_register(fs, f->fd);
 		if (id < 0) {

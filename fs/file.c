@@ -26,8 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "fs/backing.h"
 #include "fs/cred.h"
@@ -68,6 +70,12 @@ static void fs_file_opts(struct fuse_file_info *fi)
 		fi->keep_cache = 1;	/* only this mount changes the store */
 }
 
+/* The tick's scan leaves a passthrough writer alone for its first
+ * seconds: most are a copy's file, marked whole at its close anyway, and
+ * marking one earlier would send the part written so far twice
+ * ("Marking what passthrough writers wrote", below). */
+#define FS_PTW_FIRST_S 5.0
+
 /* Passthrough or not (fs/backing.c). A passthrough file we may write to
  * is marked before its first write, as fs_write_buf would. */
 static int fs_file_choose(struct fs *fs, struct fs_file *f,
@@ -80,6 +88,14 @@ static int fs_file_choose(struct fs *fs, struct fs_file *f,
 	if (f->pt_write) {
 		record_write_begin(fs, f->inode, f->fd);
 		f->written = true;
+		/* a file open for a short copy is marked at its close */
+		f->next_scan = clock_mono_s() + FS_PTW_FIRST_S;
+		pthread_mutex_lock(&fs->ptw_mu);
+		f->ptw_next = fs->ptw_head;
+		if (fs->ptw_head)
+			fs->ptw_head->ptw_prev = f;
+		fs->ptw_head = f;
+		pthread_mutex_unlock(&fs->ptw_mu);
 	}
 	return 0;
 }
@@ -97,19 +113,98 @@ static struct fs_file *fs_file_new(int fd, struct inode *i)
 
 static void fs_file_free(struct fs *fs, struct fs_file *f)
 {
+	if (f->pt_write) {
+		pthread_mutex_lock(&fs->ptw_mu);
+		if (f->ptw_prev)
+			f->ptw_prev->ptw_next = f->ptw_next;
+		else
+			fs->ptw_head = f->ptw_next;
+		if (f->ptw_next)
+			f->ptw_next->ptw_prev = f->ptw_prev;
+		pthread_mutex_unlock(&fs->ptw_mu);
+	}
 	backing_release(fs, f);
 	close(f->fd);
 	free(f);
 }
 
-/* A passthrough file with write access was changed behind our back, in
- * ways we cannot know: the journal gets its whole current content. */
+/*
+ * Marking what passthrough writers wrote. A passthrough file with write
+ * access is changed behind our back, in ways we cannot know, so the
+ * journal gets its whole current content: at fsync, flush and release,
+ * and, while it stays open, from fs_scan_writers. Without the scan a
+ * file kept open (a shell redirect of a long-running program's output,
+ * `tee`, an export written over hours) reached the peer only at its
+ * close, and `twinfs sync` returned 0 while the peer had none of it.
+ *
+ * What the scan skips: a file whose ctime and size are what the last mark
+ * saw has not been written since (passthrough writes update the store
+ * file's ctime, and a ctime is never set from user space). One catch: a
+ * coarse clock gives two writes in one tick the same ctime, so a mark
+ * that saw a ctime from the last FS_PTW_RACY_S is "racy" and the next
+ * scan marks again (multigrain timestamps, Linux 6.13+, make the second
+ * write's ctime differ anyway on the filesystems that have them).
+ *
+ * Cost: a whole-file mark re-sends the whole file. The tick's scan (every
+ * second) therefore leaves a file alone for its first FS_PTW_FIRST_S
+ * after the open, then marks it at most once per FS_PTW_SPACING_S or per
+ * size / FS_PTW_RESEND_BPS, whichever is longer: a 10 GiB file being
+ * written is re-sent every 160 s at most, and its lag shows in status.
+ * `twinfs sync` forces a scan; fsync, flush and close mark as before,
+ * and no mark is made of a file unchanged since the last one. Sync-mode
+ * mounts do not give writers passthrough at all (fs/backing.c), since
+ * their fsyncs would each re-send the whole file.
+ */
+#define FS_PTW_RACY_S 0.05
+#define FS_PTW_SPACING_S 1.0
+#define FS_PTW_RESEND_BPS (64.0 * 1024 * 1024)
+
+/* Caller holds fs->ptw_mu. Marks F whole unless it is unchanged since
+ * its last mark (a second mark would send it all again). */
+static void fs_file_mark_all_locked(struct fs *fs, struct fs_file *f)
+{
+	struct timespec now;
+	struct stat st;
+	double age, spacing;
+
+	if (fstat(f->fd, &st) < 0)
+		return;
+	if (!f->mark_racy && st.st_size == f->mark_size &&
+	    st.st_ctim.tv_sec == f->mark_ctime.tv_sec &&
+	    st.st_ctim.tv_nsec == f->mark_ctime.tv_nsec)
+		return;		/* not written since its last mark */
+	record_write(fs, f->inode, f->fd, 0, (uint64_t)st.st_size);
+	clock_gettime(CLOCK_REALTIME, &now);
+	age = (double)(now.tv_sec - st.st_ctim.tv_sec) +
+	      (double)(now.tv_nsec - st.st_ctim.tv_nsec) / 1e9;
+	f->mark_ctime = st.st_ctim;
+	f->mark_size = st.st_size;
+	f->mark_racy = age < FS_PTW_RACY_S;
+	spacing = (double)st.st_size / FS_PTW_RESEND_BPS;
+	f->next_scan = clock_mono_s() + (spacing > FS_PTW_SPACING_S ? spacing :
+					 FS_PTW_SPACING_S);
+}
+
 static void fs_file_mark_all(struct fs *fs, struct fs_file *f)
 {
-	struct stat st;
+	if (!f->pt_write)
+		return;
+	pthread_mutex_lock(&fs->ptw_mu);
+	fs_file_mark_all_locked(fs, f);
+	pthread_mutex_unlock(&fs->ptw_mu);
+}
 
-	if (f->pt_write && fstat(f->fd, &st) == 0)
-		record_write(fs, f->inode, f->fd, 0, (uint64_t)st.st_size);
+void fs_scan_writers(void *arg, bool force)
+{
+	struct fs *fs = arg;
+	double now = clock_mono_s();
+	struct fs_file *f;
+
+	pthread_mutex_lock(&fs->ptw_mu);
+	for (f = fs->ptw_head; f; f = f->ptw_next)
+		if (force || now >= f->next_scan)
+			fs_file_mark_all_locked(fs, f);
+	pthread_mutex_unlock(&fs->ptw_mu);
 }
 
 void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,

@@ -356,6 +356,7 @@ int fs_run(const struct fs_opts *o)
 	sigset_t all, old;
 	int root_fd, rc;
 
+	pthread_mutex_init(&fs.ptw_mu, NULL);
 	fs.journal = o->journal;
 	fs.peer_begin = o->peer_begin;
 	fs.peer_end = o->peer_end;
@@ -415,6 +416,7 @@ int fs_run(const struct fs_opts *o)
 		goto out_unmount;
 	}
 	log_info("mounted", "store=%s mountpoint=%s", fs.store, mnt);
+	record_set_scan(&fs, true);
 
 	ready.se = fs.se;
 	ready.mountpoint = mnt;
@@ -453,6 +455,10 @@ out_join:
 out_unmount:
 	fuse_session_unmount(fs.se);
 out_signals:
+	/* Writers still open when the session ended (a lazy unmount): what
+	 * they wrote goes to the peer with the rest at primary_stop. */
+	fs_scan_writers(&fs, true);
+	record_set_scan(&fs, false);
 	/* After the unmount: a name invalidation it was making now fails. */
 	evict_stop(fs.evict);
 	fs.evict = NULL;
@@ -464,6 +470,7 @@ out_args:
 out_table:
 	inode_table_free(fs.itab);
 out_ready:
+	pthread_mutex_destroy(&fs.ptw_mu);
 	/* The probe thread reports readiness; if we never got that far the
 	 * parent hears the failure from here. */
 	if (o->ready_fd >= 0 && !probing) {

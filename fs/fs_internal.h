@@ -40,6 +40,11 @@ struct fs {
 	void *peer_arg;
 	struct fuse_session *se;
 	struct evict *evict;	/* NULL until the session is mounted */
+	/* Open passthrough files with write access (fs_file.pt_write), for
+	 * the scan that marks what they wrote (fs_scan_writers). The mutex
+	 * also guards their mark_* fields. */
+	pthread_mutex_t ptw_mu;
+	struct fs_file *ptw_head;
 };
 
 /* An open file (fi->fh). */
@@ -52,7 +57,17 @@ struct fs_file {
 	bool counted;		/* in its inode's n_pt or n_cached */
 	bool pt_write;		/* passthrough with write access: we never see
 				 * its writes, so the whole file is marked
-				 * dirty at flush, fsync and release */
+				 * dirty at flush, fsync, release and by
+				 * fs_scan_writers while it stays open */
+	/* pt_write only, under fs.ptw_mu: the list, and what the last
+	 * whole-file mark saw (ctime, size; racy: the ctime was so recent
+	 * that a write in the same clock tick could still follow unseen),
+	 * and when the tick's scan may mark it again (CLOCK_MONOTONIC s). */
+	struct fs_file *ptw_prev, *ptw_next;
+	struct timespec mark_ctime;
+	off_t mark_size;
+	bool mark_racy;
+	double next_scan;
 };
 
 /* An open directory (fi->fh). Readdir calls on one handle are serialised
@@ -145,6 +160,10 @@ void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	     struct fuse_file_info *fi);
 void fs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv,
 		  off_t off, struct fuse_file_info *fi);
+/* Marks dirty every open passthrough writer changed since its last mark
+ * (file.c, "Marking what passthrough writers wrote"); without FORCE, only
+ * those whose spacing allows. A journal_scan_fn; any thread. */
+void fs_scan_writers(void *arg, bool force);
 void fs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,

@@ -189,6 +189,13 @@ void record_end(struct fs *fs, struct record *r, bool applied)
 	r->paths = NULL;
 }
 
+void record_set_scan(struct fs *fs, bool on)
+{
+	if (fs->journal)
+		journal_set_scan(fs->journal, on ? fs_scan_writers : NULL,
+				 on ? fs : NULL);
+}
+
 void record_write_begin(struct fs *fs, struct inode *i, int fd)
 {
 	int rc;

@@ -37,6 +37,9 @@ void record_end(struct fs *fs, struct record *r, bool applied);
  * path later records of I start from (no readlink for them). */
 void record_seed(struct fs *fs, const struct record *r, struct inode *i);
 
+/* Lets the journal run fs_scan_writers (ON, once mounted), or stops it
+ * (waits for a scan under way). */
+void record_set_scan(struct fs *fs, bool on);
 /* Data of inode I is about to change: the journal makes the file's
  * durability mark durable first (once per file and epoch; cheap after). */
 void record_write_begin(struct fs *fs, struct inode *i, int fd);

@@ -274,6 +274,23 @@ void journal_notify_locked(struct journal *j)
 		log_warn("journal cannot wake the sender", "err=%s", strerror(errno));
 }
 
+void journal_set_scan(struct journal *j, journal_scan_fn fn, void *arg)
+{
+	pthread_mutex_lock(&j->scan_mu);
+	j->scan_fn = fn;
+	j->scan_arg = arg;
+	pthread_mutex_unlock(&j->scan_mu);
+}
+
+/* Lock order: scan_mu, then whatever the fs takes, then mu. */
+void journal_scan(struct journal *j, bool force)
+{
+	pthread_mutex_lock(&j->scan_mu);
+	if (j->scan_fn)
+		j->scan_fn(j->scan_arg, force);
+	pthread_mutex_unlock(&j->scan_mu);
+}
+
 int journal_notify_fd(struct journal *j)
 {
 	return j->evfd;
@@ -1186,6 +1203,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	pthread_mutex_init(&j->ns_mu, NULL);
 	pthread_mutex_init(&j->ack_mu, NULL);
 	pthread_mutex_init(&j->mu, NULL);
+	pthread_mutex_init(&j->scan_mu, NULL);
 	pthread_cond_init(&j->durable_cv, NULL);
 	/* Timed waits count on the monotonic clock (journal_timeout_at). */
 	pthread_condattr_init(&ca);
@@ -1379,6 +1397,7 @@ void journal_close(struct journal *j)
 	pthread_cond_destroy(&j->durable_cv);
 	pthread_cond_destroy(&j->acked_cv);
 	pthread_mutex_destroy(&j->mu);
+	pthread_mutex_destroy(&j->scan_mu);
 	pthread_mutex_destroy(&j->ack_mu);
 	pthread_mutex_destroy(&j->ns_mu);
 	free(j);

@@ -184,6 +184,19 @@ void journal_truncate(struct journal *j, uint64_t ino, uint64_t size);
  * state and close the journal's fd. */
 void journal_forget(struct journal *j, uint64_t ino);
 
+/*
+ * Writes the fs cannot see (FUSE passthrough: the kernel writes the store
+ * file itself) are marked dirty by a scan the fs provides: it marks each
+ * such file that is open for writing and changed since its last mark.
+ * The primary runs it with force before a `twinfs sync` barrier, and
+ * without on its 1 s tick (the fs then spaces the marks of a big file).
+ * The fs sets it once mounted and clears it (NULL) before it goes away;
+ * journal_scan waits for a running scan before a clear returns.
+ */
+typedef void (*journal_scan_fn)(void *arg, bool force);
+void journal_set_scan(struct journal *j, journal_scan_fn fn, void *arg);
+void journal_scan(struct journal *j, bool force);
+
 /* Makes every record appended so far durable (fsync path). 0 or -errno. */
 int journal_commit(struct journal *j);
 

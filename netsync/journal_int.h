@@ -88,6 +88,9 @@ struct journal {
 
 	pthread_mutex_t ns_mu;		/* journal_ns_lock; also held by take_batch */
 	pthread_mutex_t ack_mu;		/* serialises ack file writers */
+	pthread_mutex_t scan_mu;	/* scan_fn/scan_arg, held across a scan */
+	journal_scan_fn scan_fn;
+	void *scan_arg;
 	pthread_mutex_t mu;		/* everything below */
 	pthread_cond_t commit_cv;	/* committer: there is work / a waiter */
 	pthread_cond_t durable_cv;	/* durable_seq moved, or an I/O error */

@@ -217,6 +217,8 @@ static int primary_on_sync(struct control_req *req, int argc, char **argv,
 	if (!wt)
 		return -ENOMEM;
 	atomic_fetch_add(&p->n_waiting, 1);
+	/* files open for passthrough writes: their current content */
+	journal_scan(p->j, true);
 	wt->seq = journal_barrier(p->j);
 	wt->deadline = ms > 0 ? clock_mono_s() + ms / 1000.0 : 0;
 	wt->req = req;
@@ -268,6 +270,8 @@ static void primary_tick_cb(evutil_socket_t fd, short what, void *arg)
 	struct sender_stats ss;
 
 	sender_tick(p->snd);
+	/* bounds the lag of files written through passthrough while open */
+	journal_scan(p->j, false);
 	if (atomic_load(&p->degraded)) {
 		sender_get_stats(p->snd, &ss);
 		if (ss.connected && primary_caught_up(p)) {

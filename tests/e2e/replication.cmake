@@ -3,6 +3,7 @@
 twinfs_e2e_test(e2e_replication_cli tests/e2e/replication_cli.sh TIMEOUT 90)
 twinfs_e2e_test(e2e_replication_posix tests/e2e/replication_posix.sh TIMEOUT 90)
 twinfs_e2e_test(e2e_replication_sync_mode tests/e2e/replication_sync_mode.sh TIMEOUT 90)
+twinfs_e2e_test(e2e_replication_open_writer tests/e2e/replication_open_writer.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_peer_kill tests/e2e/replication_peer_kill.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_primary_kill tests/e2e/replication_primary_kill.sh TIMEOUT 240)
 twinfs_e2e_test(e2e_replication_netcut tests/e2e/replication_netcut.sh TIMEOUT 120)
