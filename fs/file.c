@@ -150,8 +150,10 @@ static void fs_file_free(struct fs *fs, struct fs_file *f)
  * after the open, then marks it at most once per FS_PTW_SPACING_S or per
  * size / FS_PTW_RESEND_BPS, whichever is longer: a 10 GiB file being
  * written is re-sent every 160 s at most, and its lag shows in status.
- * `twinfs sync` forces a scan; fsync, flush and close mark as before,
- * and no mark is made of a file unchanged since the last one. Sync-mode
+ * `twinfs sync` forces a scan (no spacing). fsync, flush and release
+ * mark whatever the ctime says, as before: a write through a shared
+ * mapping into a page already dirtied since the last mark changes no
+ * ctime, so a scan can miss it until then (msync is an fsync). Sync-mode
  * mounts do not give writers passthrough at all (fs/backing.c), since
  * their fsyncs would each re-send the whole file.
  */
@@ -159,9 +161,10 @@ static void fs_file_free(struct fs *fs, struct fs_file *f)
 #define FS_PTW_SPACING_S 1.0
 #define FS_PTW_RESEND_BPS (64.0 * 1024 * 1024)
 
-/* Caller holds fs->ptw_mu. Marks F whole unless it is unchanged since
- * its last mark (a second mark would send it all again). */
-static void fs_file_mark_all_locked(struct fs *fs, struct fs_file *f)
+/* Caller holds fs->ptw_mu. Marks F whole; if SKIP, not when it is
+ * unchanged since its last mark (a second mark would send it all
+ * again). */
+static void fs_file_mark_all_locked(struct fs *fs, struct fs_file *f, bool skip)
 {
 	struct timespec now;
 	struct stat st;
@@ -169,7 +172,7 @@ static void fs_file_mark_all_locked(struct fs *fs, struct fs_file *f)
 
 	if (fstat(f->fd, &st) < 0)
 		return;
-	if (!f->mark_racy && st.st_size == f->mark_size &&
+	if (skip && !f->mark_racy && st.st_size == f->mark_size &&
 	    st.st_ctim.tv_sec == f->mark_ctime.tv_sec &&
 	    st.st_ctim.tv_nsec == f->mark_ctime.tv_nsec)
 		return;		/* not written since its last mark */
@@ -190,7 +193,7 @@ static void fs_file_mark_all(struct fs *fs, struct fs_file *f)
 	if (!f->pt_write)
 		return;
 	pthread_mutex_lock(&fs->ptw_mu);
-	fs_file_mark_all_locked(fs, f);
+	fs_file_mark_all_locked(fs, f, false);
 	pthread_mutex_unlock(&fs->ptw_mu);
 }
 
@@ -203,7 +206,7 @@ void fs_scan_writers(void *arg, bool force)
 	pthread_mutex_lock(&fs->ptw_mu);
 	for (f = fs->ptw_head; f; f = f->ptw_next)
 		if (force || now >= f->next_scan)
-			fs_file_mark_all_locked(fs, f);
+			fs_file_mark_all_locked(fs, f, true);
 	pthread_mutex_unlock(&fs->ptw_mu);
 }
 
