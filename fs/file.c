@@ -114,6 +114,7 @@ static struct fs_file *fs_file_new(int fd, struct inode *i)
 static void fs_file_free(struct fs *fs, struct fs_file *f)
 {
 	if (f->pt_write) {
+		record_unpin(fs, f->inode);	/* its release marked it */
 		pthread_mutex_lock(&fs->ptw_mu);
 		if (f->ptw_prev)
 			f->ptw_prev->ptw_next = f->ptw_next;
@@ -150,6 +151,14 @@ static void fs_file_free(struct fs *fs, struct fs_file *f)
  * after the open, then marks it at most once per FS_PTW_SPACING_S or per
  * size / FS_PTW_RESEND_BPS, whichever is longer: a 10 GiB file being
  * written is re-sent every 160 s at most, and its lag shows in status.
+ * Between two marks of a file, each tick pins its durability mark if it
+ * was written since the last one (journal_pin): a mark counts for one
+ * epoch, and once the peer has acked everything the epoch ends, so a
+ * write after that, followed by a crash of this node, was forgotten by
+ * the restarted journal (test: e2e_replication_open_writer_crash). The
+ * pin makes the mark durable and holds the epoch open until the file's
+ * ranges are marked (at most the spacing below) or it is closed. Idle
+ * files cost nothing.
  * `twinfs sync` forces a scan (no spacing). fsync, flush and release
  * mark whatever the ctime says, as before: a write through a shared
  * mapping into a page already dirtied since the last mark changes no
@@ -204,9 +213,20 @@ void fs_scan_writers(void *arg, bool force)
 	struct fs_file *f;
 
 	pthread_mutex_lock(&fs->ptw_mu);
-	for (f = fs->ptw_head; f; f = f->ptw_next)
-		if (force || now >= f->next_scan)
+	for (f = fs->ptw_head; f; f = f->ptw_next) {
+		struct stat st;
+
+		if (force || now >= f->next_scan) {
 			fs_file_mark_all_locked(fs, f, true);
+			continue;
+		}
+		/* Not yet due: if written since its mark, pin its durability
+		 * mark (cheap when it is pinned already). */
+		if (fstat(f->fd, &st) == 0 && (st.st_size != f->mark_size ||
+		    st.st_ctim.tv_sec != f->mark_ctime.tv_sec ||
+		    st.st_ctim.tv_nsec != f->mark_ctime.tv_nsec))
+			record_pin(fs, f->inode, f->fd);
+	}
 	pthread_mutex_unlock(&fs->ptw_mu);
 }
 

@@ -196,6 +196,25 @@ void record_set_scan(struct fs *fs, bool on)
 				 on ? fs : NULL);
 }
 
+void record_pin(struct fs *fs, struct inode *i, int fd)
+{
+	int rc;
+
+	if (!fs->journal)
+		return;
+	rc = journal_pin(fs->journal, i->ino, fd);
+	if (rc < 0)
+		log_error("could not mark a file written behind our back",
+			  "ino=%llu err=\"%s\"", (unsigned long long)i->ino,
+			  strerror(-rc));
+}
+
+void record_unpin(struct fs *fs, struct inode *i)
+{
+	if (fs->journal)
+		journal_unpin(fs->journal, i->ino);
+}
+
 void record_write_begin(struct fs *fs, struct inode *i, int fd)
 {
 	int rc;

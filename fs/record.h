@@ -40,6 +40,11 @@ void record_seed(struct fs *fs, const struct record *r, struct inode *i);
 /* Lets the journal run fs_scan_writers (ON, once mounted), or stops it
  * (waits for a scan under way). */
 void record_set_scan(struct fs *fs, bool on);
+/* Inode I was written behind our back (passthrough) and is not marked
+ * yet: its durability mark holds until record_write or record_unpin
+ * (journal_pin). */
+void record_pin(struct fs *fs, struct inode *i, int fd);
+void record_unpin(struct fs *fs, struct inode *i);
 /* Data of inode I is about to change: the journal makes the file's
  * durability mark durable first (once per file and epoch; cheap after). */
 void record_write_begin(struct fs *fs, struct inode *i, int fd);

@@ -615,12 +615,14 @@ void journal_requeue(struct journal *j, struct journal_batch *b)
 
 /*
  * An ack of ACKED ends the epoch when it leaves nothing pending: no unacked
- * record, no dirty data (every batch in flight ends at or before the head).
+ * record, no dirty data (every batch in flight ends at or before the head),
+ * no pinned file (written by passthrough, ranges not marked yet).
  * mu held.
  */
 static bool journal_epoch_done_locked(const struct journal *j, uint64_t acked)
 {
-	return acked >= j->head_seq && !j->dirty_head && !j->lost_paths.n;
+	return acked >= j->head_seq && !j->dirty_head && !j->lost_paths.n &&
+	       !j->n_pins;
 }
 
 /* Starts the next epoch: the marks (in memory) go, and the next change

@@ -215,6 +215,8 @@ void journal_inode_drop(struct journal *j, struct jinode *e)
 	struct jinode **pp = &j->itab[journal_ihash(j, e->ino)];
 
 	journal_inode_clean(j, e);
+	if (e->pinned)
+		j->n_pins--;
 	while (*pp != e)
 		pp = &(*pp)->hnext;
 	*pp = e->hnext;
@@ -859,8 +861,8 @@ static int journal_mark_by_path_locked(struct journal *j, struct jinode *e, int 
  * is durable: an fs that calls it so before its first write to a file
  * closes the crash window described at the top of this file.
  */
-int journal_mark_dirty(struct journal *j, uint64_t ino, int fd,
-		       uint64_t off, uint64_t len)
+static int journal_mark(struct journal *j, uint64_t ino, int fd,
+			uint64_t off, uint64_t len, bool pin)
 {
 	struct jinode *e;
 	int rc = 0;
@@ -915,8 +917,19 @@ int journal_mark_dirty(struct journal *j, uint64_t ino, int fd,
 				goto out_unlock;
 		}
 	}
+	if (pin) {
+		if (!e->pinned) {
+			e->pinned = true;
+			j->n_pins++;
+		}
+		goto out_unlock;
+	}
 	if (len == 0)
 		goto out_unlock;	/* only the mark was asked for (see below) */
+	if (e->pinned) {
+		e->pinned = false;	/* its ranges keep the epoch now */
+		j->n_pins--;
+	}
 	if (e->whole)
 		goto out_dirty;
 	rc = rangeset_add(&e->ranges, off, len);
@@ -931,6 +944,30 @@ out_dirty:
 out_unlock:
 	pthread_mutex_unlock(&j->mu);
 	return rc;
+}
+
+int journal_mark_dirty(struct journal *j, uint64_t ino, int fd,
+		       uint64_t off, uint64_t len)
+{
+	return journal_mark(j, ino, fd, off, len, false);
+}
+
+int journal_pin(struct journal *j, uint64_t ino, int fd)
+{
+	return journal_mark(j, ino, fd, 0, 0, true);
+}
+
+void journal_unpin(struct journal *j, uint64_t ino)
+{
+	struct jinode *e;
+
+	pthread_mutex_lock(&j->mu);
+	e = journal_inode_find(j, ino);
+	if (e && e->pinned) {
+		e->pinned = false;
+		j->n_pins--;
+	}
+	pthread_mutex_unlock(&j->mu);
 }
 
 void journal_truncate(struct journal *j, uint64_t ino, uint64_t size)

@@ -177,6 +177,15 @@ int64_t journal_append(struct journal *j, const struct journal_op *op);
  * for its durable mark. Returns 0 or -errno. */
 int journal_mark_dirty(struct journal *j, uint64_t ino, int fd,
 		       uint64_t off, uint64_t len);
+/* A file that something outside the fs writes (FUSE passthrough) was
+ * written and its ranges are not marked yet: makes its mark durable in
+ * this epoch, as journal_mark_dirty(len 0), and keeps the epoch from
+ * ending (so that the ack file stays below the mark and a restart after a
+ * crash sends the file) until ranges of it are marked, journal_unpin, or
+ * the inode is forgotten; the epoch then ends at the next ack that leaves
+ * nothing pending. 0 or -errno. */
+int journal_pin(struct journal *j, uint64_t ino, int fd);
+void journal_unpin(struct journal *j, uint64_t ino);
 /* The inode was truncated to SIZE (ranges beyond are dropped); the
  * setattr itself is journalled with journal_append. */
 void journal_truncate(struct journal *j, uint64_t ino, uint64_t size);

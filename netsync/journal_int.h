@@ -53,6 +53,7 @@ struct jinode {
 					 * in it, or its MARK_FILE appended */
 	uint64_t mark_seq;		/* that MARK_FILE's seq (0: created) */
 	struct rangeset ranges;
+	bool pinned;			/* journal_pin: keeps the epoch open */
 };
 
 /* Encoded records not yet written, with the offsets where a new segment
@@ -137,6 +138,7 @@ struct journal {
 	size_t itab_nb, itab_n;
 	struct jinode *dirty_head, *dirty_tail;	/* newest first */
 	uint64_t n_dirty;
+	uint64_t n_pins;		/* inodes with pinned set */
 	int rootfd;			/* the store root, O_RDONLY (handles) */
 	struct jhandle_caps hcaps;	/* file handles usable on the store? */
 	size_t n_fds;			/* dup'd fds held by inodes */

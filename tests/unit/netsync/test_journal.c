@@ -1080,6 +1080,61 @@ static void test_marks_per_epoch(void **state)
 	close(fn2);
 }
 
+/* journal_pin: a file written behind the fs's back keeps its epoch (and
+ * so its durable mark) until its ranges are marked or it is unpinned. */
+static void test_pin_holds_epoch(void **state)
+{
+	struct fx *f = *state;
+	struct journal_batch *b;
+	struct journal_stats st;
+	uint64_t ino;
+	int fd;
+
+	fx_mkdir(f, "dir");
+	fd = fx_file(f, "dir/log", "old data", &ino);
+	fx_open(f);
+	assert_int_equal(journal_pin(f->j, ino, fd), 0);
+	assert_int_equal(journal_pin(f->j, ino, fd), 0);	/* counted once */
+	journal_get_stats(f->j, &st);
+	assert_int_equal(st.dirty_files, 0);	/* nothing to send for it */
+	assert_int_equal(st.durable_seq, st.head_seq);	/* its mark is durable */
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(count_type(b, JOP_MARK_FILE, "dir/log"), 1);
+	assert_int_equal(b->n_files, 0);
+	assert_int_equal(journal_ack(f->j, b->end_seq), 0);
+	journal_batch_free(b);
+	journal_get_stats(f->j, &st);
+	assert_int_equal(st.epoch, 1);	/* all acked, but pinned: same epoch */
+
+	/* Its ranges marked: the pin goes with them, the epoch ends once they
+	 * are acked. */
+	assert_int_equal(journal_mark_dirty(f->j, ino, fd, 0, 8), 0);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(b->n_files, 1);
+	assert_int_equal(journal_ack(f->j, b->end_seq), 0);
+	journal_batch_free(b);
+	journal_get_stats(f->j, &st);
+	assert_int_equal(st.epoch, 2);
+
+	/* Pinned again in the new epoch (a new mark), then unpinned (closed). */
+	assert_int_equal(journal_pin(f->j, ino, fd), 0);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(count_type(b, JOP_MARK_FILE, "dir/log"), 1);
+	assert_int_equal(journal_ack(f->j, b->end_seq), 0);
+	journal_batch_free(b);
+	journal_get_stats(f->j, &st);
+	assert_int_equal(st.epoch, 2);
+	journal_unpin(f->j, ino);
+	/* the epoch ends with the next ack */
+	fx_append(f, JOP_SETATTR, "dir/log", NULL, 0);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(journal_ack(f->j, b->end_seq), 0);
+	journal_batch_free(b);
+	journal_get_stats(f->j, &st);
+	assert_int_equal(st.epoch, 3);
+	close(fd);
+}
+
 /* A directory op with an explicit mode (a rename says S_IFDIR when a
  * directory moves), prepared and appended as the fs does. */
 static void fx_dirop(struct fx *f, enum journal_op_type t, const char *path,
@@ -1917,6 +1972,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_barrier_wait_acked, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_owe_batch, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_marks_per_epoch, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_pin_holds_epoch, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_list_pending, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_mark_dirty_speed, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_group_commit, fx_setup, fx_teardown),
