@@ -157,7 +157,7 @@ static void fs_file_free(struct fs *fs, struct fs_file *f)
  * write after that, followed by a crash of this node, was forgotten by
  * the restarted journal (test: e2e_replication_open_writer_crash). The
  * pin makes the mark durable and holds the epoch open until the file's
- * ranges are marked (at most the spacing below) or it is closed. Idle
+ * ranges are marked (within the spacing above) or it is closed. Idle
  * files cost nothing.
  * `twinfs sync` forces a scan (no spacing). fsync, flush and release
  * mark whatever the ctime says, as before: a write through a shared
@@ -186,6 +186,8 @@ static void fs_file_mark_all_locked(struct fs *fs, struct fs_file *f, bool skip)
 	    st.st_ctim.tv_nsec == f->mark_ctime.tv_nsec)
 		return;		/* not written since its last mark */
 	record_write(fs, f->inode, f->fd, 0, (uint64_t)st.st_size);
+	if (st.st_size == 0)
+		record_unpin(fs, f->inode);	/* no range to take the pin over */
 	clock_gettime(CLOCK_REALTIME, &now);
 	age = (double)(now.tv_sec - st.st_ctim.tv_sec) +
 	      (double)(now.tv_nsec - st.st_ctim.tv_nsec) / 1e9;
