@@ -1082,6 +1082,7 @@ void journal_get_stats(struct journal *j, struct journal_stats *st)
 		bytes += j->inflight[i].bytes;
 	st->pending_bytes = bytes;
 	st->dirty_files = j->n_dirty + j->lost_paths.n;
+	st->unmarked_files = j->n_pins;
 	st->needs_scan = j->needs_scan.n;
 	st->disk_bytes = j->disk_bytes;
 	st->epoch = j->epoch;

@@ -139,6 +139,8 @@ struct journal_stats {
 	uint64_t pending_ops;	/* records after acked_seq */
 	uint64_t pending_bytes;	/* dirty data bytes not yet acked (estimate) */
 	uint64_t dirty_files;	/* files with unsent data */
+	uint64_t unmarked_files; /* pinned: written behind the fs (passthrough),
+				  * not yet queued (journal_pin) */
 	uint64_t needs_scan;	/* paths recorded as needing a scan */
 	uint64_t disk_bytes;	/* size of journal files on disk */
 	uint64_t epoch;

@@ -106,6 +106,7 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_u64(w, "lag_ops", js.pending_ops);
 	ctljson_u64(w, "lag_bytes", js.pending_bytes);
 	ctljson_u64(w, "dirty_files", js.dirty_files);
+	ctljson_u64(w, "unmarked_files", js.unmarked_files);
 	ctljson_u64(w, "acked_seq", js.acked_seq);
 	ctljson_u64(w, "head_seq", js.head_seq);
 	ctljson_u64(w, "sent_seq", js.sent_seq);

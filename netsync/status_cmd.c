@@ -103,6 +103,10 @@ static void status_print_human(const char *json)
 		       degraded ? " (DEGRADED to async: the peer did not keep up)" : "");
 		printf("lag:         %" PRIu64 " ops, %s\n", status_u64(json, "lag_ops"),
 		       size_format_iec(status_u64(json, "lag_bytes"), b, sizeof(b)));
+		if (status_u64(json, "unmarked_files"))
+			printf("open writes: %" PRIu64 " open file(s) written through passthrough, "
+			       "queued within seconds or at `twinfs sync`\n",
+			       status_u64(json, "unmarked_files"));
 		printf("seq:         acked %" PRIu64 " of %" PRIu64 "\n",
 		       status_u64(json, "acked_seq"), status_u64(json, "head_seq"));
 		printf("send rate:   %s/s\n",

@@ -12,14 +12,14 @@ start_serve
 start_mount
 wait_until 15 connected || fail "mount never connected"
 
-# The writer: a new 512 MiB file (the scan then re-marks it at most every
-# 8 s), then, on "go", 4 KiB over its start; it keeps the file open.
+# The writer: a new 1 GiB file (the scan then re-marks it at most every
+# 16 s), then, on "go", 4 KiB over its start; it keeps the file open.
 python3 - "$MNT/big.bin" "$T" <<'PY' 2>/dev/null &
 import os, sys, time
 path, t = sys.argv[1], sys.argv[2]
 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 block = os.urandom(1 << 20)
-for i in range(512):
+for i in range(1024):
     os.write(fd, block)
 open(os.path.join(t, "ready"), "w").close()
 while not os.path.exists(os.path.join(t, "go")):
@@ -38,8 +38,11 @@ check "the peer has the open file after twinfs sync" cmp -s "$A_STORE/big.bin" "
 sleep 1.5
 touch "$T/go"
 wait_until 10 test -e "$T/written" || fail "the writer did not overwrite"
-# two scan ticks, well before the 8 s re-mark
-sleep 2.5
+# two scan ticks, well before the 16 s re-mark; status shows the file
+unmarked() { "$TWINFS_BIN" status --state "$A_STATE" --json | grep -q '"unmarked_files":1'; }
+check "status counts the open file written since its mark" wait_until 5 unmarked
+"$TWINFS_BIN" status --state "$A_STATE" | grep "open writes" | sed 's/^/# /'
+sleep 1
 kill -KILL "$MOUNT_PID"
 wait "$MOUNT_PID" 2>/dev/null
 kill -KILL "$writer" 2>/dev/null
