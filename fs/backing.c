@@ -29,9 +29,9 @@
  * A bulk copy into a sync-mode mount was faster through us as well:
  * `dd` of 512 MiB with conv=fsync 1.93 s against 3.36 s, 1,000 small
  * files 3.80 s against 4.67 s (one run each), since with passthrough the
- * data only starts for the peer at the file's close. The kernel refuses to mix both
- * kinds of open on one inode, so the first open decides for every open
- * that overlaps it; our counts lag the kernel's (release reaches us after
+ * data only starts for the peer at the file's close.
+ * The kernel refuses to mix both kinds of open on one inode, so the first
+ * open decides for every open that overlaps it; our counts lag the kernel's (release reaches us after
  * the kernel dropped the file), which only ever errs towards keeping the
  * first choice.
  */
