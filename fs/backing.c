@@ -31,9 +31,9 @@
  * files 3.80 s against 4.67 s (one run each), since with passthrough the
  * data only starts for the peer at the file's close.
  * The kernel refuses to mix both kinds of open on one inode, so the first
- * open decides for every open that overlaps it; our counts lag the kernel's (release reaches us after
- * the kernel dropped the file), which only ever errs towards keeping the
- * first choice.
+ * open decides for every open that overlaps it; our counts lag the
+ * kernel's (release reaches us after the kernel dropped the file), which
+ * only ever errs towards keeping the first choice.
  */
 #include "fs/backing.h"
 
