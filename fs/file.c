@@ -70,11 +70,13 @@ static void fs_file_opts(struct fuse_file_info *fi)
 		fi->keep_cache = 1;	/* only this mount changes the store */
 }
 
-/* The tick's scan leaves a passthrough writer alone for its first
- * seconds: most are a copy's file, marked whole at its close anyway, and
- * marking one earlier would send the part written so far twice
- * ("Marking what passthrough writers wrote", below). */
-#define FS_PTW_FIRST_S 5.0
+/* When passthrough writers are marked: "Marking what passthrough writers
+ * wrote", below. */
+#define FS_PTW_RACY_S 0.05
+#define FS_PTW_IDLE_S 2.0
+#define FS_PTW_SPACING_S 1.0
+#define FS_PTW_BUSY_S 60.0
+#define FS_PTW_RESEND_BPS (64.0 * 1024 * 1024)
 
 /* Passthrough or not (fs/backing.c). A passthrough file we may write to
  * is marked before its first write, as fs_write_buf would. */
@@ -88,8 +90,9 @@ static int fs_file_choose(struct fs *fs, struct fs_file *f,
 	if (f->pt_write) {
 		record_write_begin(fs, f->inode, f->fd);
 		f->written = true;
-		/* a file open for a short copy is marked at its close */
-		f->next_scan = clock_mono_s() + FS_PTW_FIRST_S;
+		/* "Marking what passthrough writers wrote", below */
+		f->next_scan = clock_mono_s() + FS_PTW_SPACING_S;
+		f->next_full = clock_mono_s() + FS_PTW_BUSY_S;
 		pthread_mutex_lock(&fs->ptw_mu);
 		f->ptw_next = fs->ptw_head;
 		if (fs->ptw_head)
@@ -146,11 +149,15 @@ static void fs_file_free(struct fs *fs, struct fs_file *f)
  * scan marks again (multigrain timestamps, Linux 6.13+, make the second
  * write's ctime differ anyway on the filesystems that have them).
  *
- * Cost: a whole-file mark re-sends the whole file. The tick's scan (every
- * second) therefore leaves a file alone for its first FS_PTW_FIRST_S
- * after the open, then marks it at most once per FS_PTW_SPACING_S or per
- * size / FS_PTW_RESEND_BPS, whichever is longer: a 10 GiB file being
- * written is re-sent every 160 s at most, and its lag shows in status.
+ * Cost: a whole-file mark re-sends the whole file, so the tick's scan
+ * (every second) marks a changed file once it has been idle for
+ * FS_PTW_IDLE_S (a log between bursts, a program that wrote its output
+ * and keeps it open), at most once per FS_PTW_SPACING_S; a file written
+ * without pause (a big copy) only every FS_PTW_BUSY_S or size /
+ * FS_PTW_RESEND_BPS, whichever is longer. Marking a copy's file while it
+ * grows sends its prefix again at each mark: with marks 5 s after the
+ * open and then spaced by size alone, a 10 GiB copy at 330 MB/s would
+ * have been sent about twice. Its lag shows in status (unmarked_files).
  * Between two marks of a file, each tick pins its durability mark if it
  * was written since the last one (journal_pin): a mark counts for one
  * epoch, and once the peer has acked everything the epoch ends, so a
@@ -166,18 +173,24 @@ static void fs_file_free(struct fs *fs, struct fs_file *f)
  * mounts do not give writers passthrough at all (fs/backing.c), since
  * their fsyncs would each re-send the whole file.
  */
-#define FS_PTW_RACY_S 0.05
-#define FS_PTW_SPACING_S 1.0
-#define FS_PTW_RESEND_BPS (64.0 * 1024 * 1024)
+
+/* Seconds since ST's ctime (wall clock, as the ctime). */
+static double fs_ctime_age(const struct stat *st)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (double)(now.tv_sec - st->st_ctim.tv_sec) +
+	       (double)(now.tv_nsec - st->st_ctim.tv_nsec) / 1e9;
+}
 
 /* Caller holds fs->ptw_mu. Marks F whole; if SKIP, not when it is
  * unchanged since its last mark (a second mark would send it all
  * again). */
 static void fs_file_mark_all_locked(struct fs *fs, struct fs_file *f, bool skip)
 {
-	struct timespec now;
 	struct stat st;
-	double age, spacing;
+	double spacing;
 
 	if (fstat(f->fd, &st) < 0)
 		return;
@@ -188,15 +201,13 @@ static void fs_file_mark_all_locked(struct fs *fs, struct fs_file *f, bool skip)
 	record_write(fs, f->inode, f->fd, 0, (uint64_t)st.st_size);
 	if (st.st_size == 0)
 		record_unpin(fs, f->inode);	/* no range to take the pin over */
-	clock_gettime(CLOCK_REALTIME, &now);
-	age = (double)(now.tv_sec - st.st_ctim.tv_sec) +
-	      (double)(now.tv_nsec - st.st_ctim.tv_nsec) / 1e9;
 	f->mark_ctime = st.st_ctim;
 	f->mark_size = st.st_size;
-	f->mark_racy = age < FS_PTW_RACY_S;
+	f->mark_racy = fs_ctime_age(&st) < FS_PTW_RACY_S;
 	spacing = (double)st.st_size / FS_PTW_RESEND_BPS;
-	f->next_scan = clock_mono_s() + (spacing > FS_PTW_SPACING_S ? spacing :
-					 FS_PTW_SPACING_S);
+	f->next_scan = clock_mono_s() + FS_PTW_SPACING_S;
+	f->next_full = clock_mono_s() + (spacing > FS_PTW_BUSY_S ? spacing :
+					 FS_PTW_BUSY_S);
 }
 
 static void fs_file_mark_all(struct fs *fs, struct fs_file *f)
@@ -218,15 +229,19 @@ void fs_scan_writers(void *arg, bool force)
 	for (f = fs->ptw_head; f; f = f->ptw_next) {
 		struct stat st;
 
-		if (force || now >= f->next_scan) {
+		if (force) {
 			fs_file_mark_all_locked(fs, f, true);
 			continue;
 		}
-		/* Not yet due: if written since its mark, pin its durability
-		 * mark (cheap when it is pinned already). */
-		if (fstat(f->fd, &st) == 0 && (st.st_size != f->mark_size ||
-		    st.st_ctim.tv_sec != f->mark_ctime.tv_sec ||
-		    st.st_ctim.tv_nsec != f->mark_ctime.tv_nsec))
+		if (fstat(f->fd, &st) < 0 || (!f->mark_racy &&
+		    st.st_size == f->mark_size &&
+		    st.st_ctim.tv_sec == f->mark_ctime.tv_sec &&
+		    st.st_ctim.tv_nsec == f->mark_ctime.tv_nsec))
+			continue;	/* not written since its last mark */
+		if (now >= f->next_full || (now >= f->next_scan &&
+		    fs_ctime_age(&st) >= FS_PTW_IDLE_S))
+			fs_file_mark_all_locked(fs, f, true);
+		else	/* not due: pin its durability mark (cheap if pinned) */
 			record_pin(fs, f->inode, f->fd);
 	}
 	pthread_mutex_unlock(&fs->ptw_mu);

@@ -62,12 +62,13 @@ struct fs_file {
 	/* pt_write only, under fs.ptw_mu: the list, and what the last
 	 * whole-file mark saw (ctime, size; racy: the ctime was so recent
 	 * that a write in the same clock tick could still follow unseen),
-	 * and when the tick's scan may mark it again (CLOCK_MONOTONIC s). */
+	 * and when the tick's scan may mark it again: once idle, or anyway
+	 * (CLOCK_MONOTONIC s). */
 	struct fs_file *ptw_prev, *ptw_next;
 	struct timespec mark_ctime;
 	off_t mark_size;
 	bool mark_racy;
-	double next_scan;
+	double next_scan, next_full;
 };
 
 /* An open directory (fi->fh). Readdir calls on one handle are serialised

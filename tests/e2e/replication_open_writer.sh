@@ -71,6 +71,24 @@ os.close(fd)
 PY
 check "an open file's writes reach the peer: at twinfs sync, and by themselves" [ $? -eq 0 ]
 
+# A file written without pause for ~8 s (a copy) is not re-sent while it
+# grows: sent about once, at its close.
+r0=$(awk '$1 == "rchar:" {print $2}' "/proc/$SERVE_PID/io")
+python3 - "$MNT/stream.bin" <<'PY'
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+block = os.urandom(1 << 20)
+for i in range(80):
+    os.write(fd, block)
+    time.sleep(0.1)
+os.close(fd)
+PY
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60 >/dev/null
+r1=$(awk '$1 == "rchar:" {print $2}' "/proc/$SERVE_PID/io")
+note "serve read $(( (r1 - r0) / 1048576 )) MiB from its socket for an 80 MiB file written over 8 s"
+check "a file written without pause is sent about once (serve read $(( (r1 - r0) / 1048576 )) MiB)" [ $(( r1 - r0 )) -lt 125829120 ]
+check "the streamed file is on the peer" cmp -s "$A_STORE/stream.bin" "$P_STORE/stream.bin"
+
 stop_mount
 start_mount --mode sync
 wait_until 15 connected || fail "sync-mode mount never connected"
