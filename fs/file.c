@@ -155,17 +155,17 @@ static void fs_file_free(struct fs *fs, struct fs_file *f)
  * and keeps it open), at most once per FS_PTW_SPACING_S; a file written
  * without pause (a big copy) only every FS_PTW_BUSY_S or size /
  * FS_PTW_RESEND_BPS, whichever is longer. Marking a copy's file while it
- * grows sends its prefix again at each mark: with marks 5 s after the
- * open and then spaced by size alone, a 10 GiB copy at 330 MB/s would
- * have been sent about twice. Its lag shows in status (unmarked_files).
+ * grows sends its prefix again at each mark: with marks from 5 s after
+ * the open, spaced by size alone, an 80 MiB file written over 8 s was
+ * sent as 213 MiB (81 MiB now). Its lag shows in status (unmarked_files).
  * Between two marks of a file, each tick pins its durability mark if it
  * was written since the last one (journal_pin): a mark counts for one
  * epoch, and once the peer has acked everything the epoch ends, so a
  * write after that, followed by a crash of this node, was forgotten by
  * the restarted journal (test: e2e_replication_open_writer_crash). The
  * pin makes the mark durable and holds the epoch open until the file's
- * ranges are marked (within the spacing above) or it is closed. Idle
- * files cost nothing.
+ * ranges are marked (as above) or it is closed. A file not written
+ * since its last mark costs an fstat per tick.
  * `twinfs sync` forces a scan (no spacing). fsync, flush and release
  * mark whatever the ctime says, as before: a write through a shared
  * mapping into a page already dirtied since the last mark changes no
