@@ -184,38 +184,41 @@ static double fs_ctime_age(const struct stat *st)
 	       (double)(now.tv_nsec - st->st_ctim.tv_nsec) / 1e9;
 }
 
-/* Caller holds fs->ptw_mu. Marks F whole; if SKIP, not when it is
- * unchanged since its last mark (a second mark would send it all
- * again). */
-static void fs_file_mark_all_locked(struct fs *fs, struct fs_file *f, bool skip)
+/* Was F written since its last mark (as far as ST, its fstat, tells)? */
+static bool fs_file_changed(const struct fs_file *f, const struct stat *st)
 {
-	struct stat st;
-	double spacing;
+	return f->mark_racy || st->st_size != f->mark_size ||
+	       st->st_ctim.tv_sec != f->mark_ctime.tv_sec ||
+	       st->st_ctim.tv_nsec != f->mark_ctime.tv_nsec;
+}
 
-	if (fstat(f->fd, &st) < 0)
-		return;
-	if (skip && !f->mark_racy && st.st_size == f->mark_size &&
-	    st.st_ctim.tv_sec == f->mark_ctime.tv_sec &&
-	    st.st_ctim.tv_nsec == f->mark_ctime.tv_nsec)
-		return;		/* not written since its last mark */
-	record_write(fs, f->inode, f->fd, 0, (uint64_t)st.st_size);
-	if (st.st_size == 0)
+/* Caller holds fs->ptw_mu. Marks F whole as ST (its fstat) shows it. */
+static void fs_file_mark_all_locked(struct fs *fs, struct fs_file *f,
+				    const struct stat *st)
+{
+	double spacing = (double)st->st_size / FS_PTW_RESEND_BPS;
+
+	record_write(fs, f->inode, f->fd, 0, (uint64_t)st->st_size);
+	if (st->st_size == 0)
 		record_unpin(fs, f->inode);	/* no range to take the pin over */
-	f->mark_ctime = st.st_ctim;
-	f->mark_size = st.st_size;
-	f->mark_racy = fs_ctime_age(&st) < FS_PTW_RACY_S;
-	spacing = (double)st.st_size / FS_PTW_RESEND_BPS;
+	f->mark_ctime = st->st_ctim;
+	f->mark_size = st->st_size;
+	f->mark_racy = fs_ctime_age(st) < FS_PTW_RACY_S;
 	f->next_scan = clock_mono_s() + FS_PTW_SPACING_S;
 	f->next_full = clock_mono_s() + (spacing > FS_PTW_BUSY_S ? spacing :
 					 FS_PTW_BUSY_S);
 }
 
+/* fsync, flush, release: whatever the ctime says (see above). */
 static void fs_file_mark_all(struct fs *fs, struct fs_file *f)
 {
+	struct stat st;
+
 	if (!f->pt_write)
 		return;
 	pthread_mutex_lock(&fs->ptw_mu);
-	fs_file_mark_all_locked(fs, f, false);
+	if (fstat(f->fd, &st) == 0)
+		fs_file_mark_all_locked(fs, f, &st);
 	pthread_mutex_unlock(&fs->ptw_mu);
 }
 
@@ -229,18 +232,11 @@ void fs_scan_writers(void *arg, bool force)
 	for (f = fs->ptw_head; f; f = f->ptw_next) {
 		struct stat st;
 
-		if (force) {
-			fs_file_mark_all_locked(fs, f, true);
-			continue;
-		}
-		if (fstat(f->fd, &st) < 0 || (!f->mark_racy &&
-		    st.st_size == f->mark_size &&
-		    st.st_ctim.tv_sec == f->mark_ctime.tv_sec &&
-		    st.st_ctim.tv_nsec == f->mark_ctime.tv_nsec))
+		if (fstat(f->fd, &st) < 0 || !fs_file_changed(f, &st))
 			continue;	/* not written since its last mark */
-		if (now >= f->next_full || (now >= f->next_scan &&
-		    fs_ctime_age(&st) >= FS_PTW_IDLE_S))
-			fs_file_mark_all_locked(fs, f, true);
+		if (force || now >= f->next_full ||
+		    (now >= f->next_scan && fs_ctime_age(&st) >= FS_PTW_IDLE_S))
+			fs_file_mark_all_locked(fs, f, &st);
 		else	/* not due: pin its durability mark (cheap if pinned) */
 			record_pin(fs, f->inode, f->fd);
 	}
