@@ -112,6 +112,7 @@ static void *evict_main(void *arg)
 	struct timespec ts;
 	bool gone = false;
 
+	pthread_setname_np(pthread_self(), "tw-evict");
 	pthread_mutex_lock(&e->lock);
 	while (!e->stop) {
 		size_t n = inode_count(e->t), want = 0;

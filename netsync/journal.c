@@ -500,6 +500,7 @@ static void *journal_committer(void *arg)
 	struct journal *j = arg;
 	struct jbuf out = { 0 };
 
+	pthread_setname_np(pthread_self(), "tw-journal");
 	pthread_mutex_lock(&j->mu);
 	for (;;) {
 		struct jbuf t;

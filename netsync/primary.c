@@ -323,6 +323,7 @@ static void *primary_thread(void *arg)
 {
 	struct primary *p = arg;
 
+	pthread_setname_np(pthread_self(), "tw-send");
 	event_base_dispatch(p->base);
 	return NULL;
 }

@@ -91,6 +91,7 @@ static void *fsync_worker(void *arg)
 	struct fsync_work *w = arg;
 	size_t i;
 
+	pthread_setname_np(pthread_self(), "tw-fsync");
 	while ((i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED)) < w->n) {
 		int zero = 0;
 
@@ -215,6 +216,7 @@ static void *syncer_main(void *arg)
 {
 	struct syncer *s = arg;
 
+	pthread_setname_np(pthread_self(), "tw-syncer");
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
 		struct sync_job *jobs, *j;
