@@ -373,20 +373,17 @@ int proto_encode_error(struct evbuffer *out, uint32_t code, const char *text)
  * and once by the receiver before it writes it, and its bytes go from the
  * sender's read buffer to the socket without a copy.
  */
-int proto_encode_data(struct evbuffer *out, const char *path, uint64_t offset,
-		      const void *block, uint32_t len,
-		      evbuffer_ref_cleanup_cb cleanup, void *cleanup_arg,
-		      uint64_t *xxh3_out)
+int proto_encode_data_hashed(struct evbuffer *out, const char *path, uint64_t offset,
+			     const void *block, uint32_t len, uint64_t xxh3,
+			     evbuffer_ref_cleanup_cb cleanup, void *cleanup_arg)
 {
 	struct proto_out o;
-	uint64_t xxh3;
 	size_t head;
 	int rc;
 
 	if (!path || !proto_strlen_ok(path, PROTO_PATH_MAX) ||
 	    len > PROTO_MAX_BLOCK || (len && !block))
 		return -EINVAL;
-	xxh3 = XXH3_64bits(block, len);
 	head = DATA_FIXED + wire_str_size(path);
 	rc = proto_out_begin(out, &o, head);
 	if (rc < 0)
@@ -403,9 +400,25 @@ int proto_encode_data(struct evbuffer *out, const char *path, uint64_t offset,
 		return -ENOMEM;
 	if (!len && cleanup)
 		cleanup(block, 0, cleanup_arg);
-	if (xxh3_out)
-		*xxh3_out = xxh3;
 	return 0;
+}
+
+int proto_encode_data(struct evbuffer *out, const char *path, uint64_t offset,
+		      const void *block, uint32_t len,
+		      evbuffer_ref_cleanup_cb cleanup, void *cleanup_arg,
+		      uint64_t *xxh3_out)
+{
+	uint64_t xxh3;
+	int rc;
+
+	if (len > PROTO_MAX_BLOCK || (len && !block))
+		return -EINVAL;
+	xxh3 = XXH3_64bits(block, len);
+	rc = proto_encode_data_hashed(out, path, offset, block, len, xxh3, cleanup,
+				      cleanup_arg);
+	if (rc == 0 && xxh3_out)
+		*xxh3_out = xxh3;
+	return rc;
 }
 
 /* ---- decoding ---- */

@@ -199,5 +199,11 @@ int proto_encode_data(struct evbuffer *out, const char *path, uint64_t offset,
 		      const void *block, uint32_t len,
 		      evbuffer_ref_cleanup_cb cleanup, void *cleanup_arg,
 		      uint64_t *xxh3_out);
+/* DATA with the block's XXH3-64 computed by the caller (the sender hashes
+ * a block once, to compare it with what the peer holds, and sends that
+ * hash). Otherwise as proto_encode_data. */
+int proto_encode_data_hashed(struct evbuffer *out, const char *path, uint64_t offset,
+			     const void *block, uint32_t len, uint64_t xxh3,
+			     evbuffer_ref_cleanup_cb cleanup, void *cleanup_arg);
 
 #endif

@@ -434,6 +434,30 @@ static void test_bad_data_hash(void **state)
 	free(all);
 }
 
+/* DATA with the hash computed by the caller (the sender's one hash of a
+ * block): the right hash verifies, a wrong one is caught by the peer. */
+static void test_data_hashed(void **state)
+{
+	static uint8_t block[4096];
+	struct proto_frame f;
+	struct proto_data d;
+	struct evbuffer *b;
+
+	memset(block, 'b', sizeof(block));
+	for (int wrong = 0; wrong < 2; wrong++) {
+		b = evbuffer_new();
+		assert_int_equal(proto_encode_data_hashed(b, "f", 1 << 20, block,
+							  sizeof(block),
+							  XXH3_64bits(block, sizeof(block)) + wrong,
+							  NULL, NULL), 0);
+		next_frame(b, &f);
+		assert_int_equal(proto_decode_data(&f, &d), 0);
+		assert_int_equal(d.offset, 1 << 20);
+		assert_int_equal(proto_data_verify(&d), wrong ? -EBADMSG : 0);
+		evbuffer_free(b);
+	}
+}
+
 /* Builds a frame with a chosen header and payload and a correct check. */
 static struct evbuffer *raw_frame(uint16_t type, uint32_t len, uint32_t clen,
 				  const void *payload, size_t plen)
@@ -585,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_frames_wait),
 		cmocka_unit_test(test_bad_check),
 		cmocka_unit_test(test_bad_data_hash),
+		cmocka_unit_test(test_data_hashed),
 		cmocka_unit_test(test_bad_headers),
 		cmocka_unit_test(test_bad_payloads),
 	};
