@@ -112,6 +112,7 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_u64(w, "sent_seq", js.sent_seq);
 	ctljson_u64(w, "send_rate", ss.send_rate);
 	ctljson_u64(w, "bytes_sent", ss.bytes_sent);
+	ctljson_u64(w, "bytes_held", ss.bytes_held);
 	ctljson_u64(w, "inflight_bytes", ss.inflight_bytes);
 	ctljson_u64(w, "reconnects", ss.reconnects);
 	ctljson_u64(w, "needs_scan", js.needs_scan);

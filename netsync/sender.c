@@ -27,6 +27,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <xxhash.h>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -34,6 +35,7 @@
 #include "netsync/journal.h"
 #include "netsync/state.h"
 #include "netsync/proto.h"
+#include "netsync/sentmap.h"
 #include "netsync/treewalk.h"
 
 /*
@@ -103,6 +105,16 @@
  * tree of small files does not hold the loop (ACKs, heartbeats, status)
  * for seconds; it continues from the write callback. */
 #define WALK_STEPS_PER_PUMP 1024
+/*
+ * Sends of files of at least HELD_MIN_SIZE skip the blocks the peer holds
+ * (netsync/sentmap.c); smaller files cost little to send again and would
+ * only crowd the map. It pays for files written through passthrough,
+ * which are marked from offset 0 to their end each time they change. Skipping puts nothing on the wire, so a
+ * pump that has skipped HELD_PER_PUMP bytes (read and hashed them) yields
+ * to the loop (ACKs, heartbeats, status) and continues from cont_ev.
+ */
+#define HELD_MIN_SIZE	(4u << 20)
+#define HELD_PER_PUMP	(64u << 20)
 
 /* A batch sent (or being sent) and not yet acknowledged. */
 struct inflight {
@@ -121,6 +133,7 @@ struct cursor {
 	int fd;			/* readable fd of the current file, -1: none */
 	bool own_fd;		/* fd was opened here (close it) */
 	struct stat st;		/* fstat at file start (size bound, ATTR) */
+	bool held;		/* this file's send consults s->held */
 	/* Paths whose whole state is sent after the batch's dirty files (or,
 	 * if the batch walks subtrees, before the walks): NEEDS_SCAN records, and every path named by a replayed batch when
 	 * the peer said its last apply was interrupted (HELLO_F_DIRTY). */
@@ -186,6 +199,11 @@ struct sender {
 	struct cursor c;
 
 	struct pool *pool;
+	/* What the peer holds of large files sent (this connection). */
+	struct sentmap *held;
+	uint64_t bytes_held;	/* data not re-sent because the peer held it */
+	int64_t held_budget;	/* bytes this pump may still skip */
+	struct event *cont_ev;	/* continue a pump that yielded */
 
 	uint64_t bytes_sent;
 	uint64_t rate_slot[RATE_SLOTS];
@@ -573,6 +591,9 @@ static void sender_requeue_all(struct sender *s)
 	struct inflight *stack = NULL, *f, *next;
 
 	cursor_reset(&s->c);
+	/* Batches go out again from the peer's durable point: what it held
+	 * on this connection is no longer known. */
+	sentmap_clear(s->held);
 	/* Reverse so the newest is requeued first. */
 	for (f = s->head; f; f = next) {
 		next = f->next;
@@ -631,6 +652,11 @@ static void sender_disconnect(struct sender *s, const char *why)
 static void sender_retry_cb(evutil_socket_t fd, short what, void *arg)
 {
 	sender_connect(arg);
+}
+
+static void sender_cont_cb(evutil_socket_t fd, short what, void *arg)
+{
+	sender_pump(arg);
 }
 
 static void sender_take_cb(evutil_socket_t fd, short what, void *arg)
@@ -1016,8 +1042,10 @@ static void sender_write_cb(struct bufferevent *bev, void *arg)
 /* ---- streaming ---- */
 
 /* Sends the next data block or ATTR of the current file; moves the cursor.
- * Returns 1 if it put something on the wire, 0 when the batch's files are
- * done, -errno on a local failure that drops the connection. */
+ * Returns 1 if it put something on the wire (or skipped a block the peer
+ * holds), 2 if it skipped and the pump's skip budget is spent, 0 when the
+ * batch's files are done, -errno on a local failure that drops the
+ * connection. */
 static int sender_put_data(struct sender *s, struct evbuffer *out)
 {
 	struct cursor *c = &s->c;
@@ -1049,6 +1077,12 @@ static int sender_put_data(struct sender *s, struct evbuffer *out)
 			}
 			c->range = 0;
 			c->off = d->whole ? 0 : (d->n_ranges ? d->ranges[0].off : 0);
+			/* A file with other names can change on the peer
+			 * through them: not followed (sentmap.c). */
+			c->held = c->st.st_nlink == 1 &&
+				  (uint64_t)c->st.st_size >= HELD_MIN_SIZE;
+			if (!c->held)
+				sentmap_forget(s->held, d->path);
 		}
 		/* The end of the current range, bounded by the file's size. */
 		if (d->whole) {
@@ -1080,6 +1114,9 @@ static int sender_put_data(struct sender *s, struct evbuffer *out)
 			a.atime = c->st.st_atim;
 			a.mtime = c->st.st_mtim;
 			proto_encode_attr(out, &a);
+			sentmap_trim(s->held, d->path, a.size);
+		} else {
+			sentmap_forget(s->held, d->path);
 		}
 		cursor_close_file(c);
 		c->file++;
@@ -1108,8 +1145,25 @@ static int sender_put_data(struct sender *s, struct evbuffer *out)
 		c->st.st_size = (off_t)c->off;
 		return 1;
 	}
-	rc = proto_encode_data(out, d->path, c->off, buf, (uint32_t)n,
-			       pool_put_cb, s->pool, NULL);
+	if (c->held) {
+		/* The one hash of this block: compared, then sent in DATA. */
+		uint64_t h = XXH3_64bits(buf, (size_t)n);
+
+		if (sentmap_holds(s->held, d->path, c->off, (uint32_t)n, h)) {
+			pool_put_cb(buf, BLOCK_SIZE, s->pool);
+			c->off += (uint64_t)n;
+			s->bytes_held += (uint64_t)n;
+			s->held_budget -= n;
+			return s->held_budget > 0 ? 1 : 2;
+		}
+		rc = proto_encode_data_hashed(out, d->path, c->off, buf, (uint32_t)n, h,
+					      pool_put_cb, s->pool);
+		if (rc == 0)
+			(void)sentmap_note(s->held, d->path, c->off, (uint32_t)n, h);
+	} else {
+		rc = proto_encode_data(out, d->path, c->off, buf, (uint32_t)n,
+				       pool_put_cb, s->pool, NULL);
+	}
 	if (rc < 0) {
 		if (rc == -EINVAL)
 			pool_put_cb(buf, BLOCK_SIZE, s->pool);
@@ -1387,6 +1441,10 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 		op.type = JOP_MKNOD;
 		op.rdev = it->st.st_rdev;
 	}
+	/* A CREATE makes the peer's copy anew: what it held is gone. */
+	sentmap_forget(s->held, op.path);
+	if (op.type == JOP_LINK)
+		sentmap_forget(s->held, op.path2);
 	if ((op.type != JOP_MKDIR || *it->path) && proto_encode_op(out, seq, &op) < 0) {
 		log_error("cannot send an entry of the store", "path=%s", it->path);
 		sender_set_error(s, "cannot send %s (name or target too long?)", it->path);
@@ -1495,6 +1553,7 @@ static void sender_baseline_start(struct sender *s, const char *why)
 		   s->peer, why);
 	s->baseline_pending = true;
 	s->baseline_end = 0;
+	sentmap_clear(s->held);
 	journal_owe_batch(s->j);
 }
 
@@ -1509,11 +1568,16 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 	case JOP_BATCH:
 	case JOP_EPOCH:
 		return 0;
-	case JOP_NEEDS_SCAN:
-		return sender_put_scan(s, out, r);
 	default:
 		break;
 	}
+	/* Whatever it does to these paths on the peer, the blocks we sent
+	 * of them (or of files below them) may no longer be there. */
+	sentmap_forget(s->held, r->op.path);
+	if (r->op.type != JOP_SYMLINK)
+		sentmap_forget(s->held, r->op.path2);
+	if (r->op.type == JOP_NEEDS_SCAN)
+		return sender_put_scan(s, out, r);
 	if (r->seq <= s->repair_until) {
 		rc = cursor_add_repair(&s->c, r->op.path);
 		if (rc == 0 && r->op.type != JOP_SYMLINK)
@@ -1627,6 +1691,7 @@ void sender_pump(struct sender *s)
 	s->pumping = true;
 	out = bufferevent_get_output(s->bev);
 	s->walk_budget = WALK_STEPS_PER_PUMP;
+	s->held_budget = HELD_PER_PUMP;
 	while (evbuffer_get_length(out) < OUT_HIGH_WM) {
 		if (!c->cur) {
 			rc = sender_take(s);
@@ -1644,6 +1709,10 @@ void sender_pump(struct sender *s)
 		rc = sender_put_data(s, out);
 		if (rc < 0)
 			goto out_drop;
+		if (rc == 2) {
+			event_active(s->cont_ev, EV_TIMEOUT, 1);
+			break;
+		}
 		if (rc > 0)
 			continue;
 		rc = sender_put_walk(s, out);
@@ -1766,7 +1835,9 @@ int sender_new(struct event_base *base, struct journal *j,
 	}
 	s->retry_ev = evtimer_new(base, sender_retry_cb, s);
 	s->take_ev = evtimer_new(base, sender_take_cb, s);
-	if (!s->retry_ev || !s->take_ev) {
+	s->cont_ev = evtimer_new(base, sender_cont_cb, s);
+	s->held = sentmap_new(BLOCK_SIZE);
+	if (!s->retry_ev || !s->take_ev || !s->cont_ev || !s->held) {
 		rc = -ENOMEM;
 		goto out_pool;
 	}
@@ -1779,6 +1850,9 @@ out_pool:
 		event_free(s->retry_ev);
 	if (s->take_ev)
 		event_free(s->take_ev);
+	if (s->cont_ev)
+		event_free(s->cont_ev);
+	sentmap_free(s->held);
 	free(s->pool);
 out_close:
 	close(s->store_fd);
@@ -1808,6 +1882,9 @@ void sender_free(struct sender *s)
 		event_free(s->retry_ev);
 	if (s->take_ev)
 		event_free(s->take_ev);
+	if (s->cont_ev)
+		event_free(s->cont_ev);
+	sentmap_free(s->held);
 	pool_close(s->pool);
 	if (s->store_fd >= 0)
 		close(s->store_fd);
@@ -1825,6 +1902,7 @@ void sender_get_stats(struct sender *s, struct sender_stats *st)
 	st->state = s->state;
 	st->connected = s->state == PEER_STREAMING;
 	st->bytes_sent = s->bytes_sent;
+	st->bytes_held = s->bytes_held;
 	for (int i = 0; i < RATE_SLOTS; i++)
 		sum += s->rate_slot[i];
 	st->send_rate = sum / RATE_SLOTS;

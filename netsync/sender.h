@@ -42,6 +42,9 @@ struct sender_stats {
 	enum peer_state state;
 	bool connected;		/* HELLO exchanged, streaming */
 	uint64_t bytes_sent;	/* file data bytes put on the wire, ever */
+	/* data marked changed but left off the wire because the peer already
+	 * held those blocks (netsync/sentmap.c), ever */
+	uint64_t bytes_held;
 	uint64_t send_rate;	/* data bytes/s over the last 5 s */
 	uint64_t inflight_bytes;	/* data sent, not yet acked */
 	uint64_t inflight_batches;

@@ -111,6 +111,12 @@ static void status_print_human(const char *json)
 		       status_u64(json, "acked_seq"), status_u64(json, "head_seq"));
 		printf("send rate:   %s/s\n",
 		       size_format_iec(status_u64(json, "send_rate"), c, sizeof(c)));
+		printf("sent:        %s", size_format_iec(status_u64(json, "bytes_sent"), b,
+							  sizeof(b)));
+		if (status_u64(json, "bytes_held"))
+			printf(" (and %s marked but left out: the peer had it)",
+			       size_format_iec(status_u64(json, "bytes_held"), c, sizeof(c)));
+		printf("\n");
 		bool resync = false;
 
 		ctljson_get_bool(json, "resync", &resync);
