@@ -109,9 +109,10 @@
  * Sends of files of at least HELD_MIN_SIZE skip the blocks the peer holds
  * (netsync/sentmap.c); smaller files cost little to send again and would
  * only crowd the map. It pays for files written through passthrough,
- * which are marked from offset 0 to their end each time they change. Skipping puts nothing on the wire, so a
- * pump that has skipped HELD_PER_PUMP bytes (read and hashed them) yields
- * to the loop (ACKs, heartbeats, status) and continues from cont_ev.
+ * which are marked from offset 0 to their end each time they change.
+ * Skipping puts nothing on the wire, so a pump that has skipped
+ * HELD_PER_PUMP bytes (read and hashed them) yields to the loop (ACKs,
+ * heartbeats, status) and continues from cont_ev.
  */
 #define HELD_MIN_SIZE	(4u << 20)
 #define HELD_PER_PUMP	(64u << 20)
