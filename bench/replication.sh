@@ -105,46 +105,57 @@ sleep 0.5
 # Warm-up, not timed. On this VM the first copy after a pause is slower
 # whatever the method (a plain cp -a of the data set: 2.82 s after a
 # minute idle, 2.57 s right after; an (a) run 12.16 s after a minute idle,
-# 10.77 s after this warm-up, then 9.6-10.5 s; one sample each), and (a),
-# which goes first, would pay it in every invocation's run 1. The copy
-# stays (see below).
+# 10.77 s after this warm-up, then 9.6-10.5 s; one sample each), and the
+# method that goes first would pay it. The copy stays (see below).
 drop; cp -a "$W/src" "$W/warmup" && sync -f "$W/warmup"
 
 # Copies stay until the end: deleting 10,000 files right before the next
 # copy times ext4's inode allocator, which (without a journal, as here)
 # skips inodes freed in the last minutes one by one (fs-vs-store.sh).
-for r in $(seq 1 "$RUNS"); do
-	# (a) twinfs
-	start_pair "a$r" ""
+run_a() { # (a) twinfs
+	start_pair "a$1" ""
 	drop; t0=$(now)
-	cp -a "$W/src" "$W/mnta$r/data" && tc=$(now) && "$BIN" sync --state "$W/aa$r/state" -q || echo "run $r: twinfs failed" >&2
+	cp -a "$W/src" "$W/mnta$1/data" && tc=$(now) && "$BIN" sync --state "$W/aa$1/state" -q || echo "run $1: twinfs failed" >&2
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/ta"
 	# where (a)'s time goes: the copy itself vs the wait for the peer after it
 	echo "$(el "$t0" "$tc")" >>"$W/ta_copy"; echo "$(el "$tc" "$t1")" >>"$W/ta_tail"
-	stop_mount "a$r"
-	# (b) two plain folders, durable
+	stop_mount "a$1"
+}
+run_b() { # (b) two plain folders, durable
 	drop; t0=$(now)
-	cp -a "$W/src" "$W/b1_$r" & c1=$!
-	cp -a "$W/src" "$W/b2_$r" & c2=$!
-	wait $c1 $c2; sync -f "$W/b1_$r"
+	cp -a "$W/src" "$W/b1_$1" & c1=$!
+	cp -a "$W/src" "$W/b2_$1" & c2=$!
+	wait $c1 $c2; sync -f "$W/b1_$1"
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/tb"
-	# (c) copy locally, then rsync to a daemon on 127.0.0.1, then sync
+}
+run_c() { # (c) copy locally, then rsync to a daemon on 127.0.0.1, then sync
 	drop; t0=$(now)
-	cp -a "$W/src" "$W/c_$r" && tc1=$(now) &&
-		rsync -a "$W/c_$r/" "rsync://127.0.0.1:$RSPORT/bench/c_$r/" && tc2=$(now) &&
-		sync -f "$W/rsyncd" || echo "run $r: cp + rsync failed" >&2
+	cp -a "$W/src" "$W/c_$1" && tc1=$(now) &&
+		rsync -a "$W/c_$1/" "rsync://127.0.0.1:$RSPORT/bench/c_$1/" && tc2=$(now) &&
+		sync -f "$W/rsyncd" || echo "run $1: cp + rsync failed" >&2
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/tc"
 	# (c)'s three steps: it varies most of the four between invocations
 	echo "$(el "$t0" "$tc1")" >>"$W/tc_cp"; echo "$(el "$tc1" "$tc2")" >>"$W/tc_rsync"
 	echo "$(el "$tc2" "$t1")" >>"$W/tc_sync"
-	# (d) the same copy into a local-only twinfs mount (no peer), synced:
+}
+run_d() { # (d) the same copy into a local-only twinfs mount (no peer), synced:
 	# separates what the FUSE mount costs from what replication adds.
-	start_local "d$r"
+	start_local "d$1"
 	drop; t0=$(now)
-	cp -a "$W/src" "$W/mntd$r/data" && sync -f "$W/mntd$r/data"
+	cp -a "$W/src" "$W/mntd$1/data" && sync -f "$W/mntd$1/data"
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/td"
-	stop_mount "d$r"
-	echo "# run $r: a=$(tail -1 "$W/ta")s (copy $(tail -1 "$W/ta_copy")s + sync $(tail -1 "$W/ta_tail")s) b=$(tail -1 "$W/tb")s c=$(tail -1 "$W/tc")s (cp $(tail -1 "$W/tc_cp")s + rsync $(tail -1 "$W/tc_rsync")s + sync $(tail -1 "$W/tc_sync")s) d=$(tail -1 "$W/td")s"
+	stop_mount "d$1"
+}
+# The order rotates each run (a b c d, then b c d a, ...): whatever the
+# first copy of an invocation pays, or what one method leaves behind for
+# the next, falls on each method in turn. With a fixed order (a) went
+# first every time, and its run 1 was slower than its later runs in 13 of
+# 15 invocations (by 2-33 %), while (b), (c) and (d) showed no such run.
+ORDER="a b c d"
+for r in $(seq 1 "$RUNS"); do
+	for m in $ORDER; do "run_$m" "$r"; done
+	echo "# run $r (order $ORDER): a=$(tail -1 "$W/ta")s (copy $(tail -1 "$W/ta_copy")s + sync $(tail -1 "$W/ta_tail")s) b=$(tail -1 "$W/tb")s c=$(tail -1 "$W/tc")s (cp $(tail -1 "$W/tc_cp")s + rsync $(tail -1 "$W/tc_rsync")s + sync $(tail -1 "$W/tc_sync")s) d=$(tail -1 "$W/td")s"
+	ORDER="${ORDER#* } ${ORDER%% *}"
 done
 A=$(median <"$W/ta"); B=$(median <"$W/tb"); C=$(median <"$W/tc"); D=$(median <"$W/td")
 echo
