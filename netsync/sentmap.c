@@ -96,11 +96,11 @@ void sentmap_free(struct sentmap *m)
 	free(m);
 }
 
-static struct sm_file *sm_find(const struct sentmap *m, const char *path)
+static struct sm_file *sm_find(struct sentmap *m, const char *path)
 {
 	for (unsigned i = 0; i < SENTMAP_FILES; i++)
 		if (m->f[i].path && strcmp(m->f[i].path, path) == 0)
-			return (struct sm_file *)&m->f[i];
+			return &m->f[i];
 	return NULL;
 }
 
@@ -120,19 +120,20 @@ void sentmap_forget(struct sentmap *m, const char *path)
 	}
 }
 
-bool sentmap_holds(const struct sentmap *m, const char *path, uint64_t off,
+bool sentmap_holds(struct sentmap *m, const char *path, uint64_t off,
 		   uint32_t len, uint64_t xxh3)
 {
-	const struct sm_file *f;
+	struct sm_file *f;
 	uint64_t i;
 
 	if (!m || !len || off % m->bs)
 		return false;
 	f = sm_find(m, path);
 	i = off / m->bs;
-	if (!f || i >= f->n)
+	if (!f || i >= f->n || f->b[i].len != len || f->b[i].xxh3 != xxh3)
 		return false;
-	return f->b[i].len == len && f->b[i].xxh3 == xxh3;
+	f->used = ++m->tick;	/* a file skipped whole is in use too */
+	return true;
 }
 
 /* The slot for PATH, a free one, or the least recently used one. */

@@ -26,7 +26,7 @@ void sentmap_clear(struct sentmap *m);
 void sentmap_forget(struct sentmap *m, const char *path);
 /* True if the peer holds this block of PATH: sent on this connection
  * with the same length and hash, at an aligned offset. */
-bool sentmap_holds(const struct sentmap *m, const char *path, uint64_t off,
+bool sentmap_holds(struct sentmap *m, const char *path, uint64_t off,
 		   uint32_t len, uint64_t xxh3);
 /* Records that the block was put on the wire. An unaligned offset, or one
  * beyond what the map follows, forgets PATH instead. 0 or -ENOMEM (PATH is

@@ -2,7 +2,7 @@
  * held only at the same aligned offset with the same length and hash;
  * forgetting covers the path and everything below it (not siblings that
  * share a prefix); trimming drops blocks past a new size; the least
- * recently used file goes when the map is full. */
+ * recently used file (noted or held) goes when the map is full. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -117,6 +117,10 @@ static void test_least_recently_used_goes(void **state)
 	assert_false(sentmap_holds(m, "f1", 0, BS, 1));
 	assert_true(sentmap_holds(m, "f2", 0, BS, 2));
 	assert_true(sentmap_holds(m, "new", 0, BS, 5));
+	/* a hit counts as use: f2 was just held, so f3 goes next */
+	assert_int_equal(sentmap_note(m, "new2", 0, BS, 6), 0);
+	assert_true(sentmap_holds(m, "f2", 0, BS, 2));
+	assert_false(sentmap_holds(m, "f3", 0, BS, 3));
 	sentmap_free(m);
 }
 
