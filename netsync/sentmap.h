@@ -25,7 +25,8 @@ void sentmap_clear(struct sentmap *m);
  * to be sent in ranges the map does not follow. */
 void sentmap_forget(struct sentmap *m, const char *path);
 /* True if the peer holds this block of PATH: sent on this connection
- * with the same length and hash, at an aligned offset. */
+ * with the same length and hash, at an aligned offset. A hit counts as
+ * use of PATH (least recently used goes first). */
 bool sentmap_holds(struct sentmap *m, const char *path, uint64_t off,
 		   uint32_t len, uint64_t xxh3);
 /* Records that the block was put on the wire. An unaligned offset, or one
