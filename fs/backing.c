@@ -226,6 +226,7 @@ int backing_choose(struct fs *fs, struct fs_file *f, int flags, bool fresh)
 
 	f->backing = 0;
 	f->pt_write = false;
+	f->pt_map = false;
 	if (!fs->pt_negotiated)
 		return 0;
 	pthread_mutex_lock(&bk_mu);
@@ -268,6 +269,7 @@ int backing_choose(struct fs *fs, struct fs_file *f, int flags, bool fresh)
 		i->n_pt++;
 		f->backing = i->backing;
 		f->pt_write = (flags & O_ACCMODE) != O_RDONLY;
+		f->pt_map = (flags & O_ACCMODE) == O_RDWR;
 	} else {
 		i->n_cached++;
 	}

@@ -169,7 +169,12 @@ static void fs_file_free(struct fs *fs, struct fs_file *f)
  * `twinfs sync` forces a scan (no spacing). fsync, flush and release
  * mark whatever the ctime says, as before: a write through a shared
  * mapping into a page already dirtied since the last mark changes no
- * ctime, so a scan can miss it until then (msync is an fsync). Sync-mode
+ * ctime, so the tick's scan can miss it until then (msync is an fsync).
+ * The forced scan therefore marks every open that can map the file
+ * shared and writable (O_RDWR), changed or not: `twinfs sync` returned 0
+ * while the peer lacked such a write (e2e_replication_open_writer). The
+ * sender re-reads such a file whole at each `twinfs sync`, but puts only
+ * the blocks the peer lacks on the wire (netsync/sentmap.c). Sync-mode
  * mounts do not give writers passthrough at all (fs/backing.c), since
  * their fsyncs would each re-send the whole file.
  */
@@ -232,7 +237,15 @@ void fs_scan_writers(void *arg, bool force)
 	for (f = fs->ptw_head; f; f = f->ptw_next) {
 		struct stat st;
 
-		if (fstat(f->fd, &st) < 0 || !fs_file_changed(f, &st))
+		if (fstat(f->fd, &st) < 0)
+			continue;
+		/* `twinfs sync`: an open that can map the file shared and
+		 * writable may have changed it without a ctime (see above). */
+		if (force && f->pt_map) {
+			fs_file_mark_all_locked(fs, f, &st);
+			continue;
+		}
+		if (!fs_file_changed(f, &st))
 			continue;	/* not written since its last mark */
 		if (force || now >= f->next_full ||
 		    (now >= f->next_scan && fs_ctime_age(&st) >= FS_PTW_IDLE_S))

@@ -59,6 +59,8 @@ struct fs_file {
 				 * its writes, so the whole file is marked
 				 * dirty at flush, fsync, release and by
 				 * fs_scan_writers while it stays open */
+	bool pt_map;		/* pt_write opened O_RDWR: it can be mapped
+				 * shared and writable */
 	/* pt_write only, under fs.ptw_mu: the list, and what the last
 	 * whole-file mark saw (ctime, size; racy: the ctime was so recent
 	 * that a write in the same clock tick could still follow unseen),
