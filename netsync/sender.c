@@ -200,8 +200,10 @@ struct sender {
 	struct cursor c;
 
 	struct pool *pool;
-	/* What the peer holds of large files sent (this connection). */
+	/* What the peer holds of large files sent, and whose it is. */
 	struct sentmap *held;
+	uint8_t held_node[16];
+	uint64_t held_generation;
 	uint64_t bytes_held;	/* data not re-sent because the peer held it */
 	int64_t held_budget;	/* bytes this pump may still skip */
 	struct event *cont_ev;	/* continue a pump that yielded */
@@ -592,9 +594,6 @@ static void sender_requeue_all(struct sender *s)
 	struct inflight *stack = NULL, *f, *next;
 
 	cursor_reset(&s->c);
-	/* Batches go out again from the peer's durable point: what it held
-	 * on this connection is no longer known. */
-	sentmap_clear(s->held);
 	/* Reverse so the newest is requeued first. */
 	for (f = s->head; f; f = next) {
 		next = f->next;
@@ -843,6 +842,16 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		return -EPROTO;
 	}
 	s->peer_generation = h->generation;
+	/* Batches go out again from the peer's durable point: of what it was
+	 * sent, it holds what came in batches up to there, if it is the same
+	 * peer (sentmap.c). */
+	if (memcmp(s->held_node, h->node_id, sizeof(s->held_node)) != 0 ||
+	    s->held_generation != h->generation) {
+		sentmap_clear(s->held);
+		memcpy(s->held_node, h->node_id, sizeof(s->held_node));
+		s->held_generation = h->generation;
+	}
+	sentmap_keep(s->held, h->applied_seq);
 	if (h->flags & PROTO_HELLO_F_DIRTY) {
 		struct journal_stats js;
 
@@ -1160,7 +1169,8 @@ static int sender_put_data(struct sender *s, struct evbuffer *out)
 		rc = proto_encode_data_hashed(out, d->path, c->off, buf, (uint32_t)n, h,
 					      pool_put_cb, s->pool);
 		if (rc == 0)
-			(void)sentmap_note(s->held, d->path, c->off, (uint32_t)n, h);
+			(void)sentmap_note(s->held, d->path, c->off, (uint32_t)n, h,
+					   c->cur->b->end_seq);
 	} else {
 		rc = proto_encode_data(out, d->path, c->off, buf, (uint32_t)n,
 				       pool_put_cb, s->pool, NULL);

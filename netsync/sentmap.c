@@ -1,5 +1,5 @@
 /*
- * sentmap — the per-connection record of what the peer holds of the large
+ * sentmap — the sender's record of what the peer holds of the large
  * files the sender has sent (see sentmap.h). Owns only its own memory.
  *
  * Why it exists. A new file opened write-only is written by the kernel
@@ -11,9 +11,8 @@
  * the same hash goes into the DATA frame when the block is sent), and now
  * skips the blocks whose length and hash equal what it sent there before.
  *
- * What an entry claims: "on this connection we sent the peer bytes
- * [off, off + len) of this path with this hash, and nothing sent since
- * changed them there". The peer changes its store only as we tell it, in
+ * What an entry claims: "we sent this peer bytes [off, off + len) of
+ * this path with this hash, and nothing sent since changed them there". The peer changes its store only as we tell it, in
  * the order we send, so the claim holds as long as every frame that could
  * change those bytes on the peer updates or drops the entry:
  *   - DATA at a block-aligned offset replaces the block's entry
@@ -25,15 +24,20 @@
  *     name other files), NEEDS_SCAN;
  *   - the ATTR that ends a file's send sets its size: entries reaching
  *     past it are dropped (sentmap_trim);
- *   - the connection ending (the peer may have lost what it had not
- *     synced, and batches are sent again from its durable point) and a
- *     baseline (PRUNE may remove anything) drop everything.
+ *   - a baseline (PRUNE may remove anything) and a peer with another node
+ *     id or generation drop everything;
+ *   - when a connection ends, the peer may lose (or hold torn) what it had
+ *     not made durable, and batches go out again from its durable point,
+ *     which its next HELLO gives: the blocks sent in later batches are
+ *     dropped (sentmap_keep). A block last sent in a batch up to that
+ *     point is on the peer's disk: any later frame touching those bytes
+ *     had replaced or dropped the entry when it was sent.
  * A file with several hard links is not followed (the sender forgets it):
  * its data can change on the peer through another name. Blocks sent but
  * not yet acknowledged count as held: the peer applies in order, and if
- * the connection drops before their ack the map is cleared before
- * anything is sent again. A 64-bit hash can collide: 2^-64 per changed
- * block, the same odds as the check the peer makes on every block.
+ * the connection drops before their ack they are dropped before anything
+ * is sent again. A 64-bit hash can collide: 2^-64 per changed block, the
+ * same odds as the check the peer makes on every block.
  */
 #include "netsync/sentmap.h"
 
@@ -46,6 +50,7 @@
 
 struct sm_block {
 	uint64_t xxh3;
+	uint64_t seq;	/* end seq of the batch that carried it */
 	uint32_t len;	/* 0: not known */
 };
 
@@ -154,7 +159,7 @@ static struct sm_file *sm_slot(struct sentmap *m, const char *path)
 }
 
 int sentmap_note(struct sentmap *m, const char *path, uint64_t off, uint32_t len,
-		 uint64_t xxh3)
+		 uint64_t xxh3, uint64_t seq)
 {
 	struct sm_file *f;
 	uint64_t i;
@@ -190,9 +195,21 @@ int sentmap_note(struct sentmap *m, const char *path, uint64_t off, uint32_t len
 	if (i >= f->n)
 		f->n = i + 1;
 	f->b[i].xxh3 = xxh3;
+	f->b[i].seq = seq;
 	f->b[i].len = len;
 	f->used = ++m->tick;
 	return 0;
+}
+
+void sentmap_keep(struct sentmap *m, uint64_t upto)
+{
+	for (unsigned i = 0; m && i < SENTMAP_FILES; i++) {
+		struct sm_file *f = &m->f[i];
+
+		for (size_t k = 0; f->path && k < f->n; k++)
+			if (f->b[k].seq > upto)
+				f->b[k].len = 0;
+	}
 }
 
 void sentmap_trim(struct sentmap *m, const char *path, uint64_t size)
