@@ -75,7 +75,7 @@ static void fs_file_opts(struct fuse_file_info *fi)
 #define FS_PTW_RACY_S 0.05
 #define FS_PTW_IDLE_S 2.0
 #define FS_PTW_SPACING_S 1.0
-#define FS_PTW_BUSY_S 60.0
+#define FS_PTW_BUSY_S 10.0
 #define FS_PTW_RESEND_BPS (64.0 * 1024 * 1024)
 
 /* Passthrough or not (fs/backing.c). A passthrough file we may write to
@@ -149,15 +149,19 @@ static void fs_file_free(struct fs *fs, struct fs_file *f)
  * scan marks again (multigrain timestamps, Linux 6.13+, make the second
  * write's ctime differ anyway on the filesystems that have them).
  *
- * Cost: a whole-file mark re-sends the whole file, so the tick's scan
- * (every second) marks a changed file once it has been idle for
- * FS_PTW_IDLE_S (a log between bursts, a program that wrote its output
- * and keeps it open), at most once per FS_PTW_SPACING_S; a file written
- * without pause (a big copy) only every FS_PTW_BUSY_S or size /
- * FS_PTW_RESEND_BPS, whichever is longer. Marking a copy's file while it
- * grows sends its prefix again at each mark: with marks from 5 s after
- * the open, spaced by size alone, an 80 MiB file written over 8 s was
- * sent as 213 MiB (81 MiB now). Its lag shows in status (unmarked_files).
+ * Cost: the sender reads and hashes a whole-file mark whole (it puts on
+ * the wire only the blocks the peer lacks, netsync/sentmap.c), so the
+ * tick's scan (every second) marks a changed file once it has been idle
+ * for FS_PTW_IDLE_S (a log between bursts, a program that wrote its
+ * output and keeps it open), at most once per FS_PTW_SPACING_S; a file
+ * written without pause (a big copy) only every FS_PTW_BUSY_S or size /
+ * FS_PTW_RESEND_BPS, whichever is longer, which bounds the re-reading to
+ * 64 MiB/s. Before the sender skipped held blocks, each mark sent the
+ * prefix again (an 80 MiB file written over 8 s, marked from 5 s after
+ * the open: 213 MiB) and the interval was 60 s; now a file written
+ * without pause for 14 s is on the peer while it is written, and still
+ * goes over once (e2e_replication_open_writer). The lag shows in status
+ * (unmarked_files).
  * Between two marks of a file, each tick pins its durability mark if it
  * was written since the last one (journal_pin): a mark counts for one
  * epoch, and once the peer has acked everything the epoch ends, so a

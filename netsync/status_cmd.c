@@ -105,7 +105,7 @@ static void status_print_human(const char *json)
 		       size_format_iec(status_u64(json, "lag_bytes"), b, sizeof(b)));
 		if (status_u64(json, "unmarked_files"))
 			printf("open writes: %" PRIu64 " open file(s) written through passthrough, "
-			       "queued once idle for 2 s, within 60 s, or at `twinfs sync`\n",
+			       "queued once idle for 2 s, within 10 s, or at `twinfs sync`\n",
 			       status_u64(json, "unmarked_files"));
 		printf("seq:         acked %" PRIu64 " of %" PRIu64 "\n",
 		       status_u64(json, "acked_seq"), status_u64(json, "head_seq"));

@@ -90,6 +90,35 @@ note "serve read $(( (r1 - r0) / 1048576 )) MiB from its socket for an 80 MiB fi
 check "a file written without pause is sent about once (serve read $(( (r1 - r0) / 1048576 )) MiB)" [ $(( r1 - r0 )) -lt 125829120 ]
 check "the streamed file is on the peer" cmp -s "$A_STORE/stream.bin" "$P_STORE/stream.bin"
 
+# A file written without pause for longer (14 s) reaches the peer while it
+# is still being written (a mark 10 s after the open), and each mark sends
+# only the blocks the peer lacks, so it still goes over about once.
+r0=$(awk '$1 == "rchar:" {print $2}' "/proc/$SERVE_PID/io")
+python3 - "$MNT/long.bin" "$P_STORE/long.bin" <<'PY'
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+block = os.urandom(256 << 10)
+seen = 0
+t0 = time.monotonic()
+while time.monotonic() - t0 < 14:
+    os.write(fd, block)
+    time.sleep(0.05)
+    try:
+        seen = max(seen, os.stat(sys.argv[2]).st_size)
+    except OSError:
+        pass
+os.close(fd)
+print("the peer had %d KiB of it while it was written" % (seen >> 10))
+sys.exit(0 if seen >= 4 << 20 else 1)
+PY
+check "a file written without pause reaches the peer while it is written" [ $? -eq 0 ]
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60 >/dev/null
+r1=$(awk '$1 == "rchar:" {print $2}' "/proc/$SERVE_PID/io")
+sz=$(stat -c %s "$A_STORE/long.bin")
+note "serve read $(( (r1 - r0) / 1048576 )) MiB for a $(( sz / 1048576 )) MiB file written over 14 s"
+check "...and it went over about once" [ $(( r1 - r0 )) -lt $(( sz + sz / 2 )) ]
+check "the long-written file is on the peer" cmp -s "$A_STORE/long.bin" "$P_STORE/long.bin"
+
 # A write through a shared mapping into a page that is still dirty changes
 # no ctime, so no scan can tell it happened. `twinfs sync` must still
 # deliver it: its scan marks every open that can map the file writable.
