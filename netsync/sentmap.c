@@ -1,6 +1,6 @@
 /*
  * sentmap — the sender's record of what the peer holds of the large
- * files the sender has sent (see sentmap.h). Owns only its own memory.
+ * files it was sent (see sentmap.h). Owns only its own memory.
  *
  * Why it exists. A new file opened write-only is written by the kernel
  * through FUSE passthrough, so we never learn which ranges changed: each
@@ -12,9 +12,10 @@
  * skips the blocks whose length and hash equal what it sent there before.
  *
  * What an entry claims: "we sent this peer bytes [off, off + len) of
- * this path with this hash, and nothing sent since changed them there". The peer changes its store only as we tell it, in
- * the order we send, so the claim holds as long as every frame that could
- * change those bytes on the peer updates or drops the entry:
+ * this path with this hash, and nothing sent since changed them there".
+ * The peer changes its store only as we tell it, in the order we send,
+ * so the claim holds as long as every frame that could change those
+ * bytes on the peer updates or drops the entry:
  *   - DATA at a block-aligned offset replaces the block's entry
  *     (sentmap_note); DATA at any other offset drops the whole file;
  *   - every journal operation put on the wire, and every entry a walk
