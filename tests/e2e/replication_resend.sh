@@ -10,7 +10,8 @@
 #  - with a second hard link: written whole, then in place through the
 #    second name, then the block written back through the first: equal;
 #  - the peer killed after a sync and restarted: it made all of that
-#    durable, so the next send moves only what changed, and is equal.
+#    durable, so the next send moves only what changed, and is equal;
+#  - a block sent to a stopped peer that is then killed: sent again.
 # After each step the peer's copy must equal the mount's.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
@@ -56,6 +57,8 @@ for line in open(steps):
         os.pwrite(fd, b"x" * 100, 30 * MiB)
     elif step == "poke2":
         os.pwrite(fd, b"z" * 100, 40 * MiB)
+    elif step == "poke3":
+        os.pwrite(fd, b"w" * 100, 12 * MiB)
     elif step == "quit":
         break
     open(done, "a").write(step + "\n")
@@ -128,6 +131,25 @@ note "after the peer restarted: serve read $(( (r1 - r0) / 1024 )) KiB for one b
 check "after the peer restarted: on the peer" peer_equal big.bin
 check "after the peer restarted: what it had durably is not sent again ($(( (r1 - r0) / 1024 )) KiB)" \
 	[ $(( r1 - r0 )) -lt $(( 8 * 1048576 )) ]
+
+# A changed block is put on the wire to a peer that is stopped, so it
+# never applies it, and the peer then dies. The sender must not count that
+# block as held when the peer comes back at its old durable point.
+unsent() {
+	"$TWINFS_BIN" status --state "$A_STATE" --json | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+sys.exit(0 if s["sent_seq"] > s["acked_seq"] else 1)'
+}
+kill -STOP "$SERVE_PID"
+step poke3
+wait_until 20 unsent || fail "the changed block was never sent to the stopped peer"
+sleep 0.5
+kill_serve
+start_serve
+wait_until 20 connected || fail "mount did not reconnect"
+sync_peer || fail "twinfs sync failed after the stopped peer was replaced"
+check "a block sent but never applied is sent again" peer_equal big.bin
 
 echo quit >&3
 wait_until 30 grep -qx closed "$T/done" || fail "writer did not close big.bin"
