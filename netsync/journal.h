@@ -198,9 +198,11 @@ void journal_forget(struct journal *j, uint64_t ino);
 /*
  * Writes the fs cannot see (FUSE passthrough: the kernel writes the store
  * file itself) are marked dirty by a scan the fs provides: it marks each
- * such file that is open for writing and changed since its last mark.
- * The primary runs it with force before a `twinfs sync` barrier, and
- * without on its 1 s tick (the fs then spaces the marks of a big file).
+ * such file that is open for writing and changed since its last mark
+ * (with force, also every one open read-write, which a shared mapping
+ * can change without a trace). The primary runs it with force before a
+ * `twinfs sync` barrier, and without on its 1 s tick (the fs then spaces
+ * the marks of a big file).
  * The fs sets it once mounted and clears it (NULL) before it goes away;
  * journal_scan waits for a running scan before a clear returns.
  */
