@@ -94,6 +94,7 @@ struct recv_fd {
 	uint64_t used;	/* LRU tick */
 	uint64_t wb_off, wb_end;	/* written since the last writeback kick */
 	uint64_t drop_off;	/* pages of this run before it are dropped */
+	uint64_t touched;	/* touch_gen its inode was put in the touch set */
 };
 
 struct receiver {
@@ -105,6 +106,7 @@ struct receiver {
 	/* the parent directory resolved last (see recv_resolve) */
 	char dir_path[PROTO_PATH_MAX + 1];
 	int dir_fd;		/* -1: none */
+	uint64_t dir_touched;	/* touch_gen dir_fd's inode was put in the touch set */
 	bool is_root;		/* may chown */
 	bool ns_flush;		/* drop the caches once this op is done */
 	bool replay;		/* started dirty: re-applying a half-applied batch */
@@ -114,6 +116,10 @@ struct receiver {
 	uint64_t sealed;	/* highest BATCH_END seq sealed */
 	/* what the changes since the last seal touched (fds to fsync) */
 	struct sync_set touch;
+	/* Bumped each time the touch set is handed off. A slot (or the
+	 * cached directory) whose `touched` equals it is in the current set:
+	 * the per-op check then costs no fcntl + fstat (see recv_touch_slot) */
+	uint64_t touch_gen;
 	receiver_spill_fn spill;	/* where a full touch set goes (NULL: fsync here) */
 	void *spill_arg;
 	struct { dev_t dev; ino_t ino; } touch_keys[RECV_TOUCH_MAX];
@@ -147,6 +153,7 @@ int receiver_open(const char *store_dir, const char *state_dir, struct receiver 
 	r->is_root = geteuid() == 0;
 	r->replay = r->st.dirty;
 	r->dir_fd = -1;
+	r->touch_gen = 1;	/* slots start at 0: not in the set */
 	*out = r;
 	return 0;
 
@@ -191,6 +198,7 @@ static void recv_ns_changed(struct receiver *r)
 	if (r->dir_fd >= 0)
 		close(r->dir_fd);
 	r->dir_fd = -1;
+	r->dir_touched = 0;
 	r->dir_path[0] = '\0';
 }
 
@@ -219,6 +227,7 @@ static int recv_resolve(struct receiver *r, const char *path, bool allow_root,
 	if (r->dir_fd >= 0)
 		close(r->dir_fd);
 	r->dir_fd = ref->dirfd;
+	r->dir_touched = 0;
 	memcpy(r->dir_path, path, plen);
 	r->dir_path[plen] = '\0';
 	ref->owned = false;
@@ -305,6 +314,7 @@ static void recv_touch_take(struct receiver *r, struct sync_set *set)
 	*set = r->touch;
 	memset(&r->touch, 0, sizeof(r->touch));
 	memset(r->touch_idx, 0, sizeof(r->touch_idx));
+	r->touch_gen++;
 }
 
 void receiver_set_spill(struct receiver *r, receiver_spill_fn fn, void *arg)
@@ -401,6 +411,31 @@ static void recv_touch_name(struct receiver *r, int dirfd, const char *name)
 	close(fd);
 }
 
+/* recv_touch for the file a cache slot holds open, once per touch set:
+ * a small file gets a CREATE, SETATTR, SETXATTR, DATA and ATTR, and each
+ * asked fcntl + fstat whether its inode was in the set already. */
+static void recv_touch_slot(struct receiver *r, struct recv_fd *slot)
+{
+	if (slot->touched == r->touch_gen)
+		return;
+	recv_touch(r, slot->fd);
+	slot->touched = r->touch_gen;	/* after a spill, the new set's */
+}
+
+/* recv_touch for a resolved parent directory: the cached one (recv_resolve)
+ * once per touch set, like a slot. */
+static void recv_touch_dir(struct receiver *r, int dirfd)
+{
+	if (dirfd != r->dir_fd) {
+		recv_touch(r, dirfd);
+		return;
+	}
+	if (r->dir_touched == r->touch_gen)
+		return;
+	recv_touch(r, dirfd);
+	r->dir_touched = r->touch_gen;
+}
+
 /* Drops the pages of SLOT's current run that lie more than RECV_DROP_LAG
  * behind its last writeback kick (see "Dropping what is on disk"). */
 static void recv_drop_behind(struct recv_fd *slot)
@@ -459,6 +494,7 @@ static int recv_fd_adopt(struct receiver *r, const char *path, int fd,
 	slot->fd = fd;
 	slot->used = ++r->tick;
 	slot->wb_off = slot->wb_end = slot->drop_off = 0;
+	slot->touched = 0;
 	if (out)
 		*out = slot;
 	return 0;
@@ -561,18 +597,35 @@ static int recv_set_meta(struct receiver *r, int dirfd, const char *name,
 	return 0;
 }
 
-/* recv_set_meta for a regular file the receiver holds open (FD). */
-static int recv_set_meta_fd(struct receiver *r, int fd, uint32_t mask, uint32_t mode,
-			    uint32_t uid, uint32_t gid, const struct timespec *atime,
-			    const struct timespec *mtime)
+/* recv_set_meta for a regular file the receiver holds open (FD). ST is
+ * its fstat if the caller has one (else NULL). Owner and mode that are
+ * already right are left alone: every new file gets both at its CREATE
+ * and again in the ATTR after its data, and each change dirties the
+ * inode; one fstat is cheaper. A chown may clear set-id bits, so after
+ * one the mode is always set. */
+static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
+			    uint32_t mask, uint32_t mode, uint32_t uid, uint32_t gid,
+			    const struct timespec *atime, const struct timespec *mtime)
 {
+	struct stat own;
+	bool chowned = false;
+
+	if (!st && (mask & (JATTR_UID | JATTR_GID | JATTR_MODE)) && fstat(fd, &own) == 0)
+		st = &own;
 	if (mask & (JATTR_UID | JATTR_GID)) {
-		if (fchown(fd, (mask & JATTR_UID) ? uid : (uid_t)-1,
-			   (mask & JATTR_GID) ? gid : (gid_t)-1) < 0 &&
-		    !(errno == EPERM && !r->is_root))
-			return -errno;
+		uid_t u = (mask & JATTR_UID) ? uid : (uid_t)-1;
+		gid_t g = (mask & JATTR_GID) ? gid : (gid_t)-1;
+
+		if (!st || (u != (uid_t)-1 && u != st->st_uid) ||
+		    (g != (gid_t)-1 && g != st->st_gid)) {
+			if (fchown(fd, u, g) < 0 && !(errno == EPERM && !r->is_root))
+				return -errno;
+			chowned = true;
+		}
 	}
-	if ((mask & JATTR_MODE) && fchmod(fd, mode & 07777) < 0)
+	if ((mask & JATTR_MODE) &&
+	    (!st || chowned || (st->st_mode & 07777) != (mode & 07777)) &&
+	    fchmod(fd, mode & 07777) < 0)
 		return -errno;
 	if (mask & (JATTR_ATIME | JATTR_MTIME)) {
 		struct timespec ts[2] = {
@@ -625,18 +678,22 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 	if (fd < 0)
 		return -errno;
 out_meta:
-	rc = recv_set_meta_fd(r, fd, JATTR_UID | JATTR_GID | JATTR_MODE, op->mode,
+	rc = recv_set_meta_fd(r, fd, NULL, JATTR_UID | JATTR_GID | JATTR_MODE, op->mode,
 			      op->uid, op->gid, NULL, NULL);
-	if (rc == 0)
-		recv_touch(r, fd);	/* owner, mode */
-	if (slot)
+	if (slot) {
+		if (rc == 0)
+			recv_touch_slot(r, slot);	/* owner, mode */
 		return rc;
+	}
+	if (rc == 0)
+		recv_touch(r, fd);
 	if (!keep || rc < 0) {
 		close(fd);
 		return rc;
 	}
 	/* without a cache slot it is only reopened for its data */
-	recv_fd_adopt(r, op->path, fd, NULL);
+	if (recv_fd_adopt(r, op->path, fd, &slot) == 0)
+		slot->touched = r->touch_gen;
 	return 0;
 }
 
@@ -826,6 +883,8 @@ static int recv_setattr(struct receiver *r, struct path_ref *ref, const char *pa
 			const struct timespec *mtime)
 {
 	struct recv_fd *slot = *path ? recv_fd_find(r, path) : NULL;
+	struct stat st;
+	bool have = false;
 	int rc;
 
 	if (mask & JATTR_SIZE) {
@@ -834,11 +893,18 @@ static int recv_setattr(struct receiver *r, struct path_ref *ref, const char *pa
 		rc = recv_open_slot(r, path, &slot);
 		if (rc < 0)
 			return rc;
-		if (ftruncate(slot->fd, (off_t)size) < 0)
-			return -errno;
+		have = fstat(slot->fd, &st) == 0;
+		/* A truncate to the size it has would only set mtime (to now),
+		 * and that is set below anyway: the ATTR after a file's data
+		 * names its size, and it usually has it already. */
+		if (!have || st.st_size != (off_t)size || !(mask & JATTR_MTIME)) {
+			if (ftruncate(slot->fd, (off_t)size) < 0)
+				return -errno;
+		}
 	}
 	if (slot)
-		return recv_set_meta_fd(r, slot->fd, mask, mode, uid, gid, atime, mtime);
+		return recv_set_meta_fd(r, slot->fd, have ? &st : NULL, mask, mode, uid, gid,
+					atime, mtime);
 	return recv_set_meta(r, ref->dirfd, ref->name, mask, mode, uid, gid, atime, mtime);
 }
 
@@ -936,20 +1002,20 @@ int receiver_op(struct receiver *r, const struct proto_op *m)
 			struct recv_fd *slot = *op->path ? recv_fd_find(r, op->path) : NULL;
 
 			if (slot)
-				recv_touch(r, slot->fd);
+				recv_touch_slot(r, slot);
 			else
 				recv_touch_name(r, ref.dirfd, ref.name);
 			break;
 		}
 		case JOP_CREATE:
-			recv_touch(r, ref.dirfd);	/* the file itself: recv_create */
+			recv_touch_dir(r, ref.dirfd);	/* the file itself: recv_create */
 			break;
 		case JOP_MKDIR:
 			recv_touch_name(r, ref.dirfd, ref.name);	/* owner, mode */
-			recv_touch(r, ref.dirfd);
+			recv_touch_dir(r, ref.dirfd);
 			break;
 		default:
-			recv_touch(r, ref.dirfd);
+			recv_touch_dir(r, ref.dirfd);
 			break;
 		}
 	}
@@ -993,7 +1059,7 @@ int receiver_data(struct receiver *r, const struct proto_data *m)
 		off += (size_t)n;
 	}
 	recv_writeback(slot, m->offset, m->len);
-	recv_touch(r, fd);
+	recv_touch_slot(r, slot);
 	r->st.data_bytes += m->len;
 	return 0;
 }
@@ -1016,7 +1082,7 @@ int receiver_attr(struct receiver *r, const struct proto_attr *m)
 		struct recv_fd *slot = *m->path ? recv_fd_find(r, m->path) : NULL;
 
 		if (slot)
-			recv_touch(r, slot->fd);
+			recv_touch_slot(r, slot);
 		else
 			recv_touch_name(r, ref.dirfd, ref.name);
 	}

@@ -728,6 +728,88 @@ static void test_large_touch_set(void **state)
 	evbuffer_free(b);
 }
 
+static void attr(struct evbuffer *b, const char *path, uint32_t mask, uint32_t mode,
+		 uint64_t size)
+{
+	struct proto_attr a = { .path = path, .mask = mask, .mode = mode,
+				.uid = (uint32_t)geteuid(), .gid = (uint32_t)getegid(),
+				.size = size, .atime = { 1000, 0 }, .mtime = { 2000, 0 } };
+
+	assert_int_equal(proto_encode_attr(b, &a), 0);
+}
+
+/*
+ * A file's frames check "already in the touch set?" once per set (the
+ * slot and the cached directory remember the set's generation), so each
+ * new set must list them again: a file written in batch 1 and again in
+ * batch 2 is fsynced at both seals. Owner and mode already right are not
+ * set again, but a different mode, set-id bits and a size change are.
+ */
+static void test_touch_once_per_set(void **state)
+{
+	struct fx *f = *state;
+	struct receiver *r;
+	struct evbuffer *b = evbuffer_new();
+	struct sync_set set;
+	char full[PATH_MAX];
+	struct stat st;
+	const uint32_t all = JATTR_MODE | JATTR_UID | JATTR_GID | JATTR_SIZE |
+			     JATTR_ATIME | JATTR_MTIME;
+
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	op(b, 1, (struct journal_op){ .type = JOP_MKDIR, .path = "d", .mode = 040755 });
+	op(b, 2, (struct journal_op){ .type = JOP_CREATE, .path = "d/f", .mode = 0100644,
+				      .uid = geteuid(), .gid = getegid() });
+	data(b, "d/f", 0, "hello");
+	attr(b, "d/f", all, 0100644, 5);
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(receiver_batch_seal(r, 2, &set), 1);
+	assert_int_equal(set.n, 3);	/* the root, d, d/f */
+	assert_int_equal(sync_set_run(&set, receiver_store_fd(r)), 0);
+	assert_int_equal(receiver_batch_durable(r, 2), 0);
+
+	/* batch 2: more data for the cached d/f, a new d/g */
+	data(b, "d/f", 5, " world");
+	op(b, 3, (struct journal_op){ .type = JOP_CREATE, .path = "d/g", .mode = 0100600,
+				      .uid = geteuid(), .gid = getegid() });
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(receiver_batch_seal(r, 3, &set), 1);
+	assert_false(set.whole_fs);
+	assert_int_equal(set.n, 3);	/* d/f again, d/g, d again */
+	assert_int_equal(sync_set_run(&set, receiver_store_fd(r)), 0);
+	assert_int_equal(receiver_batch_durable(r, 3), 0);
+
+	/* batch 3: only the attributes of d/f */
+	attr(b, "d/f", all, 0104750, 11);
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(receiver_batch_seal(r, 3, &set), 1);
+	assert_int_equal(set.n, 1);
+	assert_int_equal(sync_set_run(&set, receiver_store_fd(r)), 0);
+	snprintf(full, sizeof full, "%s/d/f", f->store);
+	assert_int_equal(stat(full, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 04750);
+	assert_int_equal(st.st_size, 11);
+	assert_int_equal(st.st_mtim.tv_sec, 2000);
+	/* same size, same owner: only the mode and times change; a smaller
+	 * size still truncates */
+	attr(b, "d/f", all, 0100640, 11);
+	attr(b, "d/g", all, 0100600, 0);
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(stat(full, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(st.st_size, 11);
+	attr(b, "d/f", all, 0100640, 4);
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(stat(full, &st), 0);
+	assert_int_equal(st.st_size, 4);
+	assert_int_equal(st.st_mtim.tv_sec, 2000);
+	assert_int_equal(receiver_batch_seal(r, 3, &set), 1);
+	assert_int_equal(set.n, 2);
+	assert_int_equal(sync_set_run(&set, receiver_store_fd(r)), 0);
+	receiver_close(r);
+	evbuffer_free(b);
+}
+
 /* Pages of FD in [off, off + len) that are in the page cache. */
 static size_t resident_pages(int fd, off_t off, size_t len)
 {
@@ -850,6 +932,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_async_seal_and_commit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_applied_file_torn_slot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_large_touch_set, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_touch_once_per_set, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_run_drops_written_pages, setup,
 						teardown),
 	};
