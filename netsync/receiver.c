@@ -900,6 +900,7 @@ static int recv_setattr(struct receiver *r, struct path_ref *ref, const char *pa
 		if (!have || st.st_size != (off_t)size || !(mask & JATTR_MTIME)) {
 			if (ftruncate(slot->fd, (off_t)size) < 0)
 				return -errno;
+			have = false;	/* without CAP_FSETID it drops set-id bits */
 		}
 	}
 	if (slot)
