@@ -411,29 +411,31 @@ static void recv_touch_name(struct receiver *r, int dirfd, const char *name)
 	close(fd);
 }
 
-/* recv_touch for the file a cache slot holds open, once per touch set:
- * a small file gets a CREATE, SETATTR, SETXATTR, DATA and ATTR, and each
- * asked fcntl + fstat whether its inode was in the set already. */
-static void recv_touch_slot(struct receiver *r, struct recv_fd *slot)
+/* recv_touch once per touch set for an fd that remembers the set's
+ * generation in *TOUCHED: a cache slot's file (a small file gets a CREATE,
+ * SETATTR, SETXATTR, DATA and ATTR, and each asked fcntl + fstat whether
+ * its inode was in the set already) or the cached parent directory. */
+static void recv_touch_once(struct receiver *r, int fd, uint64_t *touched)
 {
-	if (slot->touched == r->touch_gen)
+	if (*touched == r->touch_gen)
 		return;
-	recv_touch(r, slot->fd);
-	slot->touched = r->touch_gen;	/* after a spill, the new set's */
+	recv_touch(r, fd);
+	*touched = r->touch_gen;	/* after a spill, the new set's */
 }
 
-/* recv_touch for a resolved parent directory: the cached one (recv_resolve)
- * once per touch set, like a slot. */
+static void recv_touch_slot(struct receiver *r, struct recv_fd *slot)
+{
+	recv_touch_once(r, slot->fd, &slot->touched);
+}
+
+/* A resolved parent directory: only the cached one (recv_resolve)
+ * remembers being touched. */
 static void recv_touch_dir(struct receiver *r, int dirfd)
 {
-	if (dirfd != r->dir_fd) {
+	if (dirfd == r->dir_fd)
+		recv_touch_once(r, dirfd, &r->dir_touched);
+	else
 		recv_touch(r, dirfd);
-		return;
-	}
-	if (r->dir_touched == r->touch_gen)
-		return;
-	recv_touch(r, dirfd);
-	r->dir_touched = r->touch_gen;
 }
 
 /* Drops the pages of SLOT's current run that lie more than RECV_DROP_LAG
