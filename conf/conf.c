@@ -98,6 +98,9 @@ static const struct conf_key conf_keys[] = {
 	{ "fuse.passthrough", CT_BOOL, F(fuse_passthrough), "true", 0, 0,
 	  "let the kernel read files and write new ones in the store directly "
 	  "(FUSE passthrough; kernel 6.9+, mounted by root)" },
+	{ "fuse.uring", CT_BOOL, F(fuse_uring), "true", 0, 0,
+	  "take FUSE requests over io_uring on the caller's CPU (kernel 6.14+; "
+	  "root turns fuse.enable_uring on; not in sync mode)" },
 };
 
 #define N_KEYS (sizeof(conf_keys) / sizeof(conf_keys[0]))

@@ -34,6 +34,7 @@ struct conf {
 	int log_level;		/* log.level: LOG_ERR..LOG_DEBUG */
 	char *fuse_options;	/* fuse.options: extra -o options */
 	bool fuse_passthrough;	/* fuse.passthrough */
+	bool fuse_uring;	/* fuse.uring */
 };
 
 /* One located problem. */

@@ -50,6 +50,7 @@
 
 #include "common/log.h"
 #include "fs/fs_internal.h"
+#include "fs/ring.h"
 
 /* Kernel ABI newer than Debian 12's headers. */
 #define BK_FUSE_PASSTHROUGH_FLAGS2 (1u << (37 - 32))	/* FUSE_PASSTHROUGH */
@@ -57,6 +58,8 @@
 #define BK_INIT_OUT_FLAGS2 32		/* offsetof(fuse_init_out, flags2) */
 #define BK_INIT_OUT_STACK_DEPTH 36	/* ... max_stack_depth */
 #define BK_INIT_IN_FLAGS2 16		/* offsetof(fuse_init_in, flags2) */
+#define BK_INIT_OUT_MAX_WRITE 20	/* ... fuse_init_out.max_write */
+#define BK_INIT_OUT_MAX_PAGES 28	/* ... max_pages */
 /* Our mount's stacking depth: backing files must come from a filesystem
  * of lower depth, i.e. an ordinary one. A store on overlayfs (depth 1)
  * fails BACKING_OPEN with ELOOP and is served through us. */
@@ -88,26 +91,41 @@ static ssize_t bk_read(int fd, void *buf, size_t len, void *userdata)
 		memcpy(&flags2, (char *)buf + sizeof(*h) + BK_INIT_IN_FLAGS2, 4);
 		fs->pt_offered = (flags & FUSE_INIT_EXT) &&
 				 (flags2 & BK_FUSE_PASSTHROUGH_FLAGS2);
+		fs->ring_offered = (flags & FUSE_INIT_EXT) &&
+				   (flags2 & RING_INIT_FLAGS2);
 	}
 	return n;
 }
 
-/* Adds passthrough and the stack depth to the INIT reply (iov[1]). */
-static void bk_patch_init(struct fs *fs, struct iovec *iov, int count,
-			  unsigned char *copy, size_t cap)
+/* Adds passthrough and the stack depth, and the io_uring transport, to
+ * the INIT reply (iov[1]) as negotiated in fs_init. Returns true if the
+ * reply now asks for the rings (then *MAX_WRITE and *MAX_PAGES are the
+ * reply's, which size the ring buffers). */
+static bool bk_patch_init(struct fs *fs, struct iovec *iov, int count,
+			  unsigned char *copy, size_t cap, uint32_t *max_write,
+			  uint32_t *max_pages)
 {
 	const struct fuse_out_header *h = iov[0].iov_base;
 	uint32_t flags2, depth = BK_STACK_DEPTH;
+	uint16_t pages;
 
-	if (!fs->pt_negotiated || count != 2 || h->error != 0 ||
+	if ((!fs->pt_negotiated && !fs->ring_on) || count != 2 || h->error != 0 ||
 	    iov[1].iov_len < BK_INIT_OUT_STACK_DEPTH + 4 || iov[1].iov_len > cap)
-		return;
+		return false;
 	memcpy(copy, iov[1].iov_base, iov[1].iov_len);
 	memcpy(&flags2, copy + BK_INIT_OUT_FLAGS2, 4);
-	flags2 |= BK_FUSE_PASSTHROUGH_FLAGS2;
+	if (fs->pt_negotiated) {
+		flags2 |= BK_FUSE_PASSTHROUGH_FLAGS2;
+		memcpy(copy + BK_INIT_OUT_STACK_DEPTH, &depth, 4);
+	}
+	if (fs->ring_on)
+		flags2 |= RING_INIT_FLAGS2;
 	memcpy(copy + BK_INIT_OUT_FLAGS2, &flags2, 4);
-	memcpy(copy + BK_INIT_OUT_STACK_DEPTH, &depth, 4);
+	memcpy(max_write, copy + BK_INIT_OUT_MAX_WRITE, 4);
+	memcpy(&pages, copy + BK_INIT_OUT_MAX_PAGES, 2);
+	*max_pages = pages;
 	iov[1].iov_base = copy;
+	return fs->ring_on;
 }
 
 /* Adds FOPEN_PASSTHROUGH and the id to the fuse_open_out that ends an
@@ -135,19 +153,31 @@ static ssize_t bk_writev(int fd, struct iovec *iov, int count, void *userdata)
 	struct fs *fs = userdata;
 	struct iovec v[4];
 	unsigned char copy[256];
+	uint32_t max_write = 0, max_pages = 0;
+	bool ring = false;
+	ssize_t n;
 
 	if ((!fs->init_replied || bk_reply_id > 0) &&
 	    count <= (int)(sizeof(v) / sizeof(v[0]))) {
 		memcpy(v, iov, (size_t)count * sizeof(*v));
 		if (!fs->init_replied) {
-			bk_patch_init(fs, v, count, copy, sizeof(copy));
+			ring = bk_patch_init(fs, v, count, copy, sizeof(copy),
+					     &max_write, &max_pages);
 			fs->init_replied = true;
 		} else {
 			bk_patch_open(v, count, copy, sizeof(copy));
 		}
-		return writev(fd, v, count);
+		iov = v;
 	}
-	return writev(fd, iov, count);
+	n = ring_reply(iov, count);
+	if (n != -ENOENT)
+		return n;
+	n = writev(fd, iov, count);
+	/* The kernel has processed the INIT reply when the write returns:
+	 * the rings may register now. */
+	if (ring && n >= 0)
+		ring_start(fs, max_write, max_pages);
+	return n;
 }
 
 static ssize_t bk_splice(int fdin, off_t *offin, int fdout, off_t *offout,

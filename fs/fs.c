@@ -17,8 +17,9 @@
  * run at once, and clone_fd gives every worker its own /dev/fuse queue.
  * POSIX ACLs are enforced and cached by the kernel (FUSE_CAP_POSIX_ACL),
  * so `ls -l` does not cost an ACL round trip per file. Splice is offered
- * to libfuse; with libfuse 3.14 we measured plain read/writev on
- * /dev/fuse regardless, so data is copied once more than in the kernel.
+ * to libfuse (not with the io_uring rings, fs/ring.c); with libfuse 3.14
+ * we measured plain read/writev on /dev/fuse regardless, so data is
+ * copied once more than in the kernel.
  * Known difference: the kernel applies the umask before a create reaches
  * us even when the parent has a default ACL (which should replace it).
  */
@@ -43,6 +44,7 @@
 #include "fs/cred.h"
 #include "fs/fs_internal.h"
 #include "fs/record.h"
+#include "fs/ring.h"
 
 #define FS_CACHE_TIMEOUT 86400.0
 #define FS_MAX_WRITE (1u << 20)
@@ -60,7 +62,16 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	/* Passthrough excludes the writeback cache (fs/backing.c). */
 	if (backing_negotiate(fs))
 		want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	/* Ring replies must come to the writev hook (fs/ring.c), and libfuse
+	 * would splice read data to /dev/fuse past it. */
+	fs->ring_on = fs->ring_want && fs->ring_offered;
+	if (fs->ring_on)
+		want &= ~(FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
+			  FUSE_CAP_SPLICE_READ);
 	conn->want |= conn->capable & want;
+	if (fs->ring_on)
+		conn->want &= ~(FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
+				FUSE_CAP_SPLICE_READ);
 	/* A listing of a directory the kernel has not seen is read with
 	 * attributes at once: `ls -l` and `find` need them anyway. */
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
@@ -71,8 +82,9 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_readahead = FS_MAX_WRITE;
 	conn->time_gran = 1;
 	log_info("kernel connection negotiated", "capable=0x%x want=0x%x "
-		 "writeback=%d passthrough=%d max_write=%u", conn->capable,
-		 conn->want, fs->writeback, fs->pt_on, conn->max_write);
+		 "writeback=%d passthrough=%d uring=%d max_write=%u",
+		 conn->capable, conn->want, fs->writeback, fs->pt_on,
+		 fs->ring_on, conn->max_write);
 }
 
 static const struct fuse_lowlevel_ops fs_ops = {
@@ -361,6 +373,9 @@ int fs_run(const struct fs_opts *o)
 	fs.peer_begin = o->peer_begin;
 	fs.peer_end = o->peer_end;
 	fs.peer_arg = o->peer_arg;
+	fs.main_thread = pthread_self();
+	/* Sync mode waits for the peer inside requests (fs/ring.c). */
+	fs.ring_want = o->uring && !o->peer_begin && ring_kernel_enable(true);
 	rc = fs_check_paths(o, &fs, mnt);
 	if (rc < 0)
 		goto out_ready;
@@ -455,6 +470,7 @@ out_join:
 out_unmount:
 	fuse_session_unmount(fs.se);
 out_signals:
+	ring_stop(&fs);
 	/* Writers still open when the session ended (a lazy unmount): what
 	 * they wrote goes to the peer with the rest at primary_stop. */
 	fs_scan_writers(&fs, true);

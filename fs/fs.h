@@ -22,6 +22,9 @@ struct fs_opts {
 	/* Let the kernel serve reads and new-file writes from the store
 	 * files itself (FUSE passthrough; kernel 6.9+, root). */
 	bool passthrough;
+	/* Take requests over io_uring, on the caller's CPU (kernel 6.14+;
+	 * turns fuse.enable_uring on if root; never in sync mode). */
+	bool uring;
 	/* Sync mode (both NULL in async or local-only mounts). From fsync,
 	 * fdatasync and flush/release of a file that was written: peer_begin
 	 * once the file's changes are appended to the journal (the batch that

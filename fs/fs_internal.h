@@ -35,6 +35,12 @@ struct fs {
 	 * off if the kernel refuses them). */
 	bool pt_want, pt_offered, pt_negotiated, pt_on;
 	bool init_replied;	/* the INIT reply went out (devio hook) */
+	/* FUSE over io_uring (fs/ring.c): wanted (asked for and not sync
+	 * mode), offered by the kernel (INIT request), on (asked for in our
+	 * INIT reply), and the rings once started. */
+	bool ring_want, ring_offered, ring_on;
+	struct ring *ring;
+	pthread_t main_thread;	/* runs fs_run; a SIGTERM there unmounts */
 	bool (*peer_begin)(void *arg, uint64_t *ticket);	/* fs_opts */
 	int (*peer_end)(void *arg, uint64_t ticket);
 	void *peer_arg;

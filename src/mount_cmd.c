@@ -55,7 +55,8 @@ static void mount_usage(FILE *out)
 	fprintf(out,
 		"Usage: twinfs mount --store DIR --state DIR --mountpoint DIR\n"
 		"                    [--peer HOST:PORT [--mode async|sync] [--insecure]]\n"
-		"                    [-f] [-o OPTIONS] [--no-passthrough] [-v|-q]\n"
+		"                    [-f] [-o OPTIONS] [--no-passthrough] [--no-uring]\n"
+		"                    [-v|-q]\n"
 		"       twinfs mount --config FILE [OPTIONS]   (flags override the file)\n\n"
 		"Mounts the store directory at the mountpoint. Every change is\n"
 		"applied to the store and recorded in the journal under the state\n"
@@ -79,6 +80,11 @@ static void mount_usage(FILE *out)
 		"                     the kernel's writeback cache (by default, when\n"
 		"                     root mounts on kernel 6.9+, the kernel reads\n"
 		"                     files and writes new ones in the store itself)\n"
+		"  --no-uring         take requests through /dev/fuse only (by default,\n"
+		"                     on kernel 6.14+ with FUSE io_uring, requests are\n"
+		"                     served on the CPU of the calling program; root\n"
+		"                     turns the kernel's fuse.enable_uring on; sync\n"
+		"                     mode always uses /dev/fuse)\n"
 		"  -f, --foreground   stay in the foreground, log to stderr\n"
 		"  -d, --debug        print every FUSE request (implies -f)\n"
 		"  -v, --verbose      log more (repeat for debug)\n"
@@ -194,6 +200,7 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 		.mountpoint = m->c.mountpoint,
 		.fuse_options = m->c.fuse_options,
 		.passthrough = m->c.fuse_passthrough,
+		.uring = m->c.fuse_uring,
 		.debug = debug,
 		.on_ready = mount_on_ready,
 		.on_ready_arg = m,
@@ -282,6 +289,7 @@ int mount_cmd(int argc, char **argv)
 		{ "psk-file", required_argument, NULL, 'k' },
 		{ "insecure", no_argument, NULL, 'I' },
 		{ "no-passthrough", no_argument, NULL, 'P' },
+		{ "no-uring", no_argument, NULL, 'U' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -313,6 +321,7 @@ int mount_cmd(int argc, char **argv)
 		case 'I': key = "tls.insecure"; optarg = "true"; break;
 		case 'o': key = "fuse.options"; break;
 		case 'P': key = "fuse.passthrough"; optarg = "false"; break;
+		case 'U': key = "fuse.uring"; optarg = "false"; break;
 		case 'f': m.foreground = true; break;
 		case 'd': debug = true; m.foreground = true; break;
 		case 'v': verbose++; break;

@@ -24,6 +24,8 @@ wait_until 15 is_mounted "$MNT" || { cat "$T/mount.log"; fail "mount did not sta
 wait_until 15 daemon_up "$A_STATE" || fail "no control socket"
 wait_until 15 connected
 check "status says mode sync" sh -c "'$TWINFS_BIN' status --state '$A_STATE' --json | grep -q '\"mode\":\"sync\"'"
+# fsync waits for the peer in the request's thread: never on a ring.
+check "sync mode takes requests through /dev/fuse" sh -c "! grep -q 'FUSE over io_uring' '$T/mount.log'"
 
 python3 "$TWINFS_SRC/tests/e2e/fsync_check.py" "$MNT" "$P_STORE" 20 300000
 check "every fsync'ed file is on the peer when fsync returns" [ $? -eq 0 ]
