@@ -62,13 +62,11 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	/* Passthrough excludes the writeback cache (fs/backing.c). */
 	if (backing_negotiate(fs))
 		want &= ~FUSE_CAP_WRITEBACK_CACHE;
-	/* Ring replies must come to the writev hook (fs/ring.c), and libfuse
-	 * would splice read data to /dev/fuse past it. */
-	fs->ring_on = fs->ring_want && fs->ring_offered;
-	if (fs->ring_on)
-		want &= ~(FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
-			  FUSE_CAP_SPLICE_READ);
 	conn->want |= conn->capable & want;
+	/* Ring replies must come to the writev hook (fs/ring.c), and libfuse
+	 * would splice read data to /dev/fuse past it (it also asks for
+	 * splice reads by default). */
+	fs->ring_on = fs->ring_want && fs->ring_offered;
 	if (fs->ring_on)
 		conn->want &= ~(FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
 				FUSE_CAP_SPLICE_READ);
@@ -375,7 +373,7 @@ int fs_run(const struct fs_opts *o)
 	fs.peer_arg = o->peer_arg;
 	fs.main_thread = pthread_self();
 	/* Sync mode waits for the peer inside requests (fs/ring.c). */
-	fs.ring_want = o->uring && !o->peer_begin && ring_kernel_enable(true);
+	fs.ring_want = o->uring && !o->peer_begin && ring_kernel_enable();
 	rc = fs_check_paths(o, &fs, mnt);
 	if (rc < 0)
 		goto out_ready;

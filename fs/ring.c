@@ -127,7 +127,7 @@ struct ring {
 
 static __thread struct ring_thr *ring_self;
 
-bool ring_kernel_enable(bool want)
+bool ring_kernel_enable(void)
 {
 	char c = 0;
 	int fd = open(RING_PARAM, O_RDONLY | O_CLOEXEC);
@@ -139,7 +139,7 @@ bool ring_kernel_enable(bool want)
 	close(fd);
 	if (c == 'Y' || c == '1')
 		return true;
-	if (!want || geteuid() != 0)
+	if (geteuid() != 0)
 		return false;
 	fd = open(RING_PARAM, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, "Y", 1) != 1) {
@@ -298,8 +298,11 @@ static void ring_handle(struct ring_thr *t)
 static void ring_fatal(struct ring_thr *t, int err)
 {
 	if (t->served == 0) {
-		log_warn("a FUSE ring did not start; requests stay on "
-			 "/dev/fuse", "cpu=%u err=\"%s\"", t->qid, strerror(-err));
+		/* Never registered: the kernel switches a connection to the
+		 * rings only once every CPU has an entry, so if this CPU has
+		 * none, all requests stay on /dev/fuse. */
+		log_warn("a FUSE ring thread did not start", "cpu=%u err=\"%s\"",
+			 t->qid, strerror(-err));
 		return;
 	}
 	log_error("a FUSE ring failed; unmounting rather than leave its "
