@@ -15,7 +15,9 @@
 # and fsync latency in sync mode vs a local-only mount.
 # Usage: bench/replication.sh [--large SIZE_MB] [--small-count N] [--runs N]
 #        [--dir DIR]   (defaults: 1024 MB, 10000 files, 3 runs, /var/tmp)
-# Env: TWINFS_BIN (default: build/src/twinfs). Needs root, fuse3, rsync.
+# Env: TWINFS_BIN (default: build/src/twinfs); TWINFS_MOUNT_ARGS, extra
+# flags for every mount (e.g. --no-uring, --no-passthrough, for an A/B).
+# Needs root, fuse3, rsync.
 set -u
 LARGE_MB=1024; SMALL=10000; RUNS=3; BASE=${TMPDIR:-/var/tmp}
 while [ $# -gt 0 ]; do
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
 	--small-count) SMALL=$2; shift 2 ;;
 	--runs) RUNS=$2; shift 2 ;;
 	--dir) BASE=$2; shift 2 ;;
-	-h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,20p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 64 ;;
 	esac
 done
@@ -66,13 +68,13 @@ start_pair() { # $1 = run id, $2 = extra mount args
 	"$BIN" serve --store "$W/p$1/store" --state "$W/p$1/state" --listen "127.0.0.1:$port" -f -q >"$W/serve$1.log" 2>&1 &
 	PIDS="$PIDS $!"
 	wait_up "$BIN" "$W/p$1/state"
-	"$BIN" mount --store "$W/a$1/store" --state "$W/a$1/state" --mountpoint "$W/mnt$1" --peer "127.0.0.1:$port" $2 -f -q >"$W/mount$1.log" 2>&1 &
+	"$BIN" mount --store "$W/a$1/store" --state "$W/a$1/state" --mountpoint "$W/mnt$1" --peer "127.0.0.1:$port" $2 ${TWINFS_MOUNT_ARGS:-} -f -q >"$W/mount$1.log" 2>&1 &
 	PIDS="$PIDS $!"
 	wait_up "$BIN" "$W/a$1/state"
 }
 start_local() { # $1 = id: a mount without a peer
 	mkdir -p "$W/l$1/store" "$W/l$1/state" "$W/mnt$1"
-	"$BIN" mount --store "$W/l$1/store" --state "$W/l$1/state" --mountpoint "$W/mnt$1" -f -q >"$W/mount$1.log" 2>&1 &
+	"$BIN" mount --store "$W/l$1/store" --state "$W/l$1/state" --mountpoint "$W/mnt$1" ${TWINFS_MOUNT_ARGS:-} -f -q >"$W/mount$1.log" 2>&1 &
 	PIDS="$PIDS $!"
 	wait_up "$BIN" "$W/l$1/state"
 }
