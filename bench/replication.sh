@@ -14,22 +14,29 @@
 # Then async write throughput into a replicating mount vs a local-only mount,
 # and fsync latency in sync mode vs a local-only mount.
 # Usage: bench/replication.sh [--large SIZE_MB] [--small-count N] [--runs N]
-#        [--dir DIR]   (defaults: 1024 MB, 10000 files, 3 runs, /var/tmp)
+#        [--dir DIR] [--tool cp|tar]
+#        (defaults: 1024 MB, 10000 files, 3 runs, /var/tmp, cp)
+# --tool picks the copier for every copy of (a)-(d). `cp -a` (the default)
+# copies within one filesystem in the kernel (copy_file_range), which no
+# copy into a FUSE mount can do, and otherwise through a buffer it maps
+# per file; a tar pipe (1 MiB records) reads and writes on every side.
 # Env: TWINFS_BIN (default: build/src/twinfs); TWINFS_MOUNT_ARGS, extra
 # flags for every mount (e.g. --no-uring, --no-passthrough, for an A/B).
 # Needs root, fuse3, rsync.
 set -u
-LARGE_MB=1024; SMALL=10000; RUNS=3; BASE=${TMPDIR:-/var/tmp}
+LARGE_MB=1024; SMALL=10000; RUNS=3; BASE=${TMPDIR:-/var/tmp}; TOOL=cp
 while [ $# -gt 0 ]; do
 	case $1 in
 	--large) LARGE_MB=$2; shift 2 ;;
 	--small-count) SMALL=$2; shift 2 ;;
 	--runs) RUNS=$2; shift 2 ;;
 	--dir) BASE=$2; shift 2 ;;
-	-h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+	--tool) TOOL=$2; shift 2 ;;
+	-h|--help) sed -n '2,25p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 64 ;;
 	esac
 done
+case $TOOL in cp|tar) ;; *) echo "--tool is cp or tar" >&2; exit 64 ;; esac
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${TWINFS_BIN:-$HERE/build/src/twinfs}
 [ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 77; }
@@ -88,6 +95,14 @@ stop_mount() {
 	done
 }
 drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+# copytree SRC DEST: DEST (not existing yet) becomes a copy of SRC.
+copytree() {
+	if [ "$TOOL" = cp ]; then
+		cp -a "$1" "$2"
+	else
+		mkdir "$2" && tar -b 2048 -C "$1" -cf - . | tar -b 2048 -C "$2" -xpf -
+	fi
+}
 
 RSPORT=$(free_port)
 mkdir -p "$W/rsyncd"
@@ -109,7 +124,7 @@ sleep 0.5
 # minute idle, 2.57 s right after; an (a) run 12.16 s after a minute idle,
 # 10.77 s after this warm-up, then 9.6-10.5 s; one sample each), and the
 # method that goes first would pay it. The copy stays (see below).
-drop; cp -a "$W/src" "$W/warmup" && sync -f "$W/warmup"
+drop; copytree "$W/src" "$W/warmup" && sync -f "$W/warmup"
 
 # Copies stay until the end: deleting 10,000 files right before the next
 # copy times ext4's inode allocator, which (without a journal, as here)
@@ -117,7 +132,7 @@ drop; cp -a "$W/src" "$W/warmup" && sync -f "$W/warmup"
 run_a() { # (a) twinfs
 	start_pair "a$1" ""
 	drop; t0=$(now)
-	cp -a "$W/src" "$W/mnta$1/data" && tc=$(now) && "$BIN" sync --state "$W/aa$1/state" -q || echo "run $1: twinfs failed" >&2
+	copytree "$W/src" "$W/mnta$1/data" && tc=$(now) && "$BIN" sync --state "$W/aa$1/state" -q || echo "run $1: twinfs failed" >&2
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/ta"
 	# where (a)'s time goes: the copy itself vs the wait for the peer after it
 	echo "$(el "$t0" "$tc")" >>"$W/ta_copy"; echo "$(el "$tc" "$t1")" >>"$W/ta_tail"
@@ -125,14 +140,14 @@ run_a() { # (a) twinfs
 }
 run_b() { # (b) two plain folders, durable
 	drop; t0=$(now)
-	cp -a "$W/src" "$W/b1_$1" & c1=$!
-	cp -a "$W/src" "$W/b2_$1" & c2=$!
+	copytree "$W/src" "$W/b1_$1" & c1=$!
+	copytree "$W/src" "$W/b2_$1" & c2=$!
 	wait $c1 $c2; sync -f "$W/b1_$1"
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/tb"
 }
 run_c() { # (c) copy locally, then rsync to a daemon on 127.0.0.1, then sync
 	drop; t0=$(now)
-	cp -a "$W/src" "$W/c_$1" && tc1=$(now) &&
+	copytree "$W/src" "$W/c_$1" && tc1=$(now) &&
 		rsync -a "$W/c_$1/" "rsync://127.0.0.1:$RSPORT/bench/c_$1/" && tc2=$(now) &&
 		sync -f "$W/rsyncd" || echo "run $1: cp + rsync failed" >&2
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/tc"
@@ -144,7 +159,7 @@ run_d() { # (d) the same copy into a local-only twinfs mount (no peer), synced:
 	# separates what the FUSE mount costs from what replication adds.
 	start_local "d$1"
 	drop; t0=$(now)
-	cp -a "$W/src" "$W/mntd$1/data" && sync -f "$W/mntd$1/data"
+	copytree "$W/src" "$W/mntd$1/data" && sync -f "$W/mntd$1/data"
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/td"
 	stop_mount "d$1"
 }
@@ -156,17 +171,17 @@ run_d() { # (d) the same copy into a local-only twinfs mount (no peer), synced:
 ORDER="a b c d"
 for r in $(seq 1 "$RUNS"); do
 	for m in $ORDER; do "run_$m" "$r"; done
-	echo "# run $r (order $ORDER): a=$(tail -1 "$W/ta")s (copy $(tail -1 "$W/ta_copy")s + sync $(tail -1 "$W/ta_tail")s) b=$(tail -1 "$W/tb")s c=$(tail -1 "$W/tc")s (cp $(tail -1 "$W/tc_cp")s + rsync $(tail -1 "$W/tc_rsync")s + sync $(tail -1 "$W/tc_sync")s) d=$(tail -1 "$W/td")s"
+	echo "# run $r (order $ORDER): a=$(tail -1 "$W/ta")s (copy $(tail -1 "$W/ta_copy")s + sync $(tail -1 "$W/ta_tail")s) b=$(tail -1 "$W/tb")s c=$(tail -1 "$W/tc")s ($TOOL $(tail -1 "$W/tc_cp")s + rsync $(tail -1 "$W/tc_rsync")s + sync $(tail -1 "$W/tc_sync")s) d=$(tail -1 "$W/td")s"
 	ORDER="${ORDER#* } ${ORDER%% *}"
 done
 A=$(median <"$W/ta"); B=$(median <"$W/tb"); C=$(median <"$W/tc"); D=$(median <"$W/td")
 echo
-echo "copy until durable on both sides (median of $RUNS, $(( TOTAL / 1048576 )) MiB):"
+echo "copy until durable on both sides (median of $RUNS, $(( TOTAL / 1048576 )) MiB, copied with $TOOL):"
 printf "  (a) twinfs mount + sync     %8.2f s  %7.1f MB/s  (copy %.2f s, then sync %.2f s)\n" "$A" "$(echo "$TOTAL/$A/1000000" | bc -l)" \
 	"$(median <"$W/ta_copy")" "$(median <"$W/ta_tail")"
 printf "  (b) two plain folders       %8.2f s  %7.1f MB/s\n" "$B" "$(echo "$TOTAL/$B/1000000" | bc -l)"
-printf "  (c) cp + rsync daemon       %8.2f s  %7.1f MB/s  (cp %.2f s, rsync %.2f s, sync %.2f s)\n" "$C" "$(echo "$TOTAL/$C/1000000" | bc -l)" \
-	"$(median <"$W/tc_cp")" "$(median <"$W/tc_rsync")" "$(median <"$W/tc_sync")"
+printf "  (c) %-3s + rsync daemon      %8.2f s  %7.1f MB/s  (%s %.2f s, rsync %.2f s, sync %.2f s)\n" "$TOOL" "$C" "$(echo "$TOTAL/$C/1000000" | bc -l)" \
+	"$TOOL" "$(median <"$W/tc_cp")" "$(median <"$W/tc_rsync")" "$(median <"$W/tc_sync")"
 printf "  (d) local-only twinfs mount %8.2f s  %7.1f MB/s  (one copy, no peer)\n" "$D" "$(echo "$TOTAL/$D/1000000" | bc -l)"
 printf "  ratio a/b = %.2f (target <= 1.2)   a/c = %.2f (target < 1)   a/d = %.2f (replication on top of the mount)\n" \
 	"$(echo "$A/$B" | bc -l)" "$(echo "$A/$C" | bc -l)" "$(echo "$A/$D" | bc -l)"
