@@ -95,6 +95,16 @@ stop_mount() {
 	done
 }
 drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+# Every copy is checked after its timing (file count and bytes against the
+# source; for (a) on the mount and in the peer's store), so that a copier
+# that failed part way cannot make its method look fast.
+sig() { find "$1" -type f -printf '%s\n' | awk '{n++; b += $1} END {print n + 0, b + 0}'; }
+BAD=0; RC=0
+check_copy() { # $1 = what, $2 = folder
+	got=$(sig "$2")
+	[ "$got" = "$SRC_SIG" ] || { echo "INCOMPLETE: $1: $got (files bytes), source $SRC_SIG" >&2; BAD=1; }
+}
+SRC_SIG=$(sig "$W/src")
 # copytree SRC DEST: DEST (not existing yet) becomes a copy of SRC.
 copytree() {
 	if [ "$TOOL" = cp ]; then
@@ -136,6 +146,8 @@ run_a() { # (a) twinfs
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/ta"
 	# where (a)'s time goes: the copy itself vs the wait for the peer after it
 	echo "$(el "$t0" "$tc")" >>"$W/ta_copy"; echo "$(el "$tc" "$t1")" >>"$W/ta_tail"
+	check_copy "(a) run $1, mount" "$W/mnta$1/data"
+	check_copy "(a) run $1, peer" "$W/pa$1/store/data"
 	stop_mount "a$1"
 }
 run_b() { # (b) two plain folders, durable
@@ -144,6 +156,8 @@ run_b() { # (b) two plain folders, durable
 	copytree "$W/src" "$W/b2_$1" & c2=$!
 	wait $c1 $c2; sync -f "$W/b1_$1"
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/tb"
+	check_copy "(b) run $1, first" "$W/b1_$1"
+	check_copy "(b) run $1, second" "$W/b2_$1"
 }
 run_c() { # (c) copy locally, then rsync to a daemon on 127.0.0.1, then sync
 	drop; t0=$(now)
@@ -151,6 +165,7 @@ run_c() { # (c) copy locally, then rsync to a daemon on 127.0.0.1, then sync
 		rsync -a "$W/c_$1/" "rsync://127.0.0.1:$RSPORT/bench/c_$1/" && tc2=$(now) &&
 		sync -f "$W/rsyncd" || echo "run $1: cp + rsync failed" >&2
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/tc"
+	check_copy "(c) run $1, rsync daemon" "$W/rsyncd/c_$1"
 	# (c)'s three steps: it varies most of the four between invocations
 	echo "$(el "$t0" "$tc1")" >>"$W/tc_cp"; echo "$(el "$tc1" "$tc2")" >>"$W/tc_rsync"
 	echo "$(el "$tc2" "$t1")" >>"$W/tc_sync"
@@ -161,6 +176,7 @@ run_d() { # (d) the same copy into a local-only twinfs mount (no peer), synced:
 	drop; t0=$(now)
 	copytree "$W/src" "$W/mntd$1/data" && sync -f "$W/mntd$1/data"
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/td"
+	check_copy "(d) run $1" "$W/mntd$1/data"
 	stop_mount "d$1"
 }
 # The order rotates each run (a b c d, then b c d a, ...): whatever the
@@ -190,6 +206,11 @@ printf "  ratio a/b = %.2f (target <= 1.2)   a/c = %.2f (target < 1)   a/d = %.2
 FIRST=$(paste "$W/ta" "$W/tc" | awk '$1 < $2 {n++} END {print n + 0}')
 printf "  (a) finished before (c) in %d of %d runs; per run a/c:%s\n" "$FIRST" "$RUNS" \
 	"$(paste "$W/ta" "$W/tc" | awk '{printf " %.2f", $1 / $2}')"
+
+if [ "$BAD" -ne 0 ]; then
+	echo "SOME COPIES WERE INCOMPLETE (see above): the copy figures are not valid" >&2
+	RC=1
+fi
 
 # Async write throughput: replicating mount vs local-only mount.
 for r in $(seq 1 "$RUNS"); do
@@ -226,3 +247,4 @@ lat.sort()
 print("fsync latency ms: median %.2f p99 %.2f max %.2f (n=200)" % (lat[100], lat[198], lat[-1]))
 PY
 stop_mount s; stop_mount n
+exit "$RC"
