@@ -247,11 +247,22 @@ ssize_t ring_reply(const struct iovec *iov, int count)
 	}
 	len = 0;
 	for (i = 1; i < count; i++) {
-		memmove(pay + len, iov[i].iov_base, iov[i].iov_len);
+		if (iov[i].iov_base != pay + len)	/* see ring_reply_buf */
+			memmove(pay + len, iov[i].iov_base, iov[i].iov_len);
 		len += iov[i].iov_len;
 	}
 	ring_commit(t, oh->error, (uint32_t)len);
 	return (ssize_t)(sizeof(*oh) + len);
+}
+
+void *ring_reply_buf(size_t *cap)
+{
+	struct ring_thr *t = ring_self;
+
+	if (!t || !t->handling)
+		return NULL;
+	*cap = t->r->payload_cap;
+	return t->buf + RING_PAD;
 }
 
 /* A request arrived in T's entry: lay it out as /dev/fuse would and let
@@ -430,7 +441,8 @@ int ring_start(struct fs *fs, uint32_t max_write, uint32_t max_pages)
 		t->qid = (uint16_t)(i / RING_SLOTS);
 		t->evfd = eventfd(0, EFD_CLOEXEC);
 		t->hdr = aligned_alloc(4096, 4096);
-		t->buf = malloc(RING_PAD + cap);
+		/* page-aligned payload: O_DIRECT reads go straight into it */
+		t->buf = aligned_alloc(4096, RING_PAD + ((cap + 4095) & ~(size_t)4095));
 		if (t->evfd < 0 || !t->hdr || !t->buf) {
 			rc = t->evfd < 0 ? -errno : -ENOMEM;
 			break;

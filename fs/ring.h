@@ -39,6 +39,11 @@ int ring_start(struct fs *fs, uint32_t max_write, uint32_t max_pages);
  * length; otherwise returns -ENOENT and the caller writes it to FD. */
 ssize_t ring_reply(const struct iovec *iov, int count);
 
+/* For a handler on a ring thread: the buffer its reply's data is
+ * committed from, and in *CAP its size. Data a handler puts there (a
+ * read's pread) is not copied again by ring_reply. NULL off the rings. */
+void *ring_reply_buf(size_t *cap);
+
 /* After the session loop ended (unmounted): stops and joins the ring
  * threads and frees the rings. Safe without ring_start. */
 void ring_stop(struct fs *fs);
