@@ -19,7 +19,8 @@ wait_up() {
 }
 
 # Unmounts every FUSE mount under $W, stops the daemons in $PIDS (TERM,
-# then KILL after 0.5 s) and removes $W. Installed by bench_trap.
+# then KILL after 0.5 s) and removes $W (and $BENCH_EXTRA, a second
+# folder the caller may set). Installed by bench_trap.
 bench_cleanup() {
 	grep " fuse" /proc/mounts | cut -d' ' -f2 | grep "^$W/" | while read -r _m; do
 		fusermount3 -u "$_m" || umount -l "$_m"
@@ -28,6 +29,7 @@ bench_cleanup() {
 	sleep 0.5
 	for _p in $PIDS; do kill -9 "$_p" 2>/dev/null; done
 	rm -rf "$W"
+	[ -z "${BENCH_EXTRA:-}" ] || rm -rf "$BENCH_EXTRA"
 }
 
 bench_trap() {

@@ -14,8 +14,9 @@
 # Then async write throughput into a replicating mount vs a local-only mount,
 # and fsync latency in sync mode vs a local-only mount.
 # Usage: bench/replication.sh [--large SIZE_MB] [--small-count N] [--runs N]
-#        [--dir DIR] [--tool cp|tar]
-#        (defaults: 1024 MB, 10000 files, 3 runs, /var/tmp, cp)
+#        [--dir DIR] [--src-dir DIR] [--tool cp|tar]
+#        (defaults: 1024 MB, 10000 files, 3 runs, /var/tmp, source in the
+#        work folder, cp)
 # --tool picks the copier for every copy of (a)-(d). `cp -a` (the default)
 # copies within one filesystem in the kernel (copy_file_range), which no
 # copy into a FUSE mount can do, and otherwise through a buffer it maps
@@ -24,7 +25,7 @@
 # flags for every mount (e.g. --no-uring, --no-passthrough, for an A/B).
 # Needs root, fuse3, rsync.
 set -u
-LARGE_MB=1024; SMALL=10000; RUNS=3; BASE=${TMPDIR:-/var/tmp}; TOOL=cp
+LARGE_MB=1024; SMALL=10000; RUNS=3; BASE=${TMPDIR:-/var/tmp}; TOOL=cp; SRCBASE=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--large) LARGE_MB=$2; shift 2 ;;
@@ -32,7 +33,8 @@ while [ $# -gt 0 ]; do
 	--runs) RUNS=$2; shift 2 ;;
 	--dir) BASE=$2; shift 2 ;;
 	--tool) TOOL=$2; shift 2 ;;
-	-h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+	--src-dir) SRCBASE=$2; shift 2 ;;
+	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 64 ;;
 	esac
 done
@@ -45,12 +47,17 @@ W=$(mktemp -d "$BASE/twinfs-bench.XXXXXX")
 PIDS=""
 . "$HERE/bench/lib.sh"
 bench_trap
+SRC=$W/src
+if [ -n "$SRCBASE" ]; then
+	BENCH_EXTRA=$(mktemp -d "$SRCBASE/twinfs-bench-src.XXXXXX") || exit 1
+	SRC=$BENCH_EXTRA/src
+fi
 now() { date +%s.%N; }
 el() { echo "$2 - $1" | bc -l 2>/dev/null || python3 -c "print($2 - $1)"; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-echo "# data set: one ${LARGE_MB} MiB file + $SMALL small files (0-200 KB, 50 folders) in $W"
-python3 - "$W/src" "$LARGE_MB" "$SMALL" <<'PY'
+echo "# data set: one ${LARGE_MB} MiB file + $SMALL small files (0-200 KB, 50 folders) in $SRC ($(stat -f -c %T "$(dirname "$SRC")")); copies in $W ($(stat -f -c %T "$W"))"
+python3 - "$SRC" "$LARGE_MB" "$SMALL" <<'PY'
 import os, random, sys
 root, large, small = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 os.makedirs(root)
@@ -66,7 +73,7 @@ for i in range(small):
     with open(os.path.join(root, "d%02d" % (i % 50), "f%05d" % i), "wb") as f:
         f.write(os.urandom(n))
 PY
-TOTAL=$(du -sb "$W/src" | cut -f1)
+TOTAL=$(du -sb "$SRC" | cut -f1)
 echo "# total $(( TOTAL / 1048576 )) MiB"
 
 start_pair() { # $1 = run id, $2 = extra mount args
@@ -104,7 +111,7 @@ check_copy() { # $1 = what, $2 = folder
 	got=$(sig "$2")
 	[ "$got" = "$SRC_SIG" ] || { echo "INCOMPLETE: $1: $got (files bytes), source $SRC_SIG" >&2; BAD=1; }
 }
-SRC_SIG=$(sig "$W/src")
+SRC_SIG=$(sig "$SRC")
 # copytree SRC DEST: DEST (not existing yet) becomes a copy of SRC.
 copytree() {
 	if [ "$TOOL" = cp ]; then
@@ -134,7 +141,7 @@ sleep 0.5
 # minute idle, 2.57 s right after; an (a) run 12.16 s after a minute idle,
 # 10.77 s after this warm-up, then 9.6-10.5 s; one sample each), and the
 # method that goes first would pay it. The copy stays (see below).
-drop; copytree "$W/src" "$W/warmup" && sync -f "$W/warmup"
+drop; copytree "$SRC" "$W/warmup" && sync -f "$W/warmup"
 
 # Copies stay until the end: deleting 10,000 files right before the next
 # copy times ext4's inode allocator, which (without a journal, as here)
@@ -142,7 +149,7 @@ drop; copytree "$W/src" "$W/warmup" && sync -f "$W/warmup"
 run_a() { # (a) twinfs
 	start_pair "a$1" ""
 	drop; t0=$(now)
-	copytree "$W/src" "$W/mnta$1/data" && tc=$(now) && "$BIN" sync --state "$W/aa$1/state" -q || echo "run $1: twinfs failed" >&2
+	copytree "$SRC" "$W/mnta$1/data" && tc=$(now) && "$BIN" sync --state "$W/aa$1/state" -q || echo "run $1: twinfs failed" >&2
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/ta"
 	# where (a)'s time goes: the copy itself vs the wait for the peer after it
 	echo "$(el "$t0" "$tc")" >>"$W/ta_copy"; echo "$(el "$tc" "$t1")" >>"$W/ta_tail"
@@ -152,8 +159,8 @@ run_a() { # (a) twinfs
 }
 run_b() { # (b) two plain folders, durable
 	drop; t0=$(now)
-	copytree "$W/src" "$W/b1_$1" & c1=$!
-	copytree "$W/src" "$W/b2_$1" & c2=$!
+	copytree "$SRC" "$W/b1_$1" & c1=$!
+	copytree "$SRC" "$W/b2_$1" & c2=$!
 	wait $c1 $c2; sync -f "$W/b1_$1"
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/tb"
 	check_copy "(b) run $1, first" "$W/b1_$1"
@@ -161,7 +168,7 @@ run_b() { # (b) two plain folders, durable
 }
 run_c() { # (c) copy locally, then rsync to a daemon on 127.0.0.1, then sync
 	drop; t0=$(now)
-	copytree "$W/src" "$W/c_$1" && tc1=$(now) &&
+	copytree "$SRC" "$W/c_$1" && tc1=$(now) &&
 		rsync -a "$W/c_$1/" "rsync://127.0.0.1:$RSPORT/bench/c_$1/" && tc2=$(now) &&
 		sync -f "$W/rsyncd" || echo "run $1: cp + rsync failed" >&2
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/tc"
@@ -174,7 +181,7 @@ run_d() { # (d) the same copy into a local-only twinfs mount (no peer), synced:
 	# separates what the FUSE mount costs from what replication adds.
 	start_local "d$1"
 	drop; t0=$(now)
-	copytree "$W/src" "$W/mntd$1/data" && sync -f "$W/mntd$1/data"
+	copytree "$SRC" "$W/mntd$1/data" && sync -f "$W/mntd$1/data"
 	t1=$(now); echo "$(el "$t0" "$t1")" >>"$W/td"
 	check_copy "(d) run $1" "$W/mntd$1/data"
 	stop_mount "d$1"
@@ -215,16 +222,16 @@ fi
 # Async write throughput: replicating mount vs local-only mount.
 for r in $(seq 1 "$RUNS"); do
 	start_pair "r$r" ""
-	t0=$(now); dd if="$W/src/large.bin" of="$W/mntr$r/f" bs=1M conv=fsync status=none; t1=$(now)
+	t0=$(now); dd if="$SRC/large.bin" of="$W/mntr$r/f" bs=1M conv=fsync status=none; t1=$(now)
 	el "$t0" "$t1" >>"$W/tr"
 	stop_mount "r$r"
 	start_local "l$r"
-	t0=$(now); dd if="$W/src/large.bin" of="$W/mntl$r/f" bs=1M conv=fsync status=none; t1=$(now)
+	t0=$(now); dd if="$SRC/large.bin" of="$W/mntl$r/f" bs=1M conv=fsync status=none; t1=$(now)
 	el "$t0" "$t1" >>"$W/tl"
 	stop_mount "l$r"; rm -rf "$W/ar$r" "$W/pr$r" "$W/ll$r"
 done
 R=$(median <"$W/tr"); L=$(median <"$W/tl")
-SZ=$(stat -c %s "$W/src/large.bin")
+SZ=$(stat -c %s "$SRC/large.bin")
 echo
 echo "async write throughput (${LARGE_MB} MiB file, dd conv=fsync, median of $RUNS):"
 printf "  replicating mount  %7.1f MB/s\n  local-only mount   %7.1f MB/s\n  ratio %.2f (target >= 0.8)\n" \
