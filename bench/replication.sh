@@ -21,6 +21,11 @@
 # copies within one filesystem in the kernel (copy_file_range), which no
 # copy into a FUSE mount can do, and otherwise through a buffer it maps
 # per file; a tar pipe (1 MiB records) reads and writes on every side.
+# --src-dir puts the data set on another filesystem (e.g. /dev/shm), as
+# when data arrives from another disk or over the network: then cp has no
+# in-kernel copy for the plain folders either, and every side copies
+# through user space. By default the source shares the filesystem of the
+# plain folders of (b) and (c), which gives them cp's in-kernel copy.
 # Env: TWINFS_BIN (default: build/src/twinfs); TWINFS_MOUNT_ARGS, extra
 # flags for every mount (e.g. --no-uring, --no-passthrough, for an A/B).
 # Needs root, fuse3, rsync.
@@ -34,7 +39,7 @@ while [ $# -gt 0 ]; do
 	--dir) BASE=$2; shift 2 ;;
 	--tool) TOOL=$2; shift 2 ;;
 	--src-dir) SRCBASE=$2; shift 2 ;;
-	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,31p' "$0"; exit 0 ;;
 	*) echo "unknown option $1" >&2; exit 64 ;;
 	esac
 done
