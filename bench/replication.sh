@@ -230,7 +230,7 @@ fi
 # space never written 3.8-4.9 s (thin provisioning below the guest): with
 # the replicating mount always first after the previous run's removal and
 # the peer's writes still running into the local-only run, the ratio came
-# out 1.8-3.1 for the wrong reasons. So: the peer is waited for (untimed),
+# out 1.76-3.07 for the wrong reasons. So: the peer is waited for (untimed),
 # every write's files are removed and synced before the next timed write,
 # an untimed write first frees room for the primary and peer copies, and
 # the order alternates. Six runs so: 0.86-1.00 s on both sides, with one
