@@ -404,9 +404,10 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
  * (fs/ring.c), else one per worker thread, kept for its next reads. Handing
  * libfuse 3.14 the fd instead made it malloc a fresh buffer per request
  * (or splice through a pipe), whose page faults dominated: 1 GiB read
- * back through a --no-passthrough mount, store file cached, took 3.5-4.4 s
- * through /dev/fuse with 21 s of daemon CPU for three reads, 0.4-1.2 s
- * now (2026-12-01).
+ * back through a --no-passthrough mount, store file cached, three reads:
+ * 3.44-4.64 s through /dev/fuse with 20.0 s of daemon CPU before, 0.60-1.47
+ * s with 4.0 s now; on the rings 7.19-7.79 s before, 0.89-1.73 s now
+ * (2026-12-01; the figures in the README).
  */
 struct fs_rdbuf {
 	size_t cap;
