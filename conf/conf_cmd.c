@@ -32,7 +32,7 @@ static void conf_cmd_usage(FILE *out)
 	conf_print_keys(out);
 }
 
-int conf_cmd(int argc, char **argv)
+int conf_cmd_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "for", required_argument, NULL, 'F' },

@@ -4,6 +4,6 @@
 #ifndef TWINFS_CONF_CMD_H
 #define TWINFS_CONF_CMD_H
 
-int conf_cmd(int argc, char **argv);
+int conf_cmd_main(int argc, char **argv);
 
 #endif

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "netsync/journal.h"
+#include "journal/journal.h"
 
 struct fs;
 struct inode;

@@ -33,8 +33,8 @@
 #include "common/cli.h"
 #include "common/clock.h"
 #include "common/size.h"
-#include "netsync/control.h"
-#include "netsync/ctljson.h"
+#include "netsync/control/control.h"
+#include "netsync/control/ctljson.h"
 #include "src/treedigest.h"
 
 #define DEMO_BLOCK (1u << 20)

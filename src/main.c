@@ -1,7 +1,11 @@
 /*
  * twinfs — entry point: dispatches `twinfs SUBCOMMAND ...` from one table.
- * Each subcommand lives in its module (conf/, fs/, netsync/, bench/), parses
- * its own options with getopt_long, has --help, and returns a sysexits code.
+ * Each subcommand is a NAME_cmd.c whose entry point is NAME_cmd_main(), in
+ * the module it drives: config in conf/, serve in netsync/secondary/,
+ * status and sync in netsync/control/, bench in bench/; mount and demo
+ * here in src/, because they wire several modules together (fs/, journal/,
+ * netsync/primary/). Each parses its own options with getopt_long, has
+ * --help, and returns a sysexits code. Main thread only.
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,15 +17,16 @@
 
 #include "bench/bench_cmd.h"
 #include "conf/conf_cmd.h"
-#include "netsync/netsync_cmd.h"
+#include "netsync/control/status_cmd.h"
+#include "netsync/control/sync_cmd.h"
+#include "netsync/secondary/serve_cmd.h"
 #include "src/demo_cmd.h"
-#include "netsync/serve_cmd.h"
 #include "src/mount_cmd.h"
 
 static const struct cli_command commands[] = {
-	{ "config", conf_cmd, "check or print a YAML config file" },
-	{ "mount", mount_cmd, "mount the store with FUSE and journal every change" },
-	{ "serve", serve_cmd, "run the secondary: receive and apply a primary's changes" },
+	{ "config", conf_cmd_main, "check or print a YAML config file" },
+	{ "mount", mount_cmd_main, "mount the store with FUSE and journal every change" },
+	{ "serve", serve_cmd_main, "run the secondary: receive and apply a primary's changes" },
 	{ "sync", sync_cmd_main, "wait until the peer holds every change made so far" },
 	{ "status", status_cmd_main, "show the state of a mount or serve daemon" },
 	{ "demo", demo_cmd_main, "run a replicated pair on this machine and show it working" },

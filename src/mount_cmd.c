@@ -37,8 +37,8 @@
 #include "common/log.h"
 #include "conf/conf.h"
 #include "fs/fs.h"
-#include "netsync/journal.h"
-#include "netsync/primary.h"
+#include "journal/journal.h"
+#include "netsync/primary/primary.h"
 
 struct mount_ctx {
 	struct conf c;
@@ -277,7 +277,7 @@ static int mount_detach(int *ready_fd)
 	return EX_SOFTWARE;
 }
 
-int mount_cmd(int argc, char **argv)
+int mount_cmd_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },

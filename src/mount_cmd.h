@@ -5,6 +5,6 @@
 #ifndef TWINFS_MOUNT_CMD_H
 #define TWINFS_MOUNT_CMD_H
 
-int mount_cmd(int argc, char **argv);
+int mount_cmd_main(int argc, char **argv);
 
 #endif

@@ -18,7 +18,7 @@ twinfs_e2e_test(e2e_fs_posix_devfuse tests/e2e/fs_posix.sh TIMEOUT 120
 twinfs_e2e_test(e2e_fs_fsx_devfuse tests/e2e/fs_fsx.sh TIMEOUT 120
                 ENV TWINFS_MOUNT_ARGS=--no-uring)
 add_executable(fs_pending ${CMAKE_SOURCE_DIR}/tests/e2e/fs/pending.c)
-target_link_libraries(fs_pending PRIVATE twinfs_netsync twinfs_common)
+target_link_libraries(fs_pending PRIVATE twinfs_journal twinfs_common)
 twinfs_e2e_test(e2e_fs_crash tests/e2e/fs_crash.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fs_many_files tests/e2e/fs_many_files.sh TIMEOUT 60)
 twinfs_e2e_test(e2e_fs_evict tests/e2e/fs_evict.sh TIMEOUT 120)

@@ -1,7 +1,7 @@
-# netsync e2e tests (wire branch): a real `twinfs serve` on 127.0.0.1 fed by
+# netsync e2e tests (wire layer): a real `twinfs serve` on 127.0.0.1 fed by
 # a scripted primary (wire_client) that speaks, or breaks, the protocol.
 add_executable(twinfs_wire_client ${CMAKE_SOURCE_DIR}/tests/e2e/wire_client.c)
-target_link_libraries(twinfs_wire_client PRIVATE twinfs_netsync twinfs_common)
+target_link_libraries(twinfs_wire_client PRIVATE twinfs_wire twinfs_control twinfs_common)
 set_target_properties(twinfs_wire_client PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/e2e)
 twinfs_e2e_test(e2e_netsync_serve tests/e2e/netsync_serve.sh TIMEOUT 120)

@@ -25,9 +25,9 @@
 
 #include <event2/buffer.h>
 
-#include "netsync/control.h"
-#include "netsync/proto.h"
-#include "netsync/wire.h"
+#include "netsync/control/control.h"
+#include "netsync/wire/proto.h"
+#include "netsync/wire/wire.h"
 
 #define TIMEOUT_MS 5000
 

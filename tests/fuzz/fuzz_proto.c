@@ -13,8 +13,8 @@
 #include <event2/buffer.h>
 #include <xxhash.h>
 
-#include "netsync/path.h"
-#include "netsync/proto.h"
+#include "netsync/wire/path.h"
+#include "netsync/wire/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "netsync/journal.h"
+#include "journal/journal.h"
 
 static void print_one(const char *path, const char *why, void *arg)
 {

@@ -19,8 +19,8 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
-#include "netsync/control.h"
-#include "netsync/ctljson.h"
+#include "netsync/control/control.h"
+#include "netsync/control/ctljson.h"
 
 struct fixture {
 	char dir[64];

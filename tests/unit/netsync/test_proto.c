@@ -14,8 +14,8 @@
 #include <event2/buffer.h>
 #include <xxhash.h>
 
-#include "netsync/proto.h"
-#include "netsync/wire.h"
+#include "netsync/wire/proto.h"
+#include "netsync/wire/wire.h"
 
 /* ---- wire ---- */
 

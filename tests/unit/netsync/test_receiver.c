@@ -23,11 +23,11 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "netsync/path.h"
-#include "netsync/proto.h"
-#include "netsync/receiver.h"
-#include "netsync/state.h"
-#include "netsync/syncer.h"
+#include "netsync/wire/path.h"
+#include "netsync/wire/proto.h"
+#include "netsync/secondary/receiver.h"
+#include "netsync/roles/state.h"
+#include "netsync/secondary/syncer.h"
 
 struct fx {
 	char top[64];

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "netsync/sentmap.h"
+#include "netsync/primary/sentmap.h"
 
 #define BS 1024u
 

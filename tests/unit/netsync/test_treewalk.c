@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "netsync/treewalk.h"
+#include "netsync/primary/treewalk.h"
 
 #define MAXI 64
 

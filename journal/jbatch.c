@@ -1,0 +1,802 @@
+/*
+ * jbatch — the sender's side of the journal (netsync/journal.h): taking
+ * batches, putting them back, acks, rewinds and the end of an epoch.
+ * Runs on the sender (primary) thread; shares struct journal with
+ * journal.c through journal_int.h. Reads segment files, writes only the
+ * ack file and deletes acked segments; never touches the store's data.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "journal/journal.h"
+#include "journal/journal_int.h"
+#include "journal/jrec.h"
+
+/* A dirty inode taken out of the table for one batch: the journal's fd
+ * (moved out of the inode) or a copy of its file handle. */
+struct jtaken {
+	uint64_t ino;
+	int fd;
+	struct file_handle *fh;
+	bool whole;
+	struct rangeset ranges;
+};
+
+void journal_batch_free(struct journal_batch *b)
+{
+	struct jbatch *jb = (struct jbatch *)b;
+
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n_files; i++) {
+		free(b->files[i].path);
+		free(b->files[i].ranges);
+		if (b->files[i].fd >= 0)
+			close(b->files[i].fd);
+	}
+	free(b->files);
+	free(b->recs);
+	free(jb->raw);
+	free(jb);
+}
+
+/*
+ * Copies records first..end from the segment files into jb->raw and
+ * decodes them into b->recs. The records are durable (take_batch waited),
+ * so the committer only ever appends beyond them. segs is a snapshot of
+ * the segment list. Caller holds the ns lock (which serialises takes and
+ * owns the read cursor), not mu.
+ */
+static int jbatch_read_recs(struct journal *j, const struct jseg_info *segs, size_t nsegs,
+			    uint64_t first, uint64_t end, struct jbatch *jb)
+{
+	size_t raw_len = 0, raw_cap = 0, n = 0, want = (size_t)(end - first + 1);
+	struct journal_batch *b = &jb->b;
+	uint64_t expect = first;
+	size_t si = 0;
+	int rc = 0;
+
+	b->recs = calloc(want, sizeof(*b->recs));
+	if (!b->recs)
+		return -ENOMEM;
+	while (si < nsegs && !(segs[si].last_seq >= first && segs[si].first_seq <= first))
+		si++;
+	for (; si < nsegs && expect <= end; si++) {
+		struct jseg_reader r;
+		const uint8_t *rec;
+		uint64_t seq, off;
+		int64_t len;
+
+		rc = jseg_reader_open(&r, j->dirfd, segs[si].first_seq);
+		if (rc < 0)
+			goto out;
+		if (j->rd_seq == expect && j->rd_seg == segs[si].first_seq)
+			jseg_reader_seek(&r, j->rd_off);
+		while (expect <= end) {
+			len = jseg_reader_next(&r, &rec, &seq, &off);
+			if (len <= 0)
+				break;
+			if (seq < expect)
+				continue;
+			if (seq != expect) {
+				len = -EBADMSG;
+				break;
+			}
+			if (raw_len + (size_t)len > raw_cap) {
+				size_t ncap = raw_cap ? raw_cap * 2 : 256 * 1024;
+				uint8_t *np;
+
+				while (ncap < raw_len + (size_t)len)
+					ncap *= 2;
+				np = realloc(jb->raw, ncap);
+				if (!np) {
+					len = -ENOMEM;
+					break;
+				}
+				jb->raw = np;
+				raw_cap = ncap;
+			}
+			memcpy(jb->raw + raw_len, rec, (size_t)len);
+			raw_len += (size_t)len;
+			expect++;
+			j->rd_seq = expect;
+			j->rd_seg = segs[si].first_seq;
+			j->rd_off = off + (uint64_t)len;
+		}
+		jseg_reader_close(&r);
+		if (len < 0) {
+			rc = (int)len;
+			goto out;
+		}
+	}
+	if (expect <= end) {
+		rc = -EIO;
+		goto out;
+	}
+	for (size_t pos = 0; pos < raw_len; n++) {
+		uint64_t seq;
+		int64_t len = jrec_check(jb->raw + pos, raw_len - pos, &seq);
+
+		if (len < 0 || jrec_decode(jb->raw + pos, (size_t)len, &b->recs[n]) < 0) {
+			rc = -EBADMSG;
+			goto out;
+		}
+		pos += (size_t)len;
+	}
+	b->n_recs = n;
+out:
+	if (rc < 0) {
+		j->rd_seq = 0;
+		log_error("journal cannot read back its records; the peer will need a "
+			  "full resync", "dir=%s first=%" PRIu64 " end=%" PRIu64 " err=%s",
+			  j->dir, first, end, strerror(-rc));
+	}
+	return rc;
+}
+
+/*
+ * Turns one taken inode into a batch file: path as of now (the ns lock
+ * is held), a read-only fd owned by the batch, ranges. An inode known by
+ * handle is opened here: this is the only place the journal spends fds
+ * on dirty files, at most journal_batch_files per batch. Returns 0,
+ * -ENOENT when the inode is gone (the caller drops it), -EMFILE/-ENFILE
+ * (the caller leaves it dirty for a later batch), -ESTALE when it exists
+ * but has no path under the store (the caller has it rescanned), -errno.
+ */
+static int jbatch_resolve(struct journal *j, struct jtaken *t, struct journal_dirty *f)
+{
+	bool disconnected = false;
+	char link[64];
+	struct stat st;
+	int rc, rfd;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	if (t->fd < 0 && t->fh) {
+		rc = jhandle_open(j->rootfd, t->fh, &disconnected);
+		if (rc == -ESTALE)
+			return -ENOENT;	/* unlinked and evicted: nothing to send */
+		if (rc < 0)
+			return rc;
+		t->fd = rc;
+	}
+	if (t->fd < 0)
+		return -ENOENT;
+	rc = journal_fd_path(j, t->fd, &f->path);
+	if (rc < 0) {
+		/* nlink > 0 but no name under the store: moved and evicted. */
+		if (rc == -ENOENT && t->fh && (disconnected ||
+		    (fstat(t->fd, &st) == 0 && st.st_nlink > 0 && !j->hcaps.connectable)))
+			return -ESTALE;
+		return rc;
+	}
+	if (fstat(t->fd, &st) < 0)
+		return -errno;
+	/* The fs may have handed us a write-only fd, a handle gives O_PATH;
+	 * the sender must read. Only regular files and directories are
+	 * reopened (a FIFO would block, a device must not be opened). */
+	rfd = -1;
+	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+		snprintf(link, sizeof link, "/proc/self/fd/%d", t->fd);
+		rfd = open(link, O_RDONLY | O_CLOEXEC);
+		if (rfd < 0 && (errno == EMFILE || errno == ENFILE))
+			return -errno;
+	}
+	if (rfd >= 0) {
+		close(t->fd);
+	} else {
+		rfd = t->fd;
+	}
+	t->fd = -1;
+	f->fd = rfd;
+	f->ino = t->ino;
+	f->whole = t->whole;
+	if (f->whole) {
+		if (S_ISREG(st.st_mode))
+			f->bytes = (uint64_t)st.st_size;
+		return 0;
+	}
+	f->ranges = malloc((t->ranges.n ? t->ranges.n : 1) * sizeof(*f->ranges));
+	if (!f->ranges)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->ranges.n; i++) {
+		f->ranges[i].off = t->ranges.v[i].off;
+		f->ranges[i].len = t->ranges.v[i].end - t->ranges.v[i].off;
+	}
+	f->n_ranges = t->ranges.n;
+	f->bytes = t->ranges.bytes;
+	return 0;
+}
+
+static void jbatch_add_lost(const struct pathset_entry *e, void *arg)
+{
+	struct journal_batch *b = arg;
+	struct journal_dirty *f = &b->files[b->n_files];
+
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(e->path);
+	if (!f->path)
+		return;
+	f->fd = -1;
+	f->whole = true;
+	b->n_files++;
+}
+
+/* A taken inode that could not be opened for lack of fds goes back to the
+ * dirty list (its ranges merged into newer ones). mu held. */
+static void jbatch_untake_locked(struct journal *j, struct jtaken *t)
+{
+	struct jinode *e = journal_inode_find(j, t->ino);
+
+	if (!e)
+		return;	/* forgotten meanwhile: gone */
+	if (!e->fh && e->fd < 0 && t->fd >= 0) {
+		e->fd = t->fd;
+		t->fd = -1;
+		j->n_fds++;
+	}
+	if (!e->fh && e->fd < 0 && t->fh) {
+		e->fh = t->fh;
+		t->fh = NULL;
+	}
+	for (size_t k = 0; !t->whole && !e->whole && k < t->ranges.n; k++)
+		if (rangeset_add(&e->ranges, t->ranges.v[k].off,
+				 t->ranges.v[k].end - t->ranges.v[k].off) < 0)
+			e->whole = true;
+	if (t->whole || e->ranges.n > JOURNAL_RANGES_MAX)
+		e->whole = true;
+	if (e->whole)
+		rangeset_clear(&e->ranges);
+	journal_inode_dirty(j, e);
+}
+
+/*
+ * A barrier take that could not take every dirty file (the batch file cap,
+ * or no fds to open them) does not answer the barrier: an ack of its end
+ * would tell a waiter "on the peer" while files written before the
+ * barrier are still here. Seqs cannot be reserved (concurrent appends),
+ * so instead acks are held below the lowest barrier seq handed out
+ * (journal_ack records at most floor - 1) until a later take that did
+ * take everything is acked; the next takes stay barrier takes meanwhile.
+ * mu held.
+ */
+static void jbatch_barrier_incomplete_locked(struct journal *j, uint64_t floor, uint64_t end)
+{
+	if (!floor)
+		floor = end;
+	if (!j->barrier_seq)
+		j->barrier_seq = end;
+	if (!j->barrier_floor || floor < j->barrier_floor)
+		j->barrier_floor = floor;
+	if (!j->ack_hold || floor < j->ack_hold)
+		j->ack_hold = floor;
+	j->ack_release = 0;
+}
+
+/* Files one batch may take: journal_batch_files, and never more than a
+ * sixteenth of the open-file limit. A batch keeps its fds until the peer
+ * acks it and up to three are out at once (two unacked, one streaming),
+ * so batches hold at most a quarter (netsync/sender.c also stops taking
+ * past that); the fs keeps its inode table within what is left
+ * (fs/evict.c). With a quarter per batch, a replicating mount at 600 fds
+ * ran out while copying 3,000 files. */
+static size_t jbatch_file_cap(void)
+{
+	size_t cap = journal_batch_files ? journal_batch_files : 1;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 16 < cap)
+		cap = rl.rlim_cur / 16 ? (size_t)(rl.rlim_cur / 16) : 1;
+	return cap;
+}
+
+static int jbatch_inflight_add(struct journal *j, uint64_t end, uint64_t bytes)
+{
+	if (j->n_inflight == j->cap_inflight) {
+		size_t ncap = j->cap_inflight ? j->cap_inflight * 2 : 8;
+		struct jinflight *ni = realloc(j->inflight, ncap * sizeof(*ni));
+
+		if (!ni)
+			return -ENOMEM;
+		j->inflight = ni;
+		j->cap_inflight = ncap;
+	}
+	j->inflight[j->n_inflight++] = (struct jinflight){ end, bytes };
+	return 0;
+}
+
+/*
+ * Takes a batch. Ordering: under the ns lock no namespace op can run, so
+ * the BATCH record appended here is the exact point the batch describes:
+ * every record before it is in the batch, and the paths of the dirty
+ * files are resolved (readlink of the journal's fd) while nothing can
+ * rename them. Data written after the take stays dirty for the next one.
+ * The records are made durable before they are handed out, so the peer is
+ * never ahead of the primary's own journal.
+ */
+int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_batch **out)
+{
+	struct jtaken *taken = NULL;
+	struct jseg_info *segs = NULL;
+	struct pathset lost;
+	size_t n_taken = 0, nsegs = 0, n_lost;
+	struct journal_op bop = { .type = JOP_BATCH, .path = "" };
+	struct jbatch *jb;
+	uint64_t first, end, budget = 0, bfloor = 0;
+	bool bounded, barrier, incomplete = false;
+	size_t cap = jbatch_file_cap();
+	int64_t seq;
+	int rc;
+
+	pathset_init(&lost);
+	jb = calloc(1, sizeof(*jb));
+	if (!jb)
+		return -ENOMEM;
+	journal_ns_lock(j);
+	pthread_mutex_lock(&j->mu);
+	/* A barrier taken while the previous batch was being formed (its BATCH
+	 * record already appended, sent_seq not yet moved) was promised
+	 * head + 1: that batch is owed even if nothing else is pending. */
+	if (j->head_seq == j->sent_seq && !j->dirty_head && j->lost_paths.n == 0 &&
+	    j->barrier_seq <= j->sent_seq) {
+		rc = -EAGAIN;
+		goto out_unlock;
+	}
+	seq = journal_append_locked(j, &bop, true);
+	if (seq < 0) {
+		rc = (int)seq;
+		goto out_unlock;
+	}
+	end = (uint64_t)seq;
+	first = j->sent_seq + 1;
+	j->taking_end = end;
+
+	/* Take the dirty inodes, oldest first (all of them while a barrier is
+	 * owed), at most journal_batch_files: each costs an fd in the batch. */
+	barrier = j->barrier_seq != 0;
+	bfloor = j->barrier_floor;
+	bounded = max_bytes > 0 && !barrier;
+	taken = calloc(j->n_dirty < cap ? (j->n_dirty ? j->n_dirty : 1) : cap, sizeof(*taken));
+	segs = malloc((j->nsegs ? j->nsegs : 1) * sizeof(*segs));
+	if (!taken || !segs) {
+		rc = -ENOMEM;
+		goto out_unlock;
+	}
+	if (j->nsegs)
+		memcpy(segs, j->segs, j->nsegs * sizeof(*segs));
+	nsegs = j->nsegs;
+	for (struct jinode *e = j->dirty_tail, *prev; e && n_taken < cap; e = prev) {
+		struct jtaken *t = &taken[n_taken];
+
+		prev = e->dprev;
+		if (bounded && n_taken > 0 && budget + e->ranges.bytes > max_bytes)
+			continue;
+		/* A handle stays with the inode (its next write costs nothing);
+		 * the batch opens a copy. Without one the batch takes the
+		 * journal's fd and the inode's next write dups the fs's again. */
+		t->fd = -1;
+		if (e->fh) {
+			t->fh = jhandle_dup(e->fh);
+			if (!t->fh)
+				continue;	/* no memory: stays dirty */
+		} else {
+			t->fd = e->fd;
+			e->fd = -1;
+			if (t->fd >= 0)
+				j->n_fds--;
+		}
+		t->ino = e->ino;
+		t->whole = e->whole;
+		t->ranges = e->ranges;
+		rangeset_init(&e->ranges);
+		budget += t->ranges.bytes;
+		n_taken++;
+		journal_inode_clean(j, e);
+	}
+	lost = j->lost_paths;
+	pathset_init(&j->lost_paths);
+	j->sent_seq = end;
+	j->taking_end = 0;
+	/* A barrier that arrived while this take waited for its records
+	 * (barrier_seq > end) is not answered by this batch: keep it. */
+	if (j->dirty_head == NULL && end >= j->barrier_seq) {
+		j->barrier_seq = 0;
+		j->barrier_floor = 0;
+		if (barrier && j->ack_hold)
+			j->ack_release = end;	/* its ack answers the held barrier */
+	} else if (barrier) {
+		jbatch_barrier_incomplete_locked(j, bfloor, end);
+	}
+	/* Everything signalled so far is in this batch, except what came after
+	 * the BATCH record or was left behind by max_bytes: re-signal that. */
+	{
+		uint64_t v;
+
+		if (read(j->evfd, &v, sizeof v) < 0 && errno != EAGAIN)
+			log_warn("journal cannot clear its eventfd", "err=%s", strerror(errno));
+	}
+	j->notified = false;
+	if (j->head_seq > end || j->dirty_head || j->lost_paths.n || j->barrier_seq > end)
+		journal_notify_locked(j);
+	pthread_mutex_unlock(&j->mu);
+
+	/* Resolve paths and read records without mu: writers keep going. */
+	jb->barrier = barrier;
+	jb->b.first_seq = first;
+	jb->b.end_seq = end;
+	n_lost = lost.n;
+	jb->b.files = calloc(n_taken + n_lost + 1, sizeof(*jb->b.files));
+	if (!jb->b.files) {
+		pthread_mutex_lock(&j->mu);
+		for (size_t i = 0; i < n_taken; i++)
+			jbatch_untake_locked(j, &taken[i]);
+		pthread_mutex_unlock(&j->mu);
+		rc = -ENOMEM;
+		goto out_requeue;
+	}
+	for (size_t i = 0; i < n_taken; i++) {
+		struct journal_dirty *f = &jb->b.files[jb->b.n_files];
+
+		/* Once out of fds, the rest wait for the next batch. */
+		rc = incomplete ? -EMFILE : jbatch_resolve(j, &taken[i], f);
+		if (rc == 0) {
+			jb->b.n_files++;
+			jb->b.data_bytes += f->bytes;
+			continue;
+		}
+		free(f->path);
+		free(f->ranges);
+		if (f->fd >= 0)
+			close(f->fd);
+		memset(f, 0, sizeof(*f));
+		pthread_mutex_lock(&j->mu);
+		if (rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM) {
+			/* No fd to send it with now: a later batch will. */
+			if (!incomplete)
+				log_warn("journal cannot open dirty files for this batch; "
+					 "they stay dirty for the next one", "err=%s",
+					 strerror(-rc));
+			incomplete = true;
+			jbatch_untake_locked(j, &taken[i]);
+			journal_notify_locked(j);
+		} else if (rc == -ESTALE) {
+			/* It exists, but no path can be had: only a scan of the
+			 * whole store is sure to find it. Rare: needs the dentry
+			 * evicted after a move to another directory. */
+			log_warn("journal cannot name a dirty file that was moved; "
+				 "the store will be rescanned", "ino=%" PRIu64, taken[i].ino);
+			if (journal_needs_scan_locked(j, "") < 0)
+				log_error("journal cannot record a rescan; resync the peer",
+					  "ino=%" PRIu64, taken[i].ino);
+		} else if (rc != -ENOENT) {
+			log_warn("journal cannot resolve a dirty file; dropping it",
+				 "ino=%" PRIu64 " err=%s", taken[i].ino, strerror(-rc));
+		}
+		pthread_mutex_unlock(&j->mu);
+	}
+	if (incomplete && jb->barrier) {
+		pthread_mutex_lock(&j->mu);
+		jbatch_barrier_incomplete_locked(j, bfloor, end);
+		pthread_mutex_unlock(&j->mu);
+	}
+	pathset_each(&lost, jbatch_add_lost, &jb->b);
+	/*
+	 * The paths are resolved: namespace ops may run again. Waiting for the
+	 * group commit that makes the batch's records readable and durable
+	 * happens without the ns lock, so creates and renames are not held
+	 * up by every batch's commit (they were, and a copy into a
+	 * replicating mount ran several times slower than a local one).
+	 */
+	journal_ns_unlock(j);
+	pthread_mutex_lock(&j->mu);
+	rc = journal_wait_durable_locked(j, end);
+	pthread_mutex_unlock(&j->mu);
+	if (rc < 0)
+		goto out_requeue_unlocked;
+	rc = jbatch_read_recs(j, segs, nsegs, first, end, jb);
+	if (rc < 0)
+		goto out_requeue_unlocked;
+
+	pthread_mutex_lock(&j->mu);
+	jbatch_inflight_add(j, end, jb->b.data_bytes);
+	pthread_mutex_unlock(&j->mu);
+	rc = 0;
+	*out = &jb->b;
+	jb = NULL;
+	goto out_free;
+
+out_requeue:
+	journal_ns_unlock(j);
+out_requeue_unlocked:
+	journal_requeue(j, &jb->b);
+	jb = NULL;
+	goto out_free;
+out_unlock:
+	j->taking_end = 0;
+	pthread_mutex_unlock(&j->mu);
+	journal_ns_unlock(j);
+out_free:
+	for (size_t i = 0; i < n_taken; i++) {
+		if (taken[i].fd >= 0)
+			close(taken[i].fd);
+		free(taken[i].fh);
+		rangeset_free(&taken[i].ranges);
+	}
+	free(taken);
+	free(segs);
+	pathset_clear(&lost);
+	if (jb)
+		journal_batch_free(&jb->b);
+	return rc;
+}
+
+static void jbatch_inflight_drop(struct journal *j, uint64_t upto, uint64_t only)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < j->n_inflight; i++) {
+		struct jinflight *f = &j->inflight[i];
+
+		if (f->end_seq <= upto || f->end_seq == only)
+			continue;
+		j->inflight[k++] = *f;
+	}
+	j->n_inflight = k;
+}
+
+/*
+ * Puts a batch back: the next take starts again at its first record (the
+ * peer dedups by seq), and its files' ranges are merged into whatever was
+ * dirtied since. Files whose inode was forgotten meanwhile are gone and
+ * dropped. Batches already acked are simply freed.
+ */
+void journal_requeue(struct journal *j, struct journal_batch *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_lock(&j->mu);
+	if (b->end_seq > j->acked_seq) {
+		if (b->first_seq && j->sent_seq >= b->first_seq)
+			j->sent_seq = b->first_seq - 1 > j->acked_seq ? b->first_seq - 1 : j->acked_seq;
+		for (size_t i = 0; i < b->n_files; i++) {
+			struct journal_dirty *f = &b->files[i];
+			struct jinode *e;
+
+			if (!f->ino || f->fd < 0) {
+				if (f->path && pathset_add(&j->lost_paths, f->path, 0) < 0)
+					log_error("journal out of memory; path not requeued",
+						  "path=%s", f->path);
+				continue;
+			}
+			e = journal_inode_find(j, f->ino);
+			if (!e)
+				continue;	/* forgotten: the inode is gone */
+			if (!e->fh && e->fd < 0) {
+				e->fd = f->fd;	/* the batch is freed below */
+				f->fd = -1;
+				j->n_fds++;
+			}
+			for (size_t k = 0; !f->whole && !e->whole && k < f->n_ranges; k++)
+				if (rangeset_add(&e->ranges, f->ranges[k].off, f->ranges[k].len) < 0)
+					e->whole = true;
+			if (f->whole || e->ranges.n > JOURNAL_RANGES_MAX)
+				e->whole = true;
+			if (e->whole)
+				rangeset_clear(&e->ranges);
+			journal_inode_dirty(j, e);
+		}
+		/* A barrier batch put back owes the barrier again: the next take
+		 * must not leave data behind, or an ack of its end would
+		 * release a barrier waiter early. */
+		if (((struct jbatch *)b)->barrier) {
+			if (j->barrier_seq < b->end_seq)
+				j->barrier_seq = b->end_seq;
+			if (!j->barrier_floor || b->first_seq < j->barrier_floor)
+				j->barrier_floor = b->first_seq;
+			if (j->ack_release == b->end_seq)
+				j->ack_release = 0;
+		}
+		jbatch_inflight_drop(j, 0, b->end_seq);
+		j->notified = false;
+		journal_notify_locked(j);
+	}
+	pthread_mutex_unlock(&j->mu);
+	journal_batch_free(b);
+}
+
+/*
+ * An ack of ACKED ends the epoch when it leaves nothing pending: no unacked
+ * record, no dirty data (every batch in flight ends at or before the head),
+ * no pinned file (written by passthrough, ranges not marked yet).
+ * mu held.
+ */
+static bool journal_epoch_done_locked(const struct journal *j, uint64_t acked)
+{
+	return acked >= j->head_seq && !j->dirty_head && !j->lost_paths.n &&
+	       !j->n_pins;
+}
+
+/* Starts the next epoch: the marks (in memory) go, and the next change
+ * marks again. Called before the ack file says the old epoch's records are
+ * all acked, so that a change racing with the write marks anew. mu held. */
+static void journal_epoch_reset_locked(struct journal *j)
+{
+	j->epoch++;
+	j->first_mark = 0;
+	pathset_clear(&j->marked_dirs);
+	pathset_clear(&j->covered_dirs);
+	pathset_clear(&j->needs_scan);
+	j->overflow = false;
+	for (size_t i = 0; i < j->itab_nb; i++)
+		while (j->itab[i])
+			journal_inode_drop(j, j->itab[i]);
+}
+
+/* The seq an ack of SEQ may record while a barrier take was incomplete
+ * (see jbatch_barrier_incomplete_locked). mu held. */
+static uint64_t jbatch_ack_clamp_locked(struct journal *j, uint64_t seq)
+{
+	if (!j->ack_hold)
+		return seq;
+	if (j->ack_release && seq >= j->ack_release) {
+		j->ack_hold = j->ack_release = 0;
+		return seq;
+	}
+	return seq >= j->ack_hold ? j->ack_hold - 1 : seq;
+}
+
+/*
+ * The peer holds everything up to SEQ durably. In memory that is acked_seq
+ * (sync waiters return). The ack file, from which recovery resumes and
+ * below which marks count no more, gets SEQ only when the epoch ends;
+ * before that it stays below the epoch's first mark, since a mark may cover
+ * a file whose data is still only dirty in memory (a passthrough write
+ * that becomes dirty at release, after its create was acked). Records
+ * between the file's seq and SEQ are on the peer already: after a restart
+ * the peer's position skips them (journal_rewind).
+ *
+ * Sync waiters first. acked_seq moves, and the waiters wake, before the
+ * ack file is written: a sync-mode fsync waits for the peer's durability,
+ * not for this node's record of it, which costs two more disk flushes
+ * (the file, then its directory after the rename). If this node crashes in
+ * between, its next start resumes from the older ack file and re-sends
+ * records the peer already applied; the peer's HELLO position skips them
+ * (journal_rewind). An ack file that fails to write is handled the same
+ * way. Measured, 1000 x 4 KiB write+fsync into a sync-mode mount, peer
+ * on loopback: see docs/replication.md, "Sync mode latency".
+ */
+int journal_ack(struct journal *j, uint64_t seq)
+{
+	uint64_t *dead = NULL, file_seq;
+	size_t n_dead = 0;
+	bool ending;
+	int rc = 0;
+
+	pthread_mutex_lock(&j->ack_mu);
+	pthread_mutex_lock(&j->mu);
+	if (seq > j->head_seq) {
+		pthread_mutex_unlock(&j->mu);
+		log_error("peer acknowledged a seq the journal never wrote; ignoring it",
+			  "seq=%" PRIu64 " head=%" PRIu64, seq, j->head_seq);
+		rc = -EINVAL;
+		goto out_unlock_ack;
+	}
+	seq = jbatch_ack_clamp_locked(j, seq);
+	if (seq <= j->acked_seq) {
+		pthread_mutex_unlock(&j->mu);
+		goto out_unlock_ack;
+	}
+	ending = journal_epoch_done_locked(j, seq);
+	if (ending)
+		journal_epoch_reset_locked(j);
+	file_seq = seq;
+	if (j->first_mark && file_seq >= j->first_mark)
+		file_seq = j->first_mark - 1;
+	if (file_seq < j->file_acked)
+		file_seq = j->file_acked;
+	/* Waiters return now: the peer's ack is the durability they wait
+	 * for. The ack file below is this node's bookkeeping (two flushes:
+	 * the file and its directory); a crash before it is written only
+	 * re-sends what the peer already has (see "Sync waiters first"). */
+	j->acked_seq = seq;
+	if (j->sent_seq < seq)
+		j->sent_seq = seq;
+	jbatch_inflight_drop(j, seq, 0);
+	if (ending && j->barrier_seq <= seq) {
+		j->barrier_seq = 0;
+		j->barrier_floor = 0;
+		j->ack_hold = 0;
+		j->ack_release = 0;
+	}
+	pthread_cond_broadcast(&j->acked_cv);
+	pthread_mutex_unlock(&j->mu);
+
+	if (file_seq > j->file_acked) {
+		rc = jseg_ack_write(j->dirfd, file_seq);
+		if (rc < 0) {
+			log_error("cannot write the journal ack file; acked records stay on disk",
+				  "dir=%s err=%s", j->dir, strerror(-rc));
+			file_seq = j->file_acked;
+			rc = 0;	/* the peer has it: acked in memory all the same */
+		}
+	}
+
+	pthread_mutex_lock(&j->mu);
+	if (file_seq > j->file_acked)
+		j->file_acked = file_seq;
+	/* The active segment holds only acked records now: start a new one so
+	 * that a later ack can delete it. */
+	if (ending && j->nsegs && j->segs[j->nsegs - 1].last_seq >= j->segs[j->nsegs - 1].first_seq)
+		j->rotate_next = true;
+	dead = malloc((j->nsegs ? j->nsegs : 1) * sizeof(*dead));
+	if (dead) {
+		size_t k = 0;
+
+		/* Never the last segment: the committer may be appending to it;
+		 * nothing the ack file has not passed. */
+		while (k + 1 < j->nsegs && j->segs[k].last_seq <= j->file_acked) {
+			dead[n_dead++] = j->segs[k].first_seq;
+			j->disk_bytes -= j->segs[k].bytes;
+			k++;
+		}
+		if (k) {
+			memmove(j->segs, j->segs + k, (j->nsegs - k) * sizeof(*j->segs));
+			j->nsegs -= k;
+		}
+	}
+	pthread_mutex_unlock(&j->mu);
+
+	for (size_t i = 0; i < n_dead; i++) {
+		char name[JSEG_NAME_MAX];
+
+		jseg_name(name, sizeof name, dead[i]);
+		if (unlinkat(j->dirfd, name, 0) < 0 && errno != ENOENT)
+			log_warn("cannot delete an acked journal segment", "dir=%s seg=%s err=%s",
+				 j->dir, name, strerror(errno));
+	}
+	free(dead);
+out_unlock_ack:
+	pthread_mutex_unlock(&j->ack_mu);
+	return rc;
+}
+
+void journal_owe_batch(struct journal *j)
+{
+	pthread_mutex_lock(&j->mu);
+	if (j->barrier_seq <= j->head_seq)
+		j->barrier_seq = j->head_seq + 1;
+	j->notified = false;
+	journal_notify_locked(j);
+	pthread_mutex_unlock(&j->mu);
+}
+
+int journal_rewind(struct journal *j, uint64_t peer_seq)
+{
+	bool ack;
+
+	pthread_mutex_lock(&j->mu);
+	if (peer_seq > j->head_seq || peer_seq < j->acked_seq) {
+		uint64_t acked = j->acked_seq, head = j->head_seq;
+
+		pthread_mutex_unlock(&j->mu);
+		log_warn("journal cannot resume from the peer's seq; a full resync is needed",
+			 "peer_seq=%" PRIu64 " acked=%" PRIu64 " head=%" PRIu64,
+			 peer_seq, acked, head);
+		return -ERANGE;
+	}
+	j->sent_seq = peer_seq;
+	ack = peer_seq > j->acked_seq;
+	j->notified = false;
+	journal_notify_locked(j);
+	pthread_mutex_unlock(&j->mu);
+	return ack ? journal_ack(j, peer_seq) : 0;
+}

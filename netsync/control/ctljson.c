@@ -1,0 +1,220 @@
+/*
+ * ctljson — flat-object JSON writer/reader used by the control socket (both
+ * the daemons' replies and the CLI's parsing of them). Owns nothing but the
+ * escaping rules; allocation-free; any thread.
+ */
+#include "netsync/control/ctljson.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ctljson_begin(struct ctljson *j, struct evbuffer *b)
+{
+	j->b = b;
+	j->n = 0;
+	evbuffer_add(b, "{", 1);
+}
+
+static void ctljson_quoted(struct evbuffer *b, const char *s)
+{
+	evbuffer_add(b, "\"", 1);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			evbuffer_add_printf(b, "\\%c", *p);
+		else if (*p == '\n')
+			evbuffer_add(b, "\\n", 2);
+		else if (*p == '\t')
+			evbuffer_add(b, "\\t", 2);
+		else if (*p < 0x20 || *p == 0x7f)
+			evbuffer_add_printf(b, "\\u%04x", *p);
+		else
+			evbuffer_add(b, p, 1);
+	}
+	evbuffer_add(b, "\"", 1);
+}
+
+static void ctljson_key(struct ctljson *j, const char *key)
+{
+	if (j->n++)
+		evbuffer_add(j->b, ",", 1);
+	ctljson_quoted(j->b, key);
+	evbuffer_add(j->b, ":", 1);
+}
+
+void ctljson_str(struct ctljson *j, const char *key, const char *val)
+{
+	ctljson_key(j, key);
+	if (val)
+		ctljson_quoted(j->b, val);
+	else
+		evbuffer_add(j->b, "null", 4);
+}
+
+void ctljson_u64(struct ctljson *j, const char *key, uint64_t val)
+{
+	ctljson_key(j, key);
+	evbuffer_add_printf(j->b, "%" PRIu64, val);
+}
+
+void ctljson_i64(struct ctljson *j, const char *key, int64_t val)
+{
+	ctljson_key(j, key);
+	evbuffer_add_printf(j->b, "%" PRId64, val);
+}
+
+void ctljson_double(struct ctljson *j, const char *key, double val)
+{
+	ctljson_key(j, key);
+	evbuffer_add_printf(j->b, "%.3f", val);
+}
+
+void ctljson_bool(struct ctljson *j, const char *key, bool val)
+{
+	ctljson_key(j, key);
+	evbuffer_add_printf(j->b, "%s", val ? "true" : "false");
+}
+
+void ctljson_end(struct ctljson *j)
+{
+	evbuffer_add(j->b, "}\n", 2);
+}
+
+/* Skips a string starting at the opening quote; returns the byte after the
+ * closing quote or NULL. */
+static const char *ctljson_skip_str(const char *p)
+{
+	for (p++; *p; p++) {
+		if (*p == '\\') {
+			if (!p[1])
+				return NULL;
+			p++;
+		} else if (*p == '"') {
+			return p + 1;
+		}
+	}
+	return NULL;
+}
+
+static const char *ctljson_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+/* Finds the value of top-level KEY; returns a pointer to it or NULL. */
+static const char *ctljson_find(const char *text, const char *key)
+{
+	const char *p = ctljson_ws(text);
+	size_t klen = strlen(key);
+
+	if (*p != '{')
+		return NULL;
+	p = ctljson_ws(p + 1);
+	while (*p == '"') {
+		const char *k = p + 1, *end = ctljson_skip_str(p);
+
+		if (!end)
+			return NULL;
+		p = ctljson_ws(end);
+		if (*p != ':')
+			return NULL;
+		p = ctljson_ws(p + 1);
+		if ((size_t)(end - 1 - k) == klen && memcmp(k, key, klen) == 0)
+			return p;
+		/* skip the value: a string or a scalar token */
+		if (*p == '"') {
+			p = ctljson_skip_str(p);
+			if (!p)
+				return NULL;
+		} else {
+			while (*p && *p != ',' && *p != '}')
+				p++;
+		}
+		p = ctljson_ws(p);
+		if (*p != ',')
+			return NULL;
+		p = ctljson_ws(p + 1);
+	}
+	return NULL;
+}
+
+int ctljson_get_str(const char *text, const char *key, char *buf, size_t len)
+{
+	const char *p = ctljson_find(text, key);
+	size_t n = 0;
+
+	if (!p)
+		return -ENOENT;
+	if (len == 0)
+		return -EINVAL;
+	if (strncmp(p, "null", 4) == 0) {
+		buf[0] = '\0';
+		return 0;
+	}
+	if (*p != '"')
+		return -EINVAL;
+	for (p++; *p && *p != '"'; p++) {
+		char c = *p;
+
+		if (c == '\\') {
+			p++;
+			switch (*p) {
+			case 'n': c = '\n'; break;
+			case 't': c = '\t'; break;
+			case 'u':
+				if (strlen(p) < 5)
+					return -EINVAL;
+				c = (char)strtol((char[3]){ p[3], p[4], 0 }, NULL, 16);
+				p += 4;
+				break;
+			case '\0': return -EINVAL;
+			default: c = *p; break;
+			}
+		}
+		if (n + 1 < len)
+			buf[n++] = c;
+	}
+	if (*p != '"')
+		return -EINVAL;
+	buf[n] = '\0';
+	return 0;
+}
+
+int ctljson_get_u64(const char *text, const char *key, uint64_t *val)
+{
+	const char *p = ctljson_find(text, key);
+	char *end;
+
+	if (!p)
+		return -ENOENT;
+	if (strncmp(p, "null", 4) == 0) {
+		*val = 0;
+		return 0;
+	}
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	errno = 0;
+	*val = strtoull(p, &end, 10);
+	if (errno || end == p)
+		return -EINVAL;
+	return 0;
+}
+
+int ctljson_get_bool(const char *text, const char *key, bool *val)
+{
+	const char *p = ctljson_find(text, key);
+
+	if (!p)
+		return -ENOENT;
+	if (strncmp(p, "true", 4) == 0)
+		*val = true;
+	else if (strncmp(p, "false", 5) == 0 || strncmp(p, "null", 4) == 0)
+		*val = false;
+	else
+		return -EINVAL;
+	return 0;
+}

@@ -1,0 +1,943 @@
+/*
+ * serve — the secondary's event loop: the TCP listener, the one primary
+ * connection (an explicit state machine), the periodic heartbeat/timeout
+ * tick, the control socket handlers and SIGTERM. Runs on one thread; the
+ * receiver does the store work synchronously on this loop (a syncfs at a
+ * batch end pauses the loop, which is fine with one peer). Must not touch
+ * the store except through the receiver.
+ */
+#include "netsync/secondary/serve.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "conf/conf.h"
+#include "netsync/control/control.h"
+#include "netsync/control/ctljson.h"
+#include "netsync/wire/proto.h"
+#include "netsync/secondary/receiver.h"
+#include "netsync/roles/state.h"
+#include "netsync/secondary/syncer.h"
+
+#define SERVE_DEAD_BEATS 5	/* missed heartbeats before the link is dead */
+#define SERVE_CLOSE_GRACE_NS (2ull * 1000000000ull)
+/*
+ * The connection is read here, not by the bufferevent: libevent 2.1's
+ * evbuffer_read reads at most 4096 bytes per call, so a bufferevent
+ * delivers a 1 MiB DATA frame in 256 trips through the loop, each an
+ * epoll_wait, a FIONREAD ioctl and a readv (measured: 262,269 readv calls
+ * for a 1 GiB file). serve_sock_read_cb reads into space reserved in the
+ * input evbuffer, SERVE_READ_CHUNK per readv and up to SERVE_READ_MAX per
+ * wakeup, into its own evbuffer (a bufferevent's input buffer is frozen
+ * for appends from outside), then applies every complete frame. The
+ * bufferevent still does the writing (ACKs, HELLO, ERROR).
+ */
+/* At most this many dup'ed fds wait for the sync thread before a full
+ * touch set is fsynced on the loop instead (serve_spill). */
+#define SERVE_SPILL_FDS_MAX (2 * SYNCER_FSYNC_MAX)
+#define SERVE_READ_CHUNK (8 << 20)
+#define SERVE_READ_MAX (8 << 20)
+/* Why 8 MiB per readv: a DATA frame is a 1 MiB block plus a header, and
+ * one that ends up split over two evbuffer chains is copied once more by
+ * evbuffer_pullup before it is hashed and written. A reservation makes a
+ * new chain of about its size, so with 1 MiB reservations 559 of the 1024
+ * frames of a 1 GiB file were split (counted with evbuffer_peek); with
+ * 8 MiB, 126. */
+
+enum peer_state {
+	PEER_NONE,		/* no primary connected */
+	PEER_HELLO,		/* accepted, our HELLO sent, waiting for theirs */
+	PEER_STREAMING,		/* applying the stream */
+	PEER_CLOSING,		/* ERROR/GOODBYE queued; closing once written */
+};
+
+static const char *const peer_state_names[] = {
+	[PEER_NONE] = "none", [PEER_HELLO] = "hello",
+	[PEER_STREAMING] = "streaming", [PEER_CLOSING] = "closing",
+};
+
+struct serve {
+	const struct serve_opts *o;
+	struct event_base *base;
+	struct evconnlistener *lis;
+	struct control_server *ctl;
+	struct event *tick, *sigterm, *sigint;
+	struct receiver *recv;
+	struct syncer *syncer;	/* syncfs off the loop */
+	uint64_t commit_seq;	/* sync thread only: last seq recorded */
+	struct state_node node;
+	char node_name[256];
+
+	/* the connection (one at a time) */
+	enum peer_state state;
+	struct bufferevent *bev;
+	struct event *rev;	/* reads the socket (see SERVE_READ_CHUNK) */
+	struct evbuffer *in;	/* what rev read, not yet applied */
+	char peer[INET6_ADDRSTRLEN + 8];
+	char peer_name[PROTO_TEXT_MAX + 1];
+	uint64_t peer_generation;
+	uint64_t state_since_ns, last_rx_ns, last_tx_ns;
+	uint64_t conn_rx;	/* frame bytes received on this connection */
+
+	/* status */
+	uint64_t bytes_received;
+	uint64_t connections;
+	char last_error[512];
+	bool stopping;
+};
+
+static bool serve_is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+			return true;
+		return IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) &&
+		       in6->sin6_addr.s6_addr[12] == 127;
+	}
+	return false;
+}
+
+int serve_resolve(const char *hostport, struct sockaddr_storage *ss,
+		  socklen_t *len, bool *loopback)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE |
+				  AI_NUMERICSERV };
+	struct addrinfo *res = NULL;
+	char host[256], port[8];
+	uint16_t p;
+
+	if (conf_parse_addr(hostport, host, sizeof(host), &p) < 0)
+		return -EINVAL;
+	snprintf(port, sizeof(port), "%u", p);
+	if (getaddrinfo(host, port, &hints, &res) != 0 || !res)
+		return -ENOENT;
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	*loopback = serve_is_loopback(res->ai_addr);
+	freeaddrinfo(res);
+	return 0;
+}
+
+static void serve_addr_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char h[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, h, sizeof(h));
+		port = ntohs(in->sin_port);
+		snprintf(buf, len, "%s:%u", h, port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, h, sizeof(h));
+		port = ntohs(in6->sin6_port);
+		snprintf(buf, len, "[%s]:%u", h, port);
+	} else {
+		snprintf(buf, len, "?");
+	}
+}
+
+static void serve_set_state(struct serve *s, enum peer_state st)
+{
+	if (s->state == st)
+		return;
+	log_info("peer state", "peer=%s from=%s to=%s", s->peer[0] ? s->peer : "-",
+		 peer_state_names[s->state], peer_state_names[st]);
+	s->state = st;
+	s->state_since_ns = clock_mono_ns();
+}
+
+static void serve_set_error(struct serve *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void serve_set_error(struct serve *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->last_error, sizeof(s->last_error), fmt, ap);
+	va_end(ap);
+}
+
+/* Drops the connection now (whatever is unsent is lost). */
+static void serve_conn_free(struct serve *s)
+{
+	if (!s->bev)
+		return;
+	if (s->rev) {
+		event_free(s->rev);
+		s->rev = NULL;
+	}
+	if (s->in) {
+		evbuffer_free(s->in);
+		s->in = NULL;
+	}
+	bufferevent_free(s->bev);
+	s->bev = NULL;
+	receiver_reset(s->recv);
+	serve_set_state(s, PEER_NONE);
+	log_notice("primary disconnected", "peer=%s", s->peer);
+}
+
+/* Queues ERROR{code,text} and closes once it is written (or after a
+ * grace period, in the tick). The store is not touched again. */
+static void serve_conn_fail(struct serve *s, uint32_t code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void serve_conn_fail(struct serve *s, uint32_t code, const char *fmt, ...)
+{
+	char text[PROTO_TEXT_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	log_error("dropping the primary's connection", "peer=%s code=%s err=\"%s\"",
+		  s->peer, proto_err_name(code), text);
+	serve_set_error(s, "%s", text);
+	if (!s->bev)
+		return;
+	proto_encode_error(bufferevent_get_output(s->bev), code, text);
+	s->last_tx_ns = clock_mono_ns();
+	serve_set_state(s, PEER_CLOSING);
+}
+
+static void serve_send_hello(struct serve *s)
+{
+	struct receiver_stats st;
+	struct proto_hello h = {
+		.version = PROTO_VERSION, .role = PROTO_ROLE_SECONDARY,
+		.generation = s->node.generation, .name = s->node_name,
+	};
+
+	receiver_get_stats(s->recv, &st);
+	h.applied_seq = st.applied_seq;
+	h.flags = receiver_beyond_applied(s->recv) ? PROTO_HELLO_F_DIRTY : 0;
+	memcpy(h.node_id, s->node.id, 16);
+	proto_encode_hello(bufferevent_get_output(s->bev), &h);
+	s->last_tx_ns = clock_mono_ns();
+}
+
+static void serve_on_hello(struct serve *s, const struct proto_frame *f)
+{
+	struct proto_hello h;
+
+	if (proto_decode_hello(f, &h) < 0) {
+		serve_conn_fail(s, PROTO_E_BADFRAME, "malformed HELLO");
+		return;
+	}
+	if (h.version != PROTO_VERSION) {
+		serve_conn_fail(s, PROTO_E_VERSION,
+				"protocol version %u not supported (this node speaks %u)",
+				h.version, PROTO_VERSION);
+		return;
+	}
+	if (h.role != PROTO_ROLE_PRIMARY) {
+		serve_conn_fail(s, PROTO_E_ROLE,
+				"peer says it is not a primary (role %u); serve accepts only a primary",
+				h.role);
+		return;
+	}
+	snprintf(s->peer_name, sizeof(s->peer_name), "%s", h.name);
+	s->peer_generation = h.generation;
+	log_notice("primary connected", "peer=%s name=\"%s\" generation=%llu acked_seq=%llu",
+		   s->peer, s->peer_name, (unsigned long long)h.generation,
+		   (unsigned long long)h.applied_seq);
+	serve_set_state(s, PEER_STREAMING);
+}
+
+/* Maps a receiver error to an ERROR frame and drops the connection. */
+static void serve_apply_failed(struct serve *s, const char *what, int rc)
+{
+	const char *path = receiver_failed_path(s->recv);
+
+	if (rc == -EBADMSG)
+		serve_conn_fail(s, PROTO_E_BADHASH, "%s '%s': block hash mismatch; nothing written",
+				what, path);
+	else if (rc == -EINVAL || rc == -EXDEV || rc == -ELOOP)
+		serve_conn_fail(s, PROTO_E_PATH, "%s '%s': path not allowed (%s)", what, path,
+				strerror(-rc));
+	else
+		serve_conn_fail(s, PROTO_E_APPLY, "%s '%s' on %s: %s", what, path,
+				s->node_name, strerror(-rc));
+}
+
+static void serve_on_frame(struct serve *s, const struct proto_frame *f)
+{
+	int rc = 0;
+
+	if (s->state == PEER_HELLO) {
+		if (f->h.type != PROTO_HELLO) {
+			serve_conn_fail(s, PROTO_E_BADFRAME, "expected HELLO, got %s",
+					proto_type_name(f->h.type));
+			return;
+		}
+		serve_on_hello(s, f);
+		return;
+	}
+	switch (f->h.type) {
+	case PROTO_OP: {
+		struct proto_op m;
+
+		if (proto_decode_op(f, &m) < 0)
+			goto bad;
+		rc = receiver_op(s->recv, &m);
+		if (rc < 0)
+			serve_apply_failed(s, proto_op_name(m.op.type), rc);
+		break;
+	}
+	case PROTO_DATA: {
+		struct proto_data m;
+
+		if (proto_decode_data(f, &m) < 0)
+			goto bad;
+		rc = receiver_data(s->recv, &m);
+		if (rc < 0)
+			serve_apply_failed(s, "write", rc);
+		break;
+	}
+	case PROTO_ATTR: {
+		struct proto_attr m;
+
+		if (proto_decode_attr(f, &m) < 0)
+			goto bad;
+		rc = receiver_attr(s->recv, &m);
+		if (rc < 0)
+			serve_apply_failed(s, "setattr", rc);
+		break;
+	}
+	case PROTO_PRUNE: {
+		struct proto_prune m;
+
+		if (proto_decode_prune(f, &m) < 0)
+			goto bad;
+		rc = receiver_prune(s->recv, &m);
+		if (rc < 0)
+			serve_apply_failed(s, "prune", rc);
+		break;
+	}
+	case PROTO_BATCH_END: {
+		struct receiver_stats st;
+		uint64_t seq;
+
+		if (proto_decode_seq(f, &seq) < 0)
+			goto bad;
+		{
+			struct sync_set set;
+
+			if (receiver_batch_seal(s->recv, seq, &set) == 1) {
+				/* ACK in serve_synced */
+				rc = syncer_request(s->syncer, seq, &set);
+				if (rc < 0)
+					serve_apply_failed(s, "sync", rc);
+				break;
+			}
+		}
+		receiver_get_stats(s->recv, &st);
+		proto_encode_ack(bufferevent_get_output(s->bev), st.applied_seq);
+		s->last_tx_ns = clock_mono_ns();
+		break;
+	}
+	case PROTO_HEARTBEAT: {
+		uint64_t t;
+
+		if (proto_decode_heartbeat(f, &t) < 0)
+			goto bad;
+		break;
+	}
+	case PROTO_GOODBYE: {
+		const char *reason = "";
+
+		if (proto_decode_goodbye(f, &reason) < 0)
+			goto bad;
+		log_notice("primary said goodbye", "peer=%s reason=\"%s\"", s->peer, reason);
+		serve_conn_free(s);
+		break;
+	}
+	case PROTO_ERROR: {
+		struct proto_error e;
+
+		if (proto_decode_error(f, &e) < 0)
+			goto bad;
+		log_error("primary reported an error", "peer=%s code=%s err=\"%s\"", s->peer,
+			  proto_err_name(e.code), e.text);
+		serve_set_error(s, "primary: %s", e.text);
+		serve_conn_free(s);
+		break;
+	}
+	default:
+		serve_conn_fail(s, PROTO_E_BADFRAME, "unexpected %s frame from a primary",
+				proto_type_name(f->h.type));
+		break;
+	}
+	return;
+bad:
+	serve_conn_fail(s, PROTO_E_BADFRAME, "malformed %s frame", proto_type_name(f->h.type));
+}
+
+/* Syncer thread: the batch up to seq is durable; record it before the
+ * loop may ACK (STATE/applied stays dirty while the stream is active). */
+static int serve_commit_state(uint64_t seq, void *arg)
+{
+	struct serve *s = arg;
+
+	/* a replayed older batch never moves the recorded seq back */
+	if (seq < s->commit_seq)
+		seq = s->commit_seq;
+	s->commit_seq = seq;
+	return state_applied_put(receiver_applied_file(s->recv), seq, true);
+}
+
+/* The receiver's touch set filled up in the middle of a batch: fsync it on
+ * the sync thread now. Its job has no seq (0): the batch's own job, queued
+ * after it and so run after it, makes the batch durable. When the sync
+ * thread is that far behind already, the set is fsynced here instead:
+ * the loop stops reading until it is done, so a huge batch on a slow disk
+ * cannot pile up dup'ed fds until the store's own opens fail. */
+static int serve_spill(struct sync_set *set, void *arg)
+{
+	struct serve *s = arg;
+
+	if (syncer_pending_fds(s->syncer) >= SERVE_SPILL_FDS_MAX)
+		return sync_set_run(set, receiver_store_fd(s->recv));
+	return syncer_request(s->syncer, 0, set);
+}
+
+/* The syncer made everything up to seq durable and recorded it: ACK (on
+ * whatever connection is up: acks are cumulative and true either way). */
+static void serve_synced(uint64_t seq, int err, void *arg)
+{
+	struct serve *s = arg;
+	int rc = err;
+
+	if (rc == 0)
+		receiver_batch_committed(s->recv, seq);
+	if (rc < 0) {
+		log_error("cannot make the store durable", "store=%s err=\"%s\"", s->o->store,
+			  strerror(-rc));
+		if (s->bev && s->state == PEER_STREAMING)
+			serve_conn_fail(s, PROTO_E_APPLY, "sync of the store on %s failed: %s",
+					s->node_name, strerror(-rc));
+		else
+			serve_set_error(s, "sync of the store failed: %s", strerror(-rc));
+		return;
+	}
+	if (s->bev && s->state == PEER_STREAMING) {
+		proto_encode_ack(bufferevent_get_output(s->bev), seq);
+		s->last_tx_ns = clock_mono_ns();
+	}
+}
+
+static void serve_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct serve *s = arg;
+	struct evbuffer *in = s->in;
+	struct proto_frame f;
+	int rc;
+
+	s->last_rx_ns = clock_mono_ns();
+	if (s->state == PEER_CLOSING) {
+		/* lingering close: discard, see serve_write_cb */
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
+	while (s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING)) {
+		rc = proto_frame_next(in, &f);
+		if (rc == 0)
+			return;
+		if (rc < 0) {
+			serve_conn_fail(s, PROTO_E_BADFRAME,
+					"bad frame (magic, type, length or checksum) after %llu good bytes",
+					(unsigned long long)s->conn_rx);
+			return;
+		}
+		s->bytes_received += PROTO_HDR_LEN + f.h.len;
+		s->conn_rx += PROTO_HDR_LEN + f.h.len;
+		serve_on_frame(s, &f);
+		if (s->bev)
+			proto_frame_consume(in, &f);
+	}
+}
+
+static void serve_event_cb(struct bufferevent *bev, short what, void *arg);
+
+/* The socket is readable: read what is there (big reads, see
+ * SERVE_READ_CHUNK) into the input buffer and apply the frames. */
+static void serve_sock_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct serve *s = arg;
+	struct bufferevent *bev = s->bev;
+	struct evbuffer *in = s->in;
+	struct evbuffer_iovec v[2];
+	size_t got = 0, left, room;
+	ssize_t n;
+	int nv, used;
+
+	while (got < SERVE_READ_MAX) {
+		nv = evbuffer_reserve_space(in, SERVE_READ_CHUNK, v, 2);
+		if (nv < 1) {
+			serve_conn_fail(s, PROTO_E_APPLY, "out of memory reading from the primary");
+			return;
+		}
+		n = readv(fd, (struct iovec *)v, nv);
+		if (n <= 0) {
+			int e = n < 0 ? errno : 0;
+
+			evbuffer_commit_space(in, v, 0);
+			if (n < 0 && (e == EAGAIN || e == EWOULDBLOCK || e == EINTR))
+				break;
+			if (got)	/* apply what came before the EOF/error first */
+				serve_read_cb(bev, s);
+			if (s->bev != bev)
+				return;
+			errno = e;
+			serve_event_cb(bev, (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR) |
+				       BEV_EVENT_READING, s);
+			return;
+		}
+		/* commit exactly n bytes over the reserved vectors */
+		left = (size_t)n;
+		room = 0;
+		used = 0;
+		for (int i = 0; i < nv; i++) {
+			room += v[i].iov_len;
+			if (!left)
+				continue;
+			if (v[i].iov_len > left)
+				v[i].iov_len = left;
+			left -= v[i].iov_len;
+			used++;
+		}
+		if (evbuffer_commit_space(in, v, used) < 0) {
+			serve_conn_fail(s, PROTO_E_APPLY, "cannot buffer what the primary sent");
+			return;
+		}
+		got += (size_t)n;
+		if ((size_t)n < room)
+			break;	/* drained */
+	}
+	if (got)
+		serve_read_cb(bev, s);
+}
+
+/*
+ * Lingering close. Closing a socket that still has unread input makes the
+ * kernel send a RST, and a RST can overtake the ERROR frame we just wrote:
+ * the primary would see "connection reset" instead of "No space left on
+ * device". So once the ERROR is written we only shut down our sending
+ * side and keep reading (and discarding) until the primary closes too, or
+ * the grace period in the tick runs out.
+ */
+static void serve_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct serve *s = arg;
+
+	if (s->state == PEER_CLOSING &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		shutdown(bufferevent_getfd(bev), SHUT_WR);
+}
+
+static void serve_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct serve *s = arg;
+
+	if (what & BEV_EVENT_EOF) {
+		if (s->state != PEER_CLOSING) {
+			log_warn("primary closed the connection", "peer=%s", s->peer);
+			if (s->state == PEER_STREAMING)
+				serve_set_error(s, "primary %s closed the connection", s->peer);
+		}
+		serve_conn_free(s);
+	} else if (what & BEV_EVENT_ERROR) {
+		int e = EVUTIL_SOCKET_ERROR();
+
+		if (s->state != PEER_CLOSING) {	/* keep the reason we were closing */
+			log_warn("connection to the primary failed", "peer=%s err=\"%s\"",
+				 s->peer, evutil_socket_error_to_string(e));
+			serve_set_error(s, "connection to %s failed: %s", s->peer,
+					evutil_socket_error_to_string(e));
+		}
+		serve_conn_free(s);
+	}
+}
+
+/* Refuses a connection with one ERROR frame written straight to the
+ * socket (it is fresh, so the frame fits its send buffer). */
+static void serve_refuse(evutil_socket_t fd, uint32_t code, const char *text)
+{
+	struct evbuffer *b = evbuffer_new();
+
+	char junk[4096];
+
+	if (b) {
+		proto_encode_error(b, code, text);
+		evbuffer_write(b, fd);
+		evbuffer_free(b);
+	}
+	/* what the peer already sent (its HELLO) is read so that closing does
+	 * not turn into a RST that could overtake the ERROR */
+	shutdown(fd, SHUT_WR);
+	while (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
+		;
+	evutil_closesocket(fd);
+}
+
+static void serve_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
+			    struct sockaddr *sa, int salen, void *arg)
+{
+	struct serve *s = arg;
+	char who[INET6_ADDRSTRLEN + 8];
+
+	serve_addr_str(sa, who, sizeof(who));
+	if (s->stopping) {
+		serve_refuse(fd, PROTO_E_SHUTDOWN, "shutting down");
+		return;
+	}
+	if (!s->o->insecure && !serve_is_loopback(sa)) {
+		log_warn("refused a non-loopback peer (no TLS keys; see --insecure)", "peer=%s", who);
+		serve_refuse(fd, PROTO_E_ROLE, "non-loopback peers need TLS keys or --insecure");
+		return;
+	}
+	if (s->state != PEER_NONE) {
+		log_warn("refused a second primary connection", "peer=%s current=%s", who, s->peer);
+		serve_refuse(fd, PROTO_E_BUSY, "busy: another primary is connected");
+		return;
+	}
+	/* ACKs and heartbeats are tiny and latency matters (sync mode) */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+	s->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!s->bev) {
+		evutil_closesocket(fd);
+		return;
+	}
+	snprintf(s->peer, sizeof(s->peer), "%s", who);
+	s->peer_name[0] = '\0';
+	s->conn_rx = 0;
+	s->connections++;
+	s->last_rx_ns = s->last_tx_ns = clock_mono_ns();
+	s->in = evbuffer_new();
+	s->rev = event_new(s->base, fd, EV_READ | EV_PERSIST, serve_sock_read_cb, s);
+	if (!s->in || !s->rev || event_add(s->rev, NULL) < 0) {
+		if (s->rev)
+			event_free(s->rev);
+		s->rev = NULL;
+		if (s->in)
+			evbuffer_free(s->in);
+		s->in = NULL;
+		bufferevent_free(s->bev);
+		s->bev = NULL;
+		return;
+	}
+	bufferevent_setcb(s->bev, NULL, serve_write_cb, serve_event_cb, s);
+	bufferevent_enable(s->bev, EV_WRITE);
+	serve_set_state(s, PEER_HELLO);
+	serve_send_hello(s);
+}
+
+/* Once a second: heartbeats when idle, dead-link detection, and the
+ * grace period of a closing connection. */
+static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct serve *s = arg;
+	uint64_t now = clock_mono_ns();
+	uint64_t beat = (uint64_t)s->o->heartbeat_s * 1000000000ull;
+	int rc;
+
+	/* quiet for a second: write STATE/applied clean (see receiver_idle) */
+	if (now - s->last_rx_ns >= 1000000000ull && (rc = receiver_idle(s->recv)) < 0)
+		log_error("cannot update STATE/applied", "state=%s err=\"%s\"", s->o->state,
+			  strerror(-rc));
+	if (!s->bev)
+		return;
+	if (s->state == PEER_CLOSING) {
+		if (now - s->state_since_ns > SERVE_CLOSE_GRACE_NS)
+			serve_conn_free(s);
+		return;
+	}
+	if (now - s->last_rx_ns > SERVE_DEAD_BEATS * beat) {
+		log_warn("primary silent for too long; dropping the connection",
+			 "peer=%s silent_s=%.1f", s->peer, (double)(now - s->last_rx_ns) / 1e9);
+		serve_set_error(s, "primary %s timed out", s->peer);
+		serve_conn_free(s);
+		return;
+	}
+	/* half a tick of slack so that a 1 s heartbeat goes out on every tick */
+	if (s->state == PEER_STREAMING && now - s->last_tx_ns + beat / 2 >= beat) {
+		proto_encode_heartbeat(bufferevent_get_output(s->bev), now / 1000000);
+		s->last_tx_ns = now;
+	}
+}
+
+static void serve_signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct serve *s = arg;
+
+	log_notice("stopping", "signal=%d", (int)sig);
+	s->stopping = true;
+	if (s->bev) {
+		struct evbuffer *out = bufferevent_get_output(s->bev);
+
+		proto_encode_goodbye(out, "secondary shutting down");
+		evbuffer_write(out, bufferevent_getfd(s->bev));
+		serve_conn_free(s);
+	}
+	event_base_loopexit(s->base, NULL);
+}
+
+static int serve_ctl_status(struct control_req *req, int argc, char **argv, void *arg)
+{
+	struct serve *s = arg;
+	struct receiver_stats st;
+	struct ctljson j;
+
+	receiver_get_stats(s->recv, &st);
+	ctljson_begin(&j, control_req_out(req));
+	ctljson_bool(&j, "ok", true);
+	ctljson_str(&j, "role", "secondary");
+	ctljson_bool(&j, "connected", s->state == PEER_HELLO || s->state == PEER_STREAMING);
+	ctljson_str(&j, "peer", s->bev ? s->peer : NULL);
+	ctljson_str(&j, "peer_name", s->bev ? s->peer_name : NULL);
+	ctljson_str(&j, "peer_state", peer_state_names[s->state]);
+	ctljson_u64(&j, "applied_seq", st.applied_seq);
+	ctljson_bool(&j, "dirty", st.dirty);
+	ctljson_u64(&j, "generation", s->node.generation);
+	ctljson_bool(&j, "split_brain", false);
+	ctljson_u64(&j, "bytes_received", s->bytes_received);
+	ctljson_u64(&j, "ops_applied", st.ops);
+	ctljson_u64(&j, "data_bytes", st.data_bytes);
+	ctljson_u64(&j, "batches", st.batches);
+	ctljson_u64(&j, "connections", s->connections);
+	ctljson_str(&j, "last_error", s->last_error[0] ? s->last_error : NULL);
+	ctljson_str(&j, "listen", s->o->listen);
+	ctljson_str(&j, "store", s->o->store);
+	ctljson_str(&j, "node_id", s->node.id_hex);
+	ctljson_str(&j, "node_name", s->node_name);
+	ctljson_bool(&j, "insecure", s->o->insecure);
+	ctljson_i64(&j, "pid", getpid());
+	ctljson_end(&j);
+	control_req_send(req);
+	return 0;
+}
+
+static const struct control_cmd serve_ctl_cmds[] = {
+	{ "status", serve_ctl_status },
+	{ NULL, NULL },
+};
+
+static void serve_detach_stdio(void)
+{
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	dup2(fd, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		close(fd);
+}
+
+static int serve_listen(struct serve *s)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	bool loop;
+	int rc;
+
+	rc = serve_resolve(s->o->listen, &ss, &len, &loop);
+	if (rc < 0) {
+		log_error("cannot resolve the listen address", "listen=%s", s->o->listen);
+		return rc;
+	}
+	if (!loop && !s->o->insecure) {
+		log_error("refusing a non-loopback listen address without TLS keys",
+			  "listen=%s", s->o->listen);
+		return -EPERM;
+	}
+	if (!loop)
+		log_warn("INSECURE: accepting unauthenticated, unencrypted primaries from the "
+			 "network (--insecure)", "listen=%s", s->o->listen);
+	s->lis = evconnlistener_new_bind(s->base, serve_accept_cb, s,
+					 LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+					 LEV_OPT_CLOSE_ON_EXEC, 16,
+					 (struct sockaddr *)&ss, (int)len);
+	if (!s->lis) {
+		rc = -errno ? -errno : -EADDRINUSE;
+		log_error("cannot listen", "listen=%s err=\"%s\" hint=\"is another serve using "
+			  "this port?\"", s->o->listen, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
+{
+	struct serve s = { .o = o };
+	struct timeval one_s = { 1, 0 };
+	int rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	{
+		/* a batch may hold up to SYNCER_FSYNC_MAX fds for its fsyncs */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+				log_debug("cannot raise the open file limit", "err=%s",
+					  strerror(errno));
+		}
+	}
+	if (o->node_name)
+		snprintf(s.node_name, sizeof(s.node_name), "%s", o->node_name);
+	else if (gethostname(s.node_name, sizeof(s.node_name) - 1) < 0)
+		snprintf(s.node_name, sizeof(s.node_name), "secondary");
+	rc = state_dir_prepare(o->state);
+	if (rc < 0) {
+		log_error("cannot use the state directory", "state=%s err=\"%s\"", o->state,
+			  strerror(-rc));
+		return rc;
+	}
+	rc = state_node_load(o->state, &s.node);
+	if (rc < 0) {
+		log_error("cannot read node.id/generation in the state directory",
+			  "state=%s err=\"%s\"", o->state, strerror(-rc));
+		return rc;
+	}
+	rc = receiver_open(o->store, o->state, &s.recv);
+	if (rc < 0) {
+		log_error("cannot open the store or STATE/applied", "store=%s state=%s err=\"%s\"",
+			  o->store, o->state, strerror(-rc));
+		return rc;
+	}
+	s.base = event_base_new();
+	if (!s.base) {
+		rc = -ENOMEM;
+		goto out_recv;
+	}
+	{
+		struct receiver_stats st;
+
+		receiver_get_stats(s.recv, &st);
+		s.commit_seq = st.applied_seq;
+	}
+	rc = syncer_start(s.base, receiver_store_fd(s.recv), serve_synced, serve_commit_state,
+			  &s, &s.syncer);
+	if (rc < 0) {
+		log_error("cannot start the sync thread", "err=\"%s\"", strerror(-rc));
+		goto out_base;
+	}
+	receiver_set_spill(s.recv, serve_spill, &s);
+	{
+		/* another daemon on this state directory is the likelier mistake
+		 * than a taken port: say that first */
+		char *reply = NULL;
+
+		if (control_call(o->state, "ping", 1000, &reply) == 0) {
+			free(reply);
+			log_error("another daemon uses this state directory",
+				  "state=%s hint=\"stop it first, or use another --state\"",
+				  o->state);
+			rc = -EADDRINUSE;
+			goto out_syncer;
+		}
+	}
+	rc = serve_listen(&s);
+	if (rc < 0)
+		goto out_syncer;
+	rc = control_server_start(s.base, o->state, serve_ctl_cmds, &s, &s.ctl);
+	if (rc < 0) {
+		log_error("cannot serve the control socket", "state=%s err=\"%s\"%s", o->state,
+			  strerror(-rc), rc == -EADDRINUSE ?
+			  " hint=\"another daemon uses this state directory\"" : "");
+		goto out_lis;
+	}
+	s.tick = event_new(s.base, -1, EV_PERSIST, serve_tick_cb, &s);
+	s.sigterm = evsignal_new(s.base, SIGTERM, serve_signal_cb, &s);
+	s.sigint = evsignal_new(s.base, SIGINT, serve_signal_cb, &s);
+	if (!s.tick || !s.sigterm || !s.sigint) {
+		rc = -ENOMEM;
+		goto out_events;
+	}
+	event_add(s.tick, &one_s);
+	event_add(s.sigterm, NULL);
+	event_add(s.sigint, NULL);
+	{
+		struct receiver_stats st;
+
+		receiver_get_stats(s.recv, &st);
+		log_notice("serving", "listen=%s store=%s state=%s node=%s applied_seq=%llu%s",
+			   o->listen, o->store, o->state, s.node.id_hex,
+			   (unsigned long long)st.applied_seq, st.dirty ? " dirty=true" : "");
+	}
+	if (ready_fd >= 0) {
+		if (detach) {
+			log_setup("twinfs-serve", log_get_level(), LOG_SINK_SYSLOG);
+			serve_detach_stdio();
+		}
+		if (write(ready_fd, "1", 1) != 1)
+			log_warn("cannot tell the parent we are ready", "err=\"%s\"",
+				 strerror(errno));
+		close(ready_fd);
+	}
+	event_base_dispatch(s.base);
+	rc = 0;
+
+out_events:
+	if (s.bev)
+		serve_conn_free(&s);
+	if (s.tick)
+		event_free(s.tick);
+	if (s.sigterm)
+		event_free(s.sigterm);
+	if (s.sigint)
+		event_free(s.sigint);
+	control_server_stop(s.ctl);
+out_lis:
+	evconnlistener_free(s.lis);
+out_syncer:
+	{
+		/* syncs still queued at shutdown are finished (and recorded by
+		 * serve_commit_state); then STATE/applied is written clean if
+		 * nothing after it was applied */
+		int err;
+		uint64_t seq = syncer_stop(s.syncer, &err);
+
+		if (!err && seq > 0)
+			receiver_batch_committed(s.recv, seq);
+		receiver_idle(s.recv);
+	}
+out_base:
+	event_base_free(s.base);
+out_recv:
+	receiver_close(s.recv);
+	if (rc == 0)
+		log_notice("stopped", "store=%s", o->store);
+	return rc;
+}

@@ -1,0 +1,209 @@
+/*
+ * proto — the replication protocol's frames and messages (docs/protocol.md
+ * is the normative description; this header is its C form). Encoders append
+ * whole frames to a libevent evbuffer; decoders parse a contiguous payload
+ * and hand out pointers into it (no copies, valid until the frame is
+ * consumed). Pure functions on caller objects; any thread, but one evbuffer
+ * is used by one thread at a time.
+ */
+#ifndef TWINFS_PROTO_H
+#define TWINFS_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+
+#include "journal/op.h"
+
+#define PROTO_VERSION 2u	/* 2: PRUNE */
+#define PROTO_MAGIC 0x31465754u	/* "TWF1" on the wire */
+#define PROTO_HDR_LEN 24u
+#define PROTO_MAX_BLOCK (16u << 20)	/* DATA block bytes */
+#define PROTO_MAX_DATA_PAYLOAD (PROTO_MAX_BLOCK + 8192u)
+#define PROTO_MAX_META_PAYLOAD (256u << 10)	/* every other type */
+#define PROTO_BLOCK_SIZE (1u << 20)	/* what senders should use */
+#define PROTO_PATH_MAX 4095u
+#define PROTO_NAME_MAX 255u	/* one path component */
+#define PROTO_XNAME_MAX 255u
+#define PROTO_XVALUE_MAX 65536u
+#define PROTO_TEXT_MAX 1024u	/* GOODBYE reason, ERROR text, node name */
+
+enum proto_type {
+	PROTO_HELLO = 1,
+	PROTO_OP = 2,
+	PROTO_DATA = 3,
+	PROTO_ATTR = 4,
+	PROTO_BATCH_END = 5,
+	PROTO_ACK = 6,
+	PROTO_HEARTBEAT = 7,
+	PROTO_GOODBYE = 8,
+	PROTO_ERROR = 9,
+	PROTO_PRUNE = 10,
+};
+
+enum proto_role {
+	PROTO_ROLE_PRIMARY = 1,
+	PROTO_ROLE_SECONDARY = 2,
+	PROTO_ROLE_MIRROR = 3,
+};
+
+/* HELLO flags. */
+#define PROTO_HELLO_F_DIRTY (1u << 0)	/* secondary: a batch was half applied */
+
+/* ERROR codes. */
+enum proto_err {
+	PROTO_E_VERSION = 1,
+	PROTO_E_BUSY = 2,
+	PROTO_E_BADFRAME = 3,
+	PROTO_E_BADHASH = 4,
+	PROTO_E_APPLY = 5,
+	PROTO_E_PATH = 6,
+	PROTO_E_ROLE = 7,
+	PROTO_E_SPLITBRAIN = 8,
+	PROTO_E_SHUTDOWN = 9,
+};
+
+struct proto_hdr {
+	uint16_t type;
+	uint16_t flags;
+	uint32_t len;	/* payload bytes */
+	uint32_t clen;	/* payload bytes covered by check */
+	uint64_t check;
+};
+
+/* A complete, checked frame inside an evbuffer (see proto_frame_next). */
+struct proto_frame {
+	struct proto_hdr h;
+	const uint8_t *payload;	/* h.len contiguous bytes, owned by the evbuffer */
+};
+
+struct proto_hello {
+	uint32_t version;
+	uint8_t role;		/* enum proto_role */
+	uint32_t flags;		/* PROTO_HELLO_F_* */
+	uint8_t node_id[16];
+	uint64_t generation;
+	uint64_t applied_seq;
+	const char *name;	/* may be NULL when encoding */
+};
+
+/* OP: a journal record. Decoded string pointers point into the payload;
+ * empty path2/xname decode as NULL, an empty xvalue as NULL/0. */
+struct proto_op {
+	uint64_t seq;
+	struct journal_op op;
+};
+
+struct proto_data {
+	const char *path;
+	uint64_t offset;
+	uint32_t len;		/* block bytes */
+	uint64_t xxh3;		/* XXH3-64 of the block, as sent */
+	const uint8_t *bytes;	/* the block (decode only) */
+};
+
+struct proto_attr {
+	const char *path;
+	uint32_t mask;		/* JATTR_* */
+	uint32_t mode, uid, gid;
+	uint64_t size;
+	struct timespec atime, mtime;
+};
+
+/* PRUNE: the names a directory holds on the sender, for a baseline walk
+ * leaving it; the receiver removes every other entry of that directory.
+ * Long lists come in several frames, the last one flagged. */
+#define PROTO_PRUNE_F_LAST (1u << 0)
+#define PROTO_PRUNE_CHUNK (192u << 10)	/* names bytes per frame, senders */
+struct proto_prune {
+	uint64_t seq;
+	uint32_t flags;		/* PROTO_PRUNE_F_* */
+	const char *path;	/* the directory, store-relative ("" = root) */
+	const char *names;	/* NUL-terminated names back to back */
+	size_t names_len;	/* bytes of names, every NUL included */
+};
+
+struct proto_error {
+	uint32_t code;		/* enum proto_err */
+	const char *text;
+};
+
+const char *proto_type_name(unsigned type);
+const char *proto_err_name(unsigned code);
+/* "create", "rename", ... for an enum journal_op_type sent in OP frames. */
+const char *proto_op_name(unsigned op);
+
+/* Parses and validates a 24-byte header (magic, type, length limits, clen
+ * rule) without the check. Returns 0 or -EBADMSG. */
+int proto_hdr_parse(const uint8_t *buf, struct proto_hdr *h);
+/* Writes a header (check as given) into buf[24]. */
+void proto_hdr_write(uint8_t *buf, const struct proto_hdr *h);
+
+/*
+ * Looks at the front of IN. Returns 1 and fills *f when a whole frame is
+ * there and its header and check are valid (the frame is made contiguous
+ * with evbuffer_pullup; f->payload is valid until proto_frame_consume or
+ * any other change to IN); 0 when more bytes are needed; -EBADMSG for a
+ * bad frame (IN is left as it is). The magic is checked from the first
+ * byte and the header as soon as it is complete, so garbage is rejected
+ * without waiting for 24 or len bytes.
+ */
+int proto_frame_next(struct evbuffer *in, struct proto_frame *f);
+/* Drains the frame returned by proto_frame_next. */
+void proto_frame_consume(struct evbuffer *in, const struct proto_frame *f);
+
+/* Decoders: the payload must decode exactly (no trailing bytes). Return 0
+ * or -EBADMSG. proto_decode_data does not hash the block: call
+ * proto_data_verify before using the bytes. */
+int proto_decode_hello(const struct proto_frame *f, struct proto_hello *m);
+int proto_decode_op(const struct proto_frame *f, struct proto_op *m);
+int proto_decode_data(const struct proto_frame *f, struct proto_data *m);
+int proto_decode_attr(const struct proto_frame *f, struct proto_attr *m);
+/* Checks every name (non-empty, no '/', not "." or "..", at most
+ * PROTO_NAME_MAX bytes). */
+int proto_decode_prune(const struct proto_frame *f, struct proto_prune *m);
+/* BATCH_END and ACK: one seq. */
+int proto_decode_seq(const struct proto_frame *f, uint64_t *seq);
+int proto_decode_heartbeat(const struct proto_frame *f, uint64_t *now_ms);
+int proto_decode_goodbye(const struct proto_frame *f, const char **reason);
+int proto_decode_error(const struct proto_frame *f, struct proto_error *m);
+/* 0 if XXH3-64(m->bytes) == m->xxh3, else -EBADMSG. */
+int proto_data_verify(const struct proto_data *m);
+
+/* Encoders: append one whole frame to OUT. Return 0, -EINVAL (a field over
+ * its limit; nothing appended) or -ENOMEM. */
+int proto_encode_hello(struct evbuffer *out, const struct proto_hello *m);
+int proto_encode_op(struct evbuffer *out, uint64_t seq, const struct journal_op *op);
+int proto_encode_attr(struct evbuffer *out, const struct proto_attr *m);
+int proto_encode_prune(struct evbuffer *out, const struct proto_prune *m);
+int proto_encode_batch_end(struct evbuffer *out, uint64_t seq);
+int proto_encode_ack(struct evbuffer *out, uint64_t seq);
+int proto_encode_heartbeat(struct evbuffer *out, uint64_t now_ms);
+int proto_encode_goodbye(struct evbuffer *out, const char *reason);
+int proto_encode_error(struct evbuffer *out, uint32_t code, const char *text);
+
+/*
+ * DATA: hashes the block (XXH3-64, the only time the send path hashes it),
+ * copies the header and fixed fields into OUT and adds the block by
+ * reference (evbuffer_add_reference: no copy). cleanup(block, len, arg) is
+ * called by libevent once the block has been written out or OUT is freed;
+ * cleanup may be NULL for memory that outlives OUT. On -EINVAL nothing was
+ * appended and cleanup is not called. On -ENOMEM OUT may hold a partial
+ * frame: the connection must be dropped. *xxh3_out (may be NULL) gets the
+ * block's hash.
+ */
+int proto_encode_data(struct evbuffer *out, const char *path, uint64_t offset,
+		      const void *block, uint32_t len,
+		      evbuffer_ref_cleanup_cb cleanup, void *cleanup_arg,
+		      uint64_t *xxh3_out);
+/* DATA with the block's XXH3-64 computed by the caller (the sender hashes
+ * a block once, to compare it with what the peer holds, and sends that
+ * hash). Otherwise as proto_encode_data. */
+int proto_encode_data_hashed(struct evbuffer *out, const char *path, uint64_t offset,
+			     const void *block, uint32_t len, uint64_t xxh3,
+			     evbuffer_ref_cleanup_cb cleanup, void *cleanup_arg);
+
+#endif
