@@ -19,13 +19,35 @@ for d in 0 1 2 3 4 5 6 7; do
 done
 head -c 24000000 /dev/urandom >"$T/src/big1"
 
-# 1. Kill the peer while the copy runs.
-( cp -a "$T/src" "$MNT/copy1" && echo done >"$T/writer1.ok" ) 2>"$T/writer1.err" &
+# 1. Kill the peer while the copy runs. The copier stops half way until
+# told to go on, so the peer is killed with the copy certainly running
+# (files written before it died, files written while it was down).
+python3 - "$T/src" "$MNT/copy1" "$T" <<'PY' 2>"$T/writer1.err" &
+import os, shutil, sys, time
+src, dst, t = sys.argv[1:4]
+names = sorted(os.listdir(src))
+half = len(names) // 2
+os.mkdir(dst)
+for i, n in enumerate(names):
+    if i == half:
+        open(os.path.join(t, "half"), "w").close()
+        while not os.path.exists(os.path.join(t, "go")):
+            time.sleep(0.02)
+    s, d = os.path.join(src, n), os.path.join(dst, n)
+    if os.path.isdir(s):
+        shutil.copytree(s, d, copy_function=shutil.copy2)
+    else:
+        shutil.copy2(s, d)
+shutil.copystat(src, dst)
+open(os.path.join(t, "writer1.ok"), "w").close()
+PY
 writer=$!
-sleep 0.3
+wait_until 60 test -e "$T/half" || fail "the copier did not reach half way"
+check "the copy is running when the peer is killed" kill -0 "$writer"
 kill_serve
 note "serve killed during the copy"
-sleep 1.5
+touch "$T/go"
+wait_until 60 test -e "$T/writer1.ok"
 start_serve
 wait $writer
 check "writer saw no error while the peer was down" [ -f "$T/writer1.ok" ] && [ ! -s "$T/writer1.err" ]
