@@ -77,7 +77,10 @@ static const struct conf_key conf_keys[] = {
 	{ "tls.key", CT_FILE, F(tls_key), NULL, 0, 0,
 	  "this node's private key (PEM)" },
 	{ "tls.peer_cert", CT_FILE, F(tls_peer_cert), NULL, 0, 0,
-	  "the peer's pinned certificate (PEM)" },
+	  "the peer's certificate (PEM), pinned by its fingerprint" },
+	{ "tls.peer_id", CT_STRING, F(tls_peer_id), NULL, 0, 0,
+	  "the peer's id from 'twinfs id' (pinned keys; several, comma-separated, "
+	  "while a key is replaced)" },
 	{ "tls.insecure", CT_BOOL, F(insecure), "false", 0, 0,
 	  "allow non-loopback peers without keys (traffic is not authenticated)" },
 	{ "journal.size_limit", CT_SIZE, F(journal_size_limit), "1GiB",
