@@ -24,8 +24,11 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/listener.h>
+
+#include <openssl/err.h>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -33,6 +36,7 @@
 #include "netsync/control/control.h"
 #include "netsync/control/ctljson.h"
 #include "netsync/wire/proto.h"
+#include "netsync/wire/tls.h"
 #include "netsync/secondary/receiver.h"
 #include "netsync/roles/state.h"
 #include "netsync/secondary/syncer.h"
@@ -49,7 +53,10 @@
  * wakeup, into its own evbuffer (a bufferevent's input buffer is frozen
  * for appends from outside), then applies every complete frame. The
  * bufferevent still does the writing (ACKs, HELLO, ERROR).
+ * Over TLS an OpenSSL bufferevent does both: records are decrypted into
+ * its input, whose chains are moved (not copied) into s->in.
  */
+#define SERVE_TLS_HANDSHAKE_NS (5ull * 1000000000ull)
 /* At most this many dup'ed fds wait for the sync thread before a full
  * touch set is fsynced on the loop instead (serve_spill). */
 #define SERVE_SPILL_FDS_MAX (2 * SYNCER_FSYNC_MAX)
@@ -64,13 +71,14 @@
 
 enum peer_state {
 	PEER_NONE,		/* no primary connected */
+	PEER_TLS,		/* accepted, TLS handshake under way */
 	PEER_HELLO,		/* accepted, our HELLO sent, waiting for theirs */
 	PEER_STREAMING,		/* applying the stream */
 	PEER_CLOSING,		/* ERROR/GOODBYE queued; closing once written */
 };
 
 static const char *const peer_state_names[] = {
-	[PEER_NONE] = "none", [PEER_HELLO] = "hello",
+	[PEER_NONE] = "none", [PEER_TLS] = "tls-handshake", [PEER_HELLO] = "hello",
 	[PEER_STREAMING] = "streaming", [PEER_CLOSING] = "closing",
 };
 
@@ -93,6 +101,7 @@ struct serve {
 	struct evbuffer *in;	/* what rev read, not yet applied */
 	char peer[INET6_ADDRSTRLEN + 8];
 	char peer_name[PROTO_TEXT_MAX + 1];
+	char peer_auth[128];	/* who TLS authenticated ("" plaintext) */
 	uint64_t peer_generation;
 	uint64_t state_since_ns, last_rx_ns, last_tx_ns;
 	uint64_t conn_rx;	/* frame bytes received on this connection */
@@ -546,6 +555,19 @@ static void serve_sock_read_cb(evutil_socket_t fd, short what, void *arg)
 		serve_read_cb(bev, s);
 }
 
+/* TLS: what OpenSSL decrypted into the bufferevent's input moves (chains,
+ * no copy) to s->in, where the plaintext path's frames are parsed too. */
+static void serve_tls_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct serve *s = arg;
+
+	if (evbuffer_add_buffer(s->in, bufferevent_get_input(bev)) < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot buffer what the primary sent");
+		return;
+	}
+	serve_read_cb(bev, s);
+}
+
 /*
  * Lingering close. Closing a socket that still has unread input makes the
  * kernel send a RST, and a RST can overtake the ERROR frame we just wrote:
@@ -563,10 +585,48 @@ static void serve_write_cb(struct bufferevent *bev, void *arg)
 		shutdown(bufferevent_getfd(bev), SHUT_WR);
 }
 
+/* The TLS handshake authenticated the primary: now the protocol starts. */
+static void serve_tls_connected(struct serve *s)
+{
+	tls_peer_describe(bufferevent_openssl_get_ssl(s->bev), s->peer_auth,
+			  sizeof(s->peer_auth));
+	log_notice("primary authenticated", "peer=%s auth=\"%s\"", s->peer, s->peer_auth);
+	serve_set_state(s, PEER_HELLO);
+	serve_send_hello(s);
+}
+
+/* Why a TLS connection failed, in OpenSSL's words (or the socket's). */
+static void serve_tls_error(struct bufferevent *bev, char *buf, size_t len)
+{
+	unsigned long e, last = 0;
+
+	while ((e = bufferevent_get_openssl_error(bev)) != 0)
+		last = e;
+	if (last)
+		ERR_error_string_n(last, buf, len);
+	else
+		snprintf(buf, len, "%s", evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+}
+
 static void serve_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct serve *s = arg;
 
+	if ((what & BEV_EVENT_CONNECTED) && s->state == PEER_TLS) {
+		serve_tls_connected(s);
+		return;
+	}
+	if (s->state == PEER_TLS && (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) {
+		char why[256];
+
+		/* refused before any frame: the store was never touched */
+		serve_tls_error(bev, why, sizeof(why));
+		log_warn("refused a connection: TLS handshake failed (wrong key, unknown "
+			 "id, or a primary without keys?)", "peer=%s err=\"%s\"", s->peer, why);
+		serve_set_error(s, "TLS handshake with %s failed: %s", s->peer, why);
+		serve_conn_free(s);
+		return;
+	}
 	if (what & BEV_EVENT_EOF) {
 		if (s->state != PEER_CLOSING) {
 			log_warn("primary closed the connection", "peer=%s", s->peer);
@@ -575,13 +635,17 @@ static void serve_event_cb(struct bufferevent *bev, short what, void *arg)
 		}
 		serve_conn_free(s);
 	} else if (what & BEV_EVENT_ERROR) {
-		int e = EVUTIL_SOCKET_ERROR();
+		char why[256];
 
+		if (s->o->tls)
+			serve_tls_error(bev, why, sizeof(why));
+		else
+			snprintf(why, sizeof(why), "%s",
+				 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 		if (s->state != PEER_CLOSING) {	/* keep the reason we were closing */
 			log_warn("connection to the primary failed", "peer=%s err=\"%s\"",
-				 s->peer, evutil_socket_error_to_string(e));
-			serve_set_error(s, "connection to %s failed: %s", s->peer,
-					evutil_socket_error_to_string(e));
+				 s->peer, why);
+			serve_set_error(s, "connection to %s failed: %s", s->peer, why);
 		}
 		serve_conn_free(s);
 	}
@@ -608,6 +672,54 @@ static void serve_refuse(evutil_socket_t fd, uint32_t code, const char *text)
 	evutil_closesocket(fd);
 }
 
+/* The buffers and events of a new connection on FD: plaintext, our own
+ * reads (SERVE_READ_CHUNK) and a socket bufferevent for writes; TLS, an
+ * OpenSSL bufferevent for both. 0, or -ENOMEM with FD closed. */
+static int serve_conn_new(struct serve *s, evutil_socket_t fd)
+{
+	SSL *ssl = NULL;
+
+	s->in = evbuffer_new();
+	if (s->o->tls) {
+		ssl = tls_ssl_new(s->o->tls);
+		if (ssl)
+			s->bev = bufferevent_openssl_socket_new(s->base, fd, ssl,
+								BUFFEREVENT_SSL_ACCEPTING,
+								BEV_OPT_CLOSE_ON_FREE);
+		if (s->bev) {
+			/* the protocol's GOODBYE/ERROR say when an end is meant;
+			 * a TCP close without close_notify is then just an EOF */
+			bufferevent_openssl_set_allow_dirty_shutdown(s->bev, 1);
+			bufferevent_setcb(s->bev, serve_tls_read_cb, serve_write_cb,
+					  serve_event_cb, s);
+		}
+	} else {
+		s->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+		s->rev = event_new(s->base, fd, EV_READ | EV_PERSIST, serve_sock_read_cb, s);
+		if (s->bev)
+			bufferevent_setcb(s->bev, NULL, serve_write_cb, serve_event_cb, s);
+	}
+	if (!s->in || !s->bev || (!s->o->tls && (!s->rev || event_add(s->rev, NULL) < 0)) ||
+	    bufferevent_enable(s->bev, s->o->tls ? EV_READ | EV_WRITE : EV_WRITE) < 0) {
+		if (s->rev)
+			event_free(s->rev);
+		s->rev = NULL;
+		if (s->in)
+			evbuffer_free(s->in);
+		s->in = NULL;
+		if (s->bev)
+			bufferevent_free(s->bev);	/* frees ssl and closes fd */
+		else {
+			SSL_free(ssl);
+			evutil_closesocket(fd);
+		}
+		s->bev = NULL;
+		log_error("out of memory accepting a connection", "fd=%d", (int)fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static void serve_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 			    struct sockaddr *sa, int salen, void *arg)
 {
@@ -619,43 +731,35 @@ static void serve_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 		serve_refuse(fd, PROTO_E_SHUTDOWN, "shutting down");
 		return;
 	}
-	if (!s->o->insecure && !serve_is_loopback(sa)) {
+	if (!s->o->tls && !s->o->insecure && !serve_is_loopback(sa)) {
 		log_warn("refused a non-loopback peer (no TLS keys; see --insecure)", "peer=%s", who);
 		serve_refuse(fd, PROTO_E_ROLE, "non-loopback peers need TLS keys or --insecure");
 		return;
 	}
 	if (s->state != PEER_NONE) {
 		log_warn("refused a second primary connection", "peer=%s current=%s", who, s->peer);
-		serve_refuse(fd, PROTO_E_BUSY, "busy: another primary is connected");
+		if (s->o->tls)
+			evutil_closesocket(fd);	/* it speaks TLS: a plaintext frame is noise */
+		else
+			serve_refuse(fd, PROTO_E_BUSY, "busy: another primary is connected");
 		return;
 	}
 	/* ACKs and heartbeats are tiny and latency matters (sync mode) */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
-	s->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (!s->bev) {
-		evutil_closesocket(fd);
+	if (serve_conn_new(s, fd) < 0)
 		return;
-	}
 	snprintf(s->peer, sizeof(s->peer), "%s", who);
 	s->peer_name[0] = '\0';
+	s->peer_auth[0] = '\0';
 	s->conn_rx = 0;
 	s->connections++;
 	s->last_rx_ns = s->last_tx_ns = clock_mono_ns();
-	s->in = evbuffer_new();
-	s->rev = event_new(s->base, fd, EV_READ | EV_PERSIST, serve_sock_read_cb, s);
-	if (!s->in || !s->rev || event_add(s->rev, NULL) < 0) {
-		if (s->rev)
-			event_free(s->rev);
-		s->rev = NULL;
-		if (s->in)
-			evbuffer_free(s->in);
-		s->in = NULL;
-		bufferevent_free(s->bev);
-		s->bev = NULL;
+	if (s->o->tls) {
+		/* HELLO once the handshake has authenticated the primary
+		 * (serve_event_cb, BEV_EVENT_CONNECTED) */
+		serve_set_state(s, PEER_TLS);
 		return;
 	}
-	bufferevent_setcb(s->bev, NULL, serve_write_cb, serve_event_cb, s);
-	bufferevent_enable(s->bev, EV_WRITE);
 	serve_set_state(s, PEER_HELLO);
 	serve_send_hello(s);
 }
@@ -678,6 +782,13 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 	if (s->state == PEER_CLOSING) {
 		if (now - s->state_since_ns > SERVE_CLOSE_GRACE_NS)
 			serve_conn_free(s);
+		return;
+	}
+	if (s->state == PEER_TLS && now - s->state_since_ns > SERVE_TLS_HANDSHAKE_NS) {
+		log_warn("refused a connection: no TLS handshake in time (a primary "
+			 "without keys?)", "peer=%s", s->peer);
+		serve_set_error(s, "%s did not complete a TLS handshake in time", s->peer);
+		serve_conn_free(s);
 		return;
 	}
 	if (now - s->last_rx_ns > SERVE_DEAD_BEATS * beat) {
@@ -704,6 +815,13 @@ static void serve_signal_cb(evutil_socket_t sig, short what, void *arg)
 		struct evbuffer *out = bufferevent_get_output(s->bev);
 
 		proto_encode_goodbye(out, "secondary shutting down");
+		if (s->o->tls) {
+			/* OpenSSL writes it: let the loop run briefly to do so */
+			struct timeval flush = { 0, 200000 };
+
+			event_base_loopexit(s->base, &flush);
+			return;
+		}
 		evbuffer_write(out, bufferevent_getfd(s->bev));
 		serve_conn_free(s);
 	}
@@ -739,6 +857,8 @@ static int serve_ctl_status(struct control_req *req, int argc, char **argv, void
 	ctljson_str(&j, "node_id", s->node.id_hex);
 	ctljson_str(&j, "node_name", s->node_name);
 	ctljson_bool(&j, "insecure", s->o->insecure);
+	ctljson_str(&j, "tls", s->o->tls ? tls_ctx_mode(s->o->tls) : NULL);
+	ctljson_str(&j, "peer_auth", s->bev && s->peer_auth[0] ? s->peer_auth : NULL);
 	ctljson_i64(&j, "pid", getpid());
 	ctljson_end(&j);
 	control_req_send(req);
@@ -775,12 +895,12 @@ static int serve_listen(struct serve *s)
 		log_error("cannot resolve the listen address", "listen=%s", s->o->listen);
 		return rc;
 	}
-	if (!loop && !s->o->insecure) {
+	if (!loop && !s->o->insecure && !s->o->tls) {
 		log_error("refusing a non-loopback listen address without TLS keys",
 			  "listen=%s", s->o->listen);
 		return -EPERM;
 	}
-	if (!loop)
+	if (!loop && !s->o->tls)
 		log_warn("INSECURE: accepting unauthenticated, unencrypted primaries from the "
 			 "network (--insecure)", "listen=%s", s->o->listen);
 	s->lis = evconnlistener_new_bind(s->base, serve_accept_cb, s,

@@ -11,12 +11,15 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+struct tls_ctx;
+
 struct serve_opts {
 	const char *store;
 	const char *state;
 	const char *listen;	/* HOST:PORT */
 	const char *node_name;	/* NULL: the hostname */
 	bool insecure;		/* accept non-loopback peers without keys */
+	struct tls_ctx *tls;	/* NULL: plaintext (loopback, or --insecure) */
 	uint32_t heartbeat_s;	/* >= 1 */
 };
 

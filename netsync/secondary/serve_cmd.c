@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "conf/conf.h"
 #include "netsync/secondary/serve.h"
+#include "netsync/wire/tls.h"
 
 static void serve_usage(FILE *out)
 {
@@ -32,6 +33,9 @@ static void serve_usage(FILE *out)
 		"  --store DIR         directory the replicated files are written to\n"
 		"  --state DIR         node id, applied seq, control socket (created)\n"
 		"  --listen HOST:PORT  address to accept the primary on\n"
+		"  --psk-file FILE     secure the link with this pre-shared key (TLS 1.3;\n"
+		"                      the same file on the primary; 'twinfs keygen --psk')\n"
+		"                      Pinned keys instead: tls.peer_id in the config\n"
 		"  --insecure          allow a non-loopback address without TLS keys\n"
 		"                      (peers are NOT authenticated; trusted networks only)\n"
 		"  --config FILE       read these settings from a YAML file; flags override\n"
@@ -126,12 +130,13 @@ static int serve_daemonize(int *ready_fd)
 
 int serve_cmd_main(int argc, char **argv)
 {
-	enum { O_STORE = 256, O_STATE, O_LISTEN, O_INSECURE, O_CONFIG };
+	enum { O_STORE = 256, O_STATE, O_LISTEN, O_INSECURE, O_CONFIG, O_PSK };
 	static const struct option opts[] = {
 		{ "store", required_argument, NULL, O_STORE },
 		{ "state", required_argument, NULL, O_STATE },
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "insecure", no_argument, NULL, O_INSECURE },
+		{ "psk-file", required_argument, NULL, O_PSK },
 		{ "config", required_argument, NULL, O_CONFIG },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -139,7 +144,10 @@ int serve_cmd_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *store = NULL, *state = NULL, *listen = NULL, *config = NULL;
+	const char *store = NULL, *state = NULL, *listen = NULL, *config = NULL, *psk = NULL;
+	struct tls_ctx *tls = NULL;
+	struct tls_opts to;
+	char why[512];
 	bool insecure = false, foreground = false;
 	int verbose = 0, quiet = 0, opt, rc, ready_fd = -1;
 	struct conf_diag diag = { 0 };
@@ -156,6 +164,7 @@ int serve_cmd_main(int argc, char **argv)
 		case O_STATE: state = optarg; break;
 		case O_LISTEN: listen = optarg; break;
 		case O_INSECURE: insecure = true; break;
+		case O_PSK: psk = optarg; break;
 		case O_CONFIG: config = optarg; break;
 		case 'f': foreground = true; break;
 		case 'v': verbose++; break;
@@ -181,6 +190,8 @@ int serve_cmd_main(int argc, char **argv)
 		conf_set(&c, "listen", listen, &diag);
 	if (insecure)
 		conf_set(&c, "tls.insecure", "true", &diag);
+	if (psk)
+		conf_set(&c, "tls.psk_file", psk, &diag);
 	if (diag.n_errors == 0)
 		conf_validate(&c, CONF_FOR_SERVE, &diag);
 	if (diag.n_errors) {
@@ -191,10 +202,13 @@ int serve_cmd_main(int argc, char **argv)
 		goto out_conf;
 	}
 	conf_diag_print(stderr, &diag);	/* warnings */
-	if (c.psk_file || c.tls_cert || c.tls_key || c.tls_peer_cert) {
-		fprintf(stderr, "twinfs serve: tls.* keys are set, but this version of serve "
-			"has no TLS support yet; remove them (loopback only, or tls.insecure "
-			"on a trusted network)\n");
+	/* keys are checked before anything is created: a refusal changes nothing */
+	rc = tls_opts_init(&to, c.state, c.psk_file, c.tls_cert, c.tls_key, c.tls_peer_id,
+			   c.tls_peer_cert, why, sizeof(why));
+	if (rc == 0 && tls_opts_enabled(&to))
+		rc = tls_ctx_new(&to, true, &tls, why, sizeof(why));
+	if (rc < 0) {
+		fprintf(stderr, "twinfs serve: cannot secure the link: %s\n", why);
 		rc = EX_CONFIG;
 		goto out_conf;
 	}
@@ -211,11 +225,12 @@ int serve_cmd_main(int argc, char **argv)
 				     "expected HOST:PORT or [IPv6]:PORT");
 		goto out_conf;
 	}
-	if (!loopback && !c.insecure) {
+	if (!loopback && !c.insecure && !tls) {
 		rc = cli_usage_error("serve",
 			"refusing to listen on %s: it is not a loopback address and twinfs "
-			"has no TLS keys to authenticate the primary. Use 127.0.0.1, or pass "
-			"--insecure on a network you trust", c.listen);
+			"has no TLS keys to authenticate the primary. Use 127.0.0.1, secure "
+			"the link (--psk-file, or tls.peer_id), or pass --insecure on a "
+			"network you trust", c.listen);
 		goto out_conf;
 	}
 
@@ -234,10 +249,12 @@ int serve_cmd_main(int argc, char **argv)
 	so.listen = c.listen;
 	so.node_name = c.node_name;
 	so.insecure = c.insecure;
+	so.tls = tls;
 	so.heartbeat_s = c.heartbeat_s ? c.heartbeat_s : 1;
 	rc = serve_run(&so, ready_fd, !foreground);
 	rc = rc < 0 ? serve_exit_code(rc) : EX_OK;
 out_conf:
+	tls_ctx_free(tls);
 	conf_diag_free(&diag);
 	conf_free(&c);
 	return rc;
