@@ -27,6 +27,7 @@
 #include "netsync/control/ctljson.h"
 #include "netsync/roles/mountrec.h"
 #include "netsync/primary/sender.h"
+#include "netsync/wire/tls.h"
 
 #define SYNC_POLL_MS	5
 
@@ -47,6 +48,7 @@ struct primary {
 	int mode;		/* enum conf_mode as configured */
 	uint32_t sync_timeout_s;
 	bool insecure;
+	struct tls_ctx *tls;	/* the link's keys; NULL: plaintext */
 
 	pthread_t thread;
 	struct event_base *base;
@@ -124,6 +126,7 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_str(w, "mountpoint", p->mountpoint);
 	ctljson_str(w, "last_error", ss.last_error[0] ? ss.last_error : NULL);
 	ctljson_bool(w, "insecure", p->insecure);
+	ctljson_str(w, "tls", p->tls ? tls_ctx_mode(p->tls) : NULL);
 	ctljson_end(w);
 }
 
@@ -342,6 +345,7 @@ static void primary_free(struct primary *p)
 	}
 	control_server_stop(p->ctl);
 	sender_free(p->snd);
+	tls_ctx_free(p->tls);
 	if (p->notify_ev)
 		event_free(p->notify_ev);
 	if (p->tick_ev)
@@ -369,19 +373,31 @@ int primary_start(struct journal *j, const struct conf *c,
 	struct primary *p;
 	int rc;
 
-	if (c->peer && c->peer[0]) {
-		char why[300];
+	struct tls_ctx *tls = NULL;
 
-		rc = sender_check_peer(c->peer, c->insecure, why, sizeof(why));
+	if (c->peer && c->peer[0]) {
+		struct tls_opts to;
+		char why[512];
+
+		rc = tls_opts_init(&to, c->state, c->psk_file, c->tls_cert, c->tls_key,
+				   c->tls_peer_id, c->tls_peer_cert, why, sizeof(why));
+		if (rc == 0 && tls_opts_enabled(&to))
+			rc = tls_ctx_new(&to, false, &tls, why, sizeof(why));
+		if (rc == 0)
+			rc = sender_check_peer(c->peer, c->insecure || tls, why, sizeof(why));
 		if (rc < 0) {
 			log_error("refusing to replicate", "peer=%s why=\"%s\"", c->peer, why);
 			fprintf(stderr, "twinfs mount: %s\n", why);
+			tls_ctx_free(tls);
 			return rc;
 		}
 	}
 	p = calloc(1, sizeof(*p));
-	if (!p)
+	if (!p) {
+		tls_ctx_free(tls);
 		return -ENOMEM;
+	}
+	p->tls = tls;
 	p->stop_fd = -1;
 	p->j = j;
 	p->mode = c->mode;
@@ -425,6 +441,7 @@ int primary_start(struct journal *j, const struct conf *c,
 	so.state_dir = p->state_dir;
 	so.store_dir = p->store_dir;
 	so.insecure = c->insecure;
+	so.tls = p->tls;
 	so.heartbeat_s = c->heartbeat_s;
 	so.waiters = &p->n_waiting;
 	rc = sender_new(p->base, j, &so, &p->snd);

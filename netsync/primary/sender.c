@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -23,7 +24,9 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
+#include <openssl/err.h>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -31,6 +34,7 @@
 #include "journal/journal.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/proto.h"
+#include "netsync/wire/tls.h"
 #include "netsync/primary/sentmap.h"
 
 #define BACKOFF_MIN_MS	200
@@ -290,7 +294,7 @@ static void sender_connect(struct sender *s)
 	 * store must not be readable by anyone who can reach the port. A
 	 * non-loopback peer needs --insecure in so many words.
 	 */
-	if (!addr_is_loopback(ai->ai_addr) && !s->insecure) {
+	if (!addr_is_loopback(ai->ai_addr) && !s->insecure && !s->tls) {
 		sender_set_error(s, "peer %s is not a loopback address and TLS is not "
 				 "configured; pass --insecure to replicate in the clear",
 				 s->peer);
@@ -300,10 +304,23 @@ static void sender_connect(struct sender *s)
 		sender_set_state(s, PEER_REFUSED, "non-loopback without --insecure");
 		return;
 	}
-	if (!addr_is_loopback(ai->ai_addr))
+	if (!addr_is_loopback(ai->ai_addr) && !s->tls)
 		log_warn("replicating in the clear to a non-loopback peer (--insecure)",
 			 "peer=%s", s->peer);
-	s->bev = bufferevent_socket_new(s->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	s->peer_auth[0] = '\0';
+	if (s->tls) {
+		/* BEV_EVENT_CONNECTED comes once the handshake has authenticated
+		 * the peer; until then nothing of ours is sent */
+		SSL *ssl = tls_ssl_new(s->tls);
+
+		s->bev = ssl ? bufferevent_openssl_socket_new(s->base, -1, ssl,
+							      BUFFEREVENT_SSL_CONNECTING,
+							      BEV_OPT_CLOSE_ON_FREE) : NULL;
+		if (s->bev)
+			bufferevent_openssl_set_allow_dirty_shutdown(s->bev, 1);
+	} else {
+		s->bev = bufferevent_socket_new(s->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	}
 	if (!s->bev) {
 		freeaddrinfo(ai);
 		sender_disconnect(s, "out of memory");
@@ -357,15 +374,33 @@ static void sender_connected(struct sender *s)
 static void sender_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct sender *s = arg;
+	unsigned long tls_err;
 	char why[160];
 
 	if (what & BEV_EVENT_CONNECTED) {
+		if (s->state == PEER_CONNECTING && s->tls) {
+			tls_peer_describe(bufferevent_openssl_get_ssl(bev), s->peer_auth,
+					  sizeof(s->peer_auth));
+			log_info("peer authenticated", "peer=%s auth=\"%s\"", s->peer,
+				 s->peer_auth);
+		}
 		if (s->state == PEER_CONNECTING)
 			sender_connected(s);
 		return;
 	}
 	if (what & BEV_EVENT_EOF) {
 		snprintf(why, sizeof(why), "peer closed the connection");
+	} else if (s->tls && (tls_err = bufferevent_get_openssl_error(bev)) != 0) {
+		char err[128];
+
+		while (bufferevent_get_openssl_error(bev) != 0)
+			;	/* the first names the cause */
+		ERR_error_string_n(tls_err, err, sizeof(err));
+		snprintf(why, sizeof(why), "TLS: %s", err);
+		if (s->state == PEER_CONNECTING)
+			sender_set_error(s, "TLS handshake with %s failed: %s (the same key "
+					 "or pinned id on both nodes? a peer without keys "
+					 "speaks plaintext)", s->peer, err);
 	} else {
 		int e = EVUTIL_SOCKET_ERROR();
 
@@ -842,6 +877,7 @@ int sender_new(struct event_base *base, struct journal *j,
 	s->base = base;
 	s->j = j;
 	s->insecure = o->insecure;
+	s->tls = o->tls;
 	s->heartbeat_s = o->heartbeat_s;
 	s->waiters = o->waiters;
 	s->backoff_ms = BACKOFF_MIN_MS;
@@ -914,9 +950,19 @@ void sender_free(struct sender *s)
 		return;
 	if (s->bev) {
 		if (s->state == PEER_STREAMING || s->state == PEER_HELLO) {
-			proto_encode_goodbye(bufferevent_get_output(s->bev), "unmount");
-			/* Best effort: the fd is blocking-free, so write what fits. */
-			evbuffer_write(bufferevent_get_output(s->bev), bufferevent_getfd(s->bev));
+			struct evbuffer *out = bufferevent_get_output(s->bev);
+			SSL *ssl = s->tls ? bufferevent_openssl_get_ssl(s->bev) : NULL;
+
+			proto_encode_goodbye(out, "unmount");
+			/* Best effort: the fd is non-blocking, so write what fits. */
+			if (ssl) {
+				size_t n = evbuffer_get_length(out);
+
+				if (n <= INT_MAX)
+					SSL_write(ssl, evbuffer_pullup(out, (ssize_t)n), (int)n);
+			} else {
+				evbuffer_write(out, bufferevent_getfd(s->bev));
+			}
 		}
 		bufferevent_free(s->bev);
 		s->bev = NULL;

@@ -26,11 +26,15 @@ enum peer_state {
 	PEER_REFUSED,		/* configuration forbids this peer (no retry) */
 };
 
+struct tls_ctx;
+
 struct sender_opts {
 	const char *peer;	/* HOST:PORT, NULL: no peer */
 	const char *state_dir;	/* node id and generation live here */
 	const char *store_dir;	/* files the journal names by path only */
 	bool insecure;		/* allow a non-loopback peer without TLS keys */
+	struct tls_ctx *tls;	/* TLS 1.3 to the peer; NULL: plaintext. The
+				 * caller owns it and keeps it past sender_free */
 	uint32_t heartbeat_s;	/* send a heartbeat after this much silence */
 	/* Threads waiting for the peer (sync-mode fsync, `twinfs sync`); while
 	 * it is non-zero batches are taken at once instead of paced. Owned by
@@ -71,7 +75,7 @@ void sender_tick(struct sender *s);
 void sender_pump(struct sender *s);
 
 /* Checks a peer address before starting: HOST:PORT syntax, and without
- * insecure only loopback addresses. Returns 0, or -EINVAL/-EPERM with a
+ * insecure (or TLS keys: pass insecure=true then) only loopback addresses. Returns 0, or -EINVAL/-EPERM with a
  * sentence for the user in why. Any thread. */
 int sender_check_peer(const char *peer, bool insecure, char *why, size_t len);
 

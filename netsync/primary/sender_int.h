@@ -134,6 +134,8 @@ struct sender {
 	char *state_dir;
 	char *store_dir;
 	bool insecure;
+	struct tls_ctx *tls;	/* NULL: plaintext */
+	char peer_auth[128];	/* who TLS authenticated, "" before/without */
 	uint32_t heartbeat_s;
 	const atomic_int *waiters;
 	int store_fd;

@@ -481,9 +481,17 @@ static void serve_read_cb(struct bufferevent *bev, void *arg)
 		if (rc == 0)
 			return;
 		if (rc < 0) {
-			serve_conn_fail(s, PROTO_E_BADFRAME,
-					"bad frame (magic, type, length or checksum) after %llu good bytes",
-					(unsigned long long)s->conn_rx);
+			unsigned char b0 = 0;
+
+			/* 0x16 0x03: a TLS ClientHello, from a primary that has keys */
+			if (s->conn_rx == 0 && evbuffer_copyout(in, &b0, 1) == 1 && b0 == 0x16)
+				serve_conn_fail(s, PROTO_E_BADFRAME, "the primary speaks TLS, but "
+						"%s has no keys (--psk-file or tls.peer_id)",
+						s->node_name);
+			else
+				serve_conn_fail(s, PROTO_E_BADFRAME, "bad frame (magic, type, "
+						"length or checksum) after %llu good bytes",
+						(unsigned long long)s->conn_rx);
 			return;
 		}
 		s->bytes_received += PROTO_HDR_LEN + f.h.len;
@@ -598,12 +606,13 @@ static void serve_tls_connected(struct serve *s)
 /* Why a TLS connection failed, in OpenSSL's words (or the socket's). */
 static void serve_tls_error(struct bufferevent *bev, char *buf, size_t len)
 {
-	unsigned long e, last = 0;
+	unsigned long e, first = 0;
 
 	while ((e = bufferevent_get_openssl_error(bev)) != 0)
-		last = e;
-	if (last)
-		ERR_error_string_n(last, buf, len);
+		if (!first)
+			first = e;
+	if (first)
+		ERR_error_string_n(first, buf, len);
 	else
 		snprintf(buf, len, "%s", evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 }
