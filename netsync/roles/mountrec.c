@@ -17,13 +17,21 @@ int mountrec_write(const char *state_dir, const char *store, const char *mountpo
 {
 	char path[4096], tmp[4200];
 	FILE *f;
-	int rc = 0;
+	int rc = 0, fd;
 
 	snprintf(path, sizeof(path), "%s/mount", state_dir);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
+	/* 0600 whatever the umask (the mount runs with umask 0, fs/fs.c): no
+	 * file in STATE is for other users */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		return rc;
+	}
 	if (fprintf(f, "store %s\nmountpoint %s\n", store, mountpoint) < 0 ||
 	    fflush(f) != 0 || fsync(fileno(f)) < 0)
 		rc = -errno;

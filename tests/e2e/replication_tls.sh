@@ -116,6 +116,11 @@ check "a primary that pins a stranger's id cannot sync" \
 	sh -c "! '$TWINFS_BIN' sync --state '$A_STATE' --timeout 4 >/dev/null 2>&1"
 stop_mount
 
+# No file or folder in either state dir is open to other users' writes.
+ww=$(find "$A_STATE" "$P_STATE" -perm /022 ! -type l 2>/dev/null)
+[ -z "$ww" ] || note "group/world-writable in STATE: $ww"
+check "nothing in STATE is group- or world-writable" [ -z "$ww" ]
+
 # 8. A key file open to other users is refused at start, with the fix.
 chmod 644 "$T/psk"
 "$TWINFS_BIN" serve --store "$P_STORE" --state "$T/s2" --listen "127.0.0.1:$(free_port)" \
