@@ -831,7 +831,7 @@ void sender_tick(struct sender *s)
 {
 	double now = clock_mono_s();
 	double hb = s->heartbeat_s ? s->heartbeat_s : 1;
-	double dead = hb * 5 < 15 ? 15 : hb * 5;
+	double dead = hb * PROTO_DEAD_BEATS;
 
 	s->rate_slot[s->rate_i] = s->bytes_sent - s->rate_mark;
 	s->rate_mark = s->bytes_sent;

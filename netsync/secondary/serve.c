@@ -41,7 +41,6 @@
 #include "netsync/roles/state.h"
 #include "netsync/secondary/syncer.h"
 
-#define SERVE_DEAD_BEATS 5	/* missed heartbeats before the link is dead */
 #define SERVE_CLOSE_GRACE_NS (2ull * 1000000000ull)
 /*
  * The connection is read here, not by the bufferevent: libevent 2.1's
@@ -803,7 +802,7 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 		serve_conn_free(s);
 		return;
 	}
-	if (now - s->last_rx_ns > SERVE_DEAD_BEATS * beat) {
+	if (now - s->last_rx_ns > PROTO_DEAD_BEATS * beat) {
 		log_warn("primary silent for too long; dropping the connection",
 			 "peer=%s silent_s=%.1f", s->peer, (double)(now - s->last_rx_ns) / 1e9);
 		serve_set_error(s, "primary %s timed out", s->peer);

@@ -168,6 +168,12 @@ int proto_decode_prune(const struct proto_frame *f, struct proto_prune *m);
 /* BATCH_END and ACK: one seq. */
 int proto_decode_seq(const struct proto_frame *f, uint64_t *seq);
 int proto_decode_heartbeat(const struct proto_frame *f, uint64_t *now_ms);
+
+/* The dead-link rule, the same on both ends (docs/protocol.md, HEARTBEAT):
+ * each end sends a HEARTBEAT after a heartbeat interval without sending,
+ * and declares the link dead after PROTO_DEAD_BEATS intervals in which
+ * nothing arrived. */
+#define PROTO_DEAD_BEATS 5
 int proto_decode_goodbye(const struct proto_frame *f, const char **reason);
 int proto_decode_error(const struct proto_frame *f, struct proto_error *m);
 /* 0 if XXH3-64(m->bytes) == m->xxh3, else -EBADMSG. */

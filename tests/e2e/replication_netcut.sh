@@ -65,7 +65,12 @@ note "link cut"
 check "writes during the cut succeed" [ -f "$T/writer.ok" ] && [ ! -s "$T/writer.err" ]
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 1 >/dev/null 2>&1; rc=$?
 check "sync during the cut times out (75)" [ $rc -eq 75 ]
-sleep 3
+# the link is dead after 5 silent heartbeat intervals (1 s each), on both
+# ends: the primary must stop saying "connected" within that (+ a tick)
+disconnected() { ! connected; }
+t0=$(date +%s)
+wait_until 10 disconnected
+check "the primary sees the dead link within 5 heartbeats ($(( $(date +%s) - t0 )) s after the writes)" [ $? -eq 0 ]
 heal_link
 note "link healed"
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
