@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -69,6 +70,11 @@ struct primary {
 
 	/* Read by FUSE threads. */
 	atomic_bool degraded;	/* sync mode fell back to async */
+	/* Loop thread: the barrier the peer must ack before sync mode comes
+	 * back (0: none yet), and when the guarantee was lost and regained
+	 * (CLOCK_REALTIME seconds, 0: never). */
+	uint64_t catchup_seq;
+	atomic_llong degraded_at, regained_at;
 	atomic_int n_waiting;	/* FUSE threads + sync requests waiting for acks */
 };
 
@@ -105,6 +111,10 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_str(w, "peer_state", peer_state_name(ss.state));
 	ctljson_str(w, "mode", primary_mode_name(p));
 	ctljson_bool(w, "degraded", atomic_load(&p->degraded));
+	if (atomic_load(&p->degraded_at))
+		ctljson_i64(w, "degraded_at", atomic_load(&p->degraded_at));
+	if (atomic_load(&p->regained_at))
+		ctljson_i64(w, "sync_regained_at", atomic_load(&p->regained_at));
 	ctljson_u64(w, "lag_ops", js.pending_ops);
 	ctljson_u64(w, "lag_bytes", js.pending_bytes);
 	ctljson_u64(w, "dirty_files", js.dirty_files);
@@ -131,14 +141,6 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 }
 
 /* Everything made so far is on the peer: no records or data left. */
-static bool primary_caught_up(struct primary *p)
-{
-	struct journal_stats js;
-
-	journal_get_stats(p->j, &js);
-	return js.acked_seq >= js.head_seq && js.dirty_files == 0;
-}
-
 /* ---- sync waiters ---- */
 
 static void primary_arm_poll(struct primary *p)
@@ -265,9 +267,12 @@ static void primary_notify_cb(evutil_socket_t fd, short what, void *arg)
 /*
  * Sync mode and its fallback. primary_peer_end() degrades to async when
  * the peer does not ack within sync.timeout, so that an unreachable peer
- * stalls each fsync at most once per outage instead of forever. The tick
- * returns to sync as soon as the peer has caught up completely (lag 0),
- * which is the moment sync's guarantee holds again for every write.
+ * stalls each fsync at most once per outage instead of forever. Coming
+ * back must not need a moment with nothing to send (a writer that never
+ * pauses would keep the mount async for good): once the peer is connected
+ * the tick takes a barrier, and when the peer has acked it, sync mode is
+ * back. Acks are cumulative, so every fsync after that again waits for
+ * its own barrier, which covers the rest of the backlog too.
  */
 static void primary_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -278,8 +283,19 @@ static void primary_tick_cb(evutil_socket_t fd, short what, void *arg)
 	/* bounds the lag of files written through passthrough while open */
 	journal_scan(p->j, false);
 	if (atomic_load(&p->degraded)) {
+		struct journal_stats js;
+
 		sender_get_stats(p->snd, &ss);
-		if (ss.connected && primary_caught_up(p)) {
+		if (!ss.connected) {
+			p->catchup_seq = 0;
+			return;
+		}
+		if (!p->catchup_seq)
+			p->catchup_seq = journal_barrier(p->j);
+		journal_get_stats(p->j, &js);
+		if (js.acked_seq >= p->catchup_seq) {
+			p->catchup_seq = 0;
+			atomic_store(&p->regained_at, (long long)time(NULL));
 			atomic_store(&p->degraded, false);
 			log_notice("peer caught up; back to sync mode", "peer=%s", p->peer);
 		}
@@ -408,6 +424,8 @@ int primary_start(struct journal *j, const struct conf *c,
 	p->store_dir = strdup(c->store);
 	p->mountpoint = strdup(mountpoint ? mountpoint : "");
 	atomic_init(&p->degraded, false);
+	atomic_init(&p->degraded_at, 0);
+	atomic_init(&p->regained_at, 0);
 	atomic_init(&p->n_waiting, 0);
 	if ((c->peer && !p->peer) || !p->state_dir || !p->store_dir || !p->mountpoint) {
 		rc = -ENOMEM;
@@ -511,11 +529,13 @@ int primary_peer_end(struct primary *p, uint64_t seq)
 	rc = journal_wait_acked(p->j, seq, timeout_ms);
 	atomic_fetch_sub(&p->n_waiting, 1);
 	if (rc == -ETIMEDOUT) {
-		if (!atomic_exchange(&p->degraded, true))
+		if (!atomic_exchange(&p->degraded, true)) {
+			atomic_store(&p->degraded_at, (long long)time(NULL));
 			log_warn("SYNC MODE DEGRADED TO ASYNC: the peer did not acknowledge "
 				 "in time; writes now return before the peer has them, "
 				 "until it catches up", "peer=%s timeout_s=%u",
 				 p->peer, p->sync_timeout_s);
+		}
 		return -ETIMEDOUT;
 	}
 	return rc;

@@ -70,4 +70,37 @@ wait_until 20 not_degraded
 check "back to sync once the peer caught up" [ $? -eq 0 ]
 python3 "$TWINFS_SRC/tests/e2e/fsync_check.py" "$MNT" "$P_STORE" 5 100000
 check "sync guarantee holds again" [ $? -eq 0 ]
+check "status says when the guarantee was lost and regained" sh -c \
+	"'$TWINFS_BIN' status --state '$A_STATE' --json | grep -q '\"sync_regained_at\":'"
+
+# Under a writer that never pauses, sync mode still comes back within a
+# few seconds of the peer returning (it must not wait for a moment of
+# zero lag, which such a writer never gives).
+python3 - "$MNT/busy" "$T/busy.stop" <<'PY' &
+import os, sys, time
+path, stop = sys.argv[1], sys.argv[2]
+fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+i = 0
+while not os.path.exists(stop):
+    os.pwrite(fd, os.urandom(65536), (i % 64) * 65536)
+    if i % 8 == 0:
+        os.fsync(fd)
+    i += 1
+    time.sleep(0.005)
+os.close(fd)
+PY
+busy=$!
+track_pid "$busy"
+kill -STOP "$SERVE_PID"
+on_exit 'kill -CONT $SERVE_PID 2>/dev/null'
+degraded() { "$TWINFS_BIN" status --state "$A_STATE" --json | grep -q '"degraded":true'; }
+wait_until 20 degraded
+check "a busy writer degrades to async with the peer stopped" [ $? -eq 0 ]
+kill -CONT "$SERVE_PID"
+t0=$(date +%s)
+wait_until 20 not_degraded
+check "sync comes back under a writer that never pauses ($(( $(date +%s) - t0 )) s)" [ $? -eq 0 ]
+check "the writer is still writing when it does" kill -0 "$busy"
+touch "$T/busy.stop"
+wait "$busy"
 finish
