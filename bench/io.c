@@ -288,20 +288,12 @@ static int io_sync_loop(struct io_job *j, int fd, char *buf, struct io_next *n,
  * The loop is fio's with its defaults (iodepth_batch_submit=1,
  * iodepth_batch_complete_min=1, iodepth_low=iodepth): wait for at least
  * one completion, reap every completion already posted, then refill the
- * free slots one IO per io_uring_enter(2). An earlier version refilled all
- * free slots with one io_uring_submit; measured against fio on this VM's
- * virtio disk (perf stat of block and io_uring tracepoints) that was not
- * the same test:
- *  - IOs submitted together reach the block layer under one plug, where
- *    adjacent O_DIRECT IOs merge: in a 1m-seqread QD16 run, 6,104 of the
- *    batched loop's 8,547 bios were merged into 2-4 MiB requests
- *    (block:block_bio_backmerge), 12 of fio's 7,853 in the run after it.
- *    A "1 MiB" test must issue 1 MiB requests. (The IO scheduler can
- *    still merge when the device is busy; that happens to both tools.)
- *  - A buffered read that hits the page cache completes inside the submit
- *    call, so the batched loop paid one io_uring_enter per ~13 IOs where
- *    fio pays one per IO (75,823 vs 549,741 calls in 3 s): what differed
- *    was syscall batching, not storage.
+ * free slots one IO per io_uring_enter(2). Refilling all free slots with
+ * one submit would be another test: IOs submitted together reach the
+ * block layer under one plug, where adjacent O_DIRECT IOs merge (a "1 MiB"
+ * test would send 2-4 MiB requests), and cached buffered reads would pay
+ * one enter per many IOs where fio pays one per IO. Evidence: see
+ * docs/benchmarks.md, "bench io against fio: submission".
  * One IO per submit is also what a QD-N device test means: each IO goes
  * to the device the moment its slot is free, never held back for others.
  * The ring is set up as fio 3.33 sets it up (CQ ring = iodepth,

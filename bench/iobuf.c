@@ -17,33 +17,18 @@
 /*
  * Why huge pages. An O_DIRECT IO is DMA'd straight from the user buffer,
  * and each run of physically contiguous pages in it is one segment of the
- * request (one virtio descriptor on this VM's disk, max_segments 254). A
- * buffer from malloc gets whatever 4 KiB pages the allocator hands out,
- * so a 64 KiB IO is 1 to 16 segments and a 1 MiB IO 1 to 256, the latter
- * split into 1016 KiB + 8 KiB. Which it is depends on how fragmented free
- * memory was when the buffer was first touched, not on the device, and
- * the virtual disk's cost per request grows with its segments. Measured
- * 2026-11-30 on the 2-core VM (pagemap of the running tools: share of
- * virtually adjacent pages that are physically adjacent):
- *  - `bench io` with malloc'd buffers: 0.00 in both runs checked; fio
- *    3.33 (malloc'd too): 0.69, 0.00, 0.60 in three runs.
- *  - 64k-randwrite --direct QD16, 3 s runs alternating within two
- *    minutes: `bench io` with a malloc'd buffer 8,754-12,270 IOPS, with a
- *    huge-page buffer 11,740 then 26,912-31,328, fio 9,225-11,313. Before
- *    this change fio had been measured at 24.7-27.2 k against 12.5-13.3 k
- *    for `bench io` (ratio 0.46): the range of a few-segment buffer
- *    against a 16-segment one.
- *  - 1m-seqwrite QD16: block:block_split in a 3 s run 2,177 / 968 / 854
- *    (bench io) and 2,046 / 32 / 1,289 (fio); fio's run with 32 splits
- *    (only its layout's 8 MiB writeback bios) ran 1,641 IOPS, twice the
- *    others.
- * So a large-block result was a draw of the page allocator in both tools.
- * A 2 MiB-aligned, MADV_HUGEPAGE buffer makes every IO of up to 2 MiB
- * that starts on a block boundary inside one huge page: one segment,
- * always. bench/io-vs-fio.sh gives fio the same (glibc.malloc.hugetlb=1
- * and iomem_align=2m) so that both tools send the device the same
- * requests. Where THP is off or no huge page can be had, the buffer is
- * ordinary memory and io.c says so before the results.
+ * request (one virtio descriptor on a virtual disk). A buffer from malloc
+ * gets whatever 4 KiB pages the allocator hands out, so a 64 KiB IO is 1
+ * to 16 segments and a 1 MiB IO 1 to 256, and a disk whose cost grows with
+ * segments makes a large-block result a draw of the page allocator.
+ * A 2 MiB-aligned, MADV_HUGEPAGE buffer puts every IO of up to 2 MiB that
+ * starts on a block boundary inside one huge page: one segment, always.
+ * bench/io-vs-fio.sh gives fio the same (glibc.malloc.hugetlb=1 and
+ * iomem_align=2m) so that both tools send the device the same requests.
+ * Where THP is off or no huge page can be had, the buffer is ordinary
+ * memory and io.c says so before the results. Evidence (pagemap, IOPS with
+ * and without): see docs/benchmarks.md, "bench io against fio: memory
+ * segments per IO".
  */
 int iobuf_alloc(struct iobuf *b, size_t len)
 {

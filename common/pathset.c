@@ -1,5 +1,5 @@
 /*
- * pathset — chained hash set of relative paths (netsync/pathset.h), hashed
+ * pathset — chained hash set of relative paths (common/pathset.h), hashed
  * with XXH3. Owns its entries. Called with the owner's lock held (the
  * journal mutex) or single-threaded (offline list_pending); no I/O.
  */

@@ -12,12 +12,13 @@
  * returning 0 means the next command line can use the mount. Until then
  * the child's errors go to the terminal; afterwards it logs to syslog.
  *
- * Replication (netsync/primary.h): primary_start in mount_on_ready, once
- * the mount is usable and before the parent is told so (the control
- * socket answers as soon as `twinfs mount` returns); primary_peer_begin/end
- * as fs's peer_begin/end in sync mode; primary_stop after fs_run, flushing to the
- * peer for a bounded time. Without --peer the primary still serves the
- * control socket (status, and sync says there is no peer).
+ * Replication (netsync/primary/primary.h): primary_start in
+ * mount_on_ready, once the mount is usable and before the parent is told
+ * so (the control socket answers as soon as `twinfs mount` returns);
+ * primary_peer_begin/end as fs's peer_begin/end in sync mode;
+ * primary_stop after fs_run, flushing to the peer for a bounded time.
+ * Without --peer the primary still serves the control socket (status,
+ * and sync says there is no peer).
  */
 #include "src/mount_cmd.h"
 

@@ -54,7 +54,7 @@ void control_server_set_read_timeout(struct control_server *s, int ms);
 void control_server_stop(struct control_server *s);
 
 /* The buffer a reply is written into (e.g. with ctljson_begin/ctljson_end from
- * netsync/ctljson.h); it must hold one JSON object ending in "\n". */
+ * netsync/control/ctljson.h); it must hold one JSON object ending in "\n". */
 struct evbuffer *control_req_out(struct control_req *req);
 /* Sends the reply written to control_req_out(), closes, frees REQ. */
 void control_req_send(struct control_req *req);

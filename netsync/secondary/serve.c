@@ -45,9 +45,9 @@
 /*
  * The connection is read here, not by the bufferevent: libevent 2.1's
  * evbuffer_read reads at most 4096 bytes per call, so a bufferevent
- * delivers a 1 MiB DATA frame in 256 trips through the loop, each an
- * epoll_wait, a FIONREAD ioctl and a readv (measured: 262,269 readv calls
- * for a 1 GiB file). serve_sock_read_cb reads into space reserved in the
+ * would deliver a 1 MiB DATA frame in 256 trips through the loop, each an
+ * epoll_wait, a FIONREAD ioctl and a readv (docs/benchmarks.md, "serve's
+ * reads"). serve_sock_read_cb reads into space reserved in the
  * input evbuffer, SERVE_READ_CHUNK per readv and up to SERVE_READ_MAX per
  * wakeup, into its own evbuffer (a bufferevent's input buffer is frozen
  * for appends from outside), then applies every complete frame. The
@@ -64,9 +64,8 @@
 /* Why 8 MiB per readv: a DATA frame is a 1 MiB block plus a header, and
  * one that ends up split over two evbuffer chains is copied once more by
  * evbuffer_pullup before it is hashed and written. A reservation makes a
- * new chain of about its size, so with 1 MiB reservations 559 of the 1024
- * frames of a 1 GiB file were split (counted with evbuffer_peek); with
- * 8 MiB, 126. */
+ * new chain of about its size, so a reservation of many frames splits few
+ * of them (counts in docs/benchmarks.md, "serve's reads"). */
 
 enum peer_state {
 	PEER_NONE,		/* no primary connected */

@@ -69,13 +69,10 @@ static void sync_fds_kick(const int *fds, size_t n)
  * Parallel fsync. An fsync on ext4 ends with a cache flush of the disk;
  * one thread fsyncing N files pays N flushes in a row. The block layer
  * merges flushes that are pending at the same time into one (blk-flush),
- * so the same N fsyncs from SYNCER_FSYNC_THREADS threads cost far fewer.
- * Measured, 1 GiB + 10,000 small files copied into a replicating mount
- * (both stores on this machine's one disk, /proc/diskstats): one thread
- * made 10,662-11,692 flushes, 8 threads 4,483-4,610 and 4 threads 7,145;
- * the copy until `twinfs sync` returned took 11.1-14.6 s with one thread
- * and 10.3-10.7 s with 8 (interleaved). The disk's flushes are what the
- * copy's reads queue behind. Below SYNCER_FDS_PER_THREAD fds per thread,
+ * so the same N fsyncs from SYNCER_FSYNC_THREADS threads cost far fewer,
+ * and a disk's flushes are what a concurrent copy's reads queue behind
+ * (flush counts and copy times: docs/benchmarks.md, "The peer's fsyncs").
+ * Below SYNCER_FDS_PER_THREAD fds per thread,
  * fewer threads: a lone small batch (a sync-mode fsync: the file and its
  * directory) stays on this thread, with no thread started.
  */
@@ -175,42 +172,22 @@ static int syncer_fsync_jobs(struct sync_job *jobs, size_t total)
 }
 
 /*
- * Why fsync per file and not always syncfs: syncfs flushes every dirty
- * page of the whole filesystem, including other programs' writes, so its
- * latency is not ours to bound (measured on this machine while another
- * process wrote: up to 405 ms for a 300 KB batch, against 35 ms for fsync
- * of the file and its directory). A sync-mode fsync on the primary waits
- * for this, and it is a lone small batch. Many files (one big batch, or
- * a burst of batches queued while the last sync ran) use one syncfs
- * instead: there each fsync would cost its own journal commit (measured:
- * 2000 small files in batches of 50 applied at 741-938 files/s with an
- * fsync each, 1477-3139 with syncfs).
- * That was with a bare fsync per file, and a threshold of 16. Two things
- * changed it to 512: (1) all files of the jobs get sync_file_range(WRITE)
- * first (sync_fds_kick), so their writeback runs at once and the first
- * fsync commits all their block allocations in one filesystem
- * transaction; the later fsyncs mostly find theirs committed. (2) When
- * the two nodes share a filesystem (the test machine, or any primary
- * whose store shares a disk with the peer's), syncfs also flushes the
- * primary's own dirty pages: after a 1 GiB file, every syncfs of the
- * following small-file batches wrote that gigabyte too. Measured, 1 GiB
- * + 10,000 small files copied into a replicating mount until `twinfs
- * sync` returned, alternating: 23.7/23.7 s with per-file fsyncs up to
- * 1024 files, 24.8/25.2 s with syncfs past 16. 512 kept the dup'ed fds
- * per batch bounded (a failed dup falls back to syncfs).
- * 512 became 4096 once the fsyncs ran in parallel (above): a batch of a
- * bulk copy sometimes touched more than 512 files, and its syncfs wrote
- * the primary's 1 GiB file as well. Traced (writeback:writeback_queue,
- * reason=sync, from serve), the same copy took 11.8-12.3 s in the runs
- * with that syncfs and 10.0-10.3 s in those without.
- * Then size stopped choosing syncfs at all: a batch is big exactly when
- * the peer lags (the sender takes everything since its last batch), and
- * a syncfs then slows the lagging peer further on a shared disk. A batch
- * past 4096 files hands its set to this thread early (seq 0 jobs, see
- * receiver_set_spill), which bounds the fds a job holds; a round with
- * several jobs fsyncs all of them in parallel. syncfs is left for what
- * fsync cannot cover (whole_fs: O_PATH fds, special files, fds run out,
- * a replay after a restart).
+ * Why fsync per file and not syncfs: syncfs flushes every dirty page of
+ * the whole filesystem, including other programs' writes, so its latency
+ * is not ours to bound, and where the two nodes share a filesystem it also
+ * writes the primary's own dirty pages (a large file just copied in) on
+ * the peer's clock. A sync-mode fsync on the primary waits for this.
+ * Every file of a round gets sync_file_range(WRITE) first
+ * (sync_fds_kick), so their writeback runs at once and the first fsync
+ * commits most block allocations in one filesystem transaction; the
+ * fsyncs then run in parallel (above). Size never chooses syncfs: a batch
+ * is big exactly when the peer lags, and a syncfs then slows the lagging
+ * peer further. A batch past SYNCER_FSYNC_MAX files hands its set to this
+ * thread early (seq 0 jobs, see receiver_set_spill), which bounds the fds
+ * a job holds; a round with several jobs fsyncs all of them in parallel.
+ * syncfs is left for what fsync cannot cover (whole_fs: O_PATH fds,
+ * special files, fds run out, a replay after a restart). Evidence: see
+ * docs/benchmarks.md, "The peer's fsyncs".
  */
 static void *syncer_main(void *arg)
 {
