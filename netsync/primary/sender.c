@@ -257,9 +257,9 @@ int sender_check_peer(const char *peer, bool insecure, char *why, size_t len)
 	}
 	rc = 0;
 	if (!insecure && !addr_is_loopback(ai->ai_addr)) {
-		snprintf(why, len, "peer %s is not a loopback address and TLS is not "
-			 "part of this build: pass --insecure to replicate in the clear "
-			 "on a network you trust", peer);
+		snprintf(why, len, "peer %s is not a loopback address and the link has "
+			 "no keys: secure it (--psk-file, or tls.peer_id), or pass "
+			 "--insecure to replicate in the clear on a network you trust", peer);
 		rc = -EPERM;
 	}
 	freeaddrinfo(ai);
@@ -295,9 +295,9 @@ static void sender_connect(struct sender *s)
 	 * non-loopback peer needs --insecure in so many words.
 	 */
 	if (!addr_is_loopback(ai->ai_addr) && !s->insecure && !s->tls) {
-		sender_set_error(s, "peer %s is not a loopback address and TLS is not "
-				 "configured; pass --insecure to replicate in the clear",
-				 s->peer);
+		sender_set_error(s, "peer %s is not a loopback address and the link has "
+				 "no keys; secure it (--psk-file, or tls.peer_id) or pass "
+				 "--insecure to replicate in the clear", s->peer);
 		log_error("refusing to replicate to a non-loopback peer without TLS; "
 			  "use --insecure on a trusted network", "peer=%s", s->peer);
 		freeaddrinfo(ai);
