@@ -5,3 +5,5 @@ target_link_libraries(twinfs_wire_client PRIVATE twinfs_wire twinfs_control twin
 set_target_properties(twinfs_wire_client PROPERTIES
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/e2e)
 twinfs_e2e_test(e2e_netsync_serve tests/e2e/netsync_serve.sh TIMEOUT 120)
+# libFuzzer targets (tests/fuzz/), built with clang and run briefly.
+twinfs_e2e_test(e2e_fuzz_smoke tests/fuzz/smoke.sh TIMEOUT 600)
