@@ -37,6 +37,7 @@
 #include "netsync/control/ctljson.h"
 #include "netsync/wire/proto.h"
 #include "netsync/wire/tls.h"
+#include "netsync/secondary/gate.h"
 #include "netsync/secondary/receiver.h"
 #include "netsync/roles/state.h"
 #include "netsync/secondary/syncer.h"
@@ -55,7 +56,6 @@
  * Over TLS an OpenSSL bufferevent does both: records are decrypted into
  * its input, whose chains are moved (not copied) into s->in.
  */
-#define SERVE_TLS_HANDSHAKE_NS (5ull * 1000000000ull)
 /* At most this many dup'ed fds wait for the sync thread before a full
  * touch set is fsynced on the loop instead (serve_spill). */
 #define SERVE_SPILL_FDS_MAX (2 * SYNCER_FSYNC_MAX)
@@ -69,14 +69,13 @@
 
 enum peer_state {
 	PEER_NONE,		/* no primary connected */
-	PEER_TLS,		/* accepted, TLS handshake under way */
 	PEER_HELLO,		/* accepted, our HELLO sent, waiting for theirs */
 	PEER_STREAMING,		/* applying the stream */
 	PEER_CLOSING,		/* ERROR/GOODBYE queued; closing once written */
 };
 
 static const char *const peer_state_names[] = {
-	[PEER_NONE] = "none", [PEER_TLS] = "tls-handshake", [PEER_HELLO] = "hello",
+	[PEER_NONE] = "none", [PEER_HELLO] = "hello",
 	[PEER_STREAMING] = "streaming", [PEER_CLOSING] = "closing",
 };
 
@@ -87,6 +86,7 @@ struct serve {
 	struct control_server *ctl;
 	struct event *tick, *sigterm, *sigint;
 	struct receiver *recv;
+	struct gate *gate;	/* connections not yet admitted */
 	struct syncer *syncer;	/* syncfs off the loop */
 	uint64_t commit_seq;	/* sync thread only: last seq recorded */
 	struct state_node node;
@@ -235,8 +235,10 @@ static void serve_conn_fail(struct serve *s, uint32_t code, const char *fmt, ...
 	serve_set_state(s, PEER_CLOSING);
 }
 
-static void serve_send_hello(struct serve *s)
+/* Our HELLO into OUT: the gate sends it as soon as a connection is up. */
+static void serve_hello_cb(void *arg, struct evbuffer *out)
 {
+	struct serve *s = arg;
 	struct receiver_stats st;
 	struct proto_hello h = {
 		.version = PROTO_VERSION, .role = PROTO_ROLE_SECONDARY,
@@ -247,8 +249,7 @@ static void serve_send_hello(struct serve *s)
 	h.applied_seq = st.applied_seq;
 	h.flags = receiver_beyond_applied(s->recv) ? PROTO_HELLO_F_DIRTY : 0;
 	memcpy(h.node_id, s->node.id, 16);
-	proto_encode_hello(bufferevent_get_output(s->bev), &h);
-	s->last_tx_ns = clock_mono_ns();
+	proto_encode_hello(out, &h);
 }
 
 static void serve_on_hello(struct serve *s, const struct proto_frame *f)
@@ -591,16 +592,6 @@ static void serve_write_cb(struct bufferevent *bev, void *arg)
 		shutdown(bufferevent_getfd(bev), SHUT_WR);
 }
 
-/* The TLS handshake authenticated the primary: now the protocol starts. */
-static void serve_tls_connected(struct serve *s)
-{
-	tls_peer_describe(bufferevent_openssl_get_ssl(s->bev), s->peer_auth,
-			  sizeof(s->peer_auth));
-	log_notice("primary authenticated", "peer=%s auth=\"%s\"", s->peer, s->peer_auth);
-	serve_set_state(s, PEER_HELLO);
-	serve_send_hello(s);
-}
-
 /* Why a TLS connection failed, in OpenSSL's words (or the socket's). */
 static void serve_tls_error(struct bufferevent *bev, char *buf, size_t len)
 {
@@ -619,21 +610,6 @@ static void serve_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct serve *s = arg;
 
-	if ((what & BEV_EVENT_CONNECTED) && s->state == PEER_TLS) {
-		serve_tls_connected(s);
-		return;
-	}
-	if (s->state == PEER_TLS && (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) {
-		char why[256];
-
-		/* refused before any frame: the store was never touched */
-		serve_tls_error(bev, why, sizeof(why));
-		log_warn("refused a connection: TLS handshake failed (wrong key, unknown "
-			 "id, or a primary without keys?)", "peer=%s err=\"%s\"", s->peer, why);
-		serve_set_error(s, "TLS handshake with %s failed: %s", s->peer, why);
-		serve_conn_free(s);
-		return;
-	}
 	if (what & BEV_EVENT_EOF) {
 		if (s->state != PEER_CLOSING) {
 			log_warn("primary closed the connection", "peer=%s", s->peer);
@@ -679,56 +655,68 @@ static void serve_refuse(evutil_socket_t fd, uint32_t code, const char *text)
 	evutil_closesocket(fd);
 }
 
-/* The buffers and events of a new connection on FD: plaintext, our own
- * reads (SERVE_READ_CHUNK) and a socket bufferevent for writes; TLS, an
- * OpenSSL bufferevent for both. 0, or -ENOMEM with FD closed. */
-static int serve_conn_new(struct serve *s, evutil_socket_t fd)
+/*
+ * The gate admitted a connection with its HELLO (gate.h): it takes the one
+ * primary slot if that is free. From here on reads go the fast way
+ * (plaintext: our own readv, see SERVE_READ_CHUNK; TLS: the OpenSSL
+ * bufferevent) into C->in, where the HELLO already waits.
+ */
+static int serve_admit_cb(void *arg, struct gate_conn *c, const struct proto_frame *hello)
 {
-	SSL *ssl = NULL;
+	struct serve *s = arg;
 
-	s->in = evbuffer_new();
-	if (s->o->tls) {
-		ssl = tls_ssl_new(s->o->tls);
-		if (ssl)
-			s->bev = bufferevent_openssl_socket_new(s->base, fd, ssl,
-								BUFFEREVENT_SSL_ACCEPTING,
-								BEV_OPT_CLOSE_ON_FREE);
-		if (s->bev) {
-			/* the protocol's GOODBYE/ERROR say when an end is meant;
-			 * a TCP close without close_notify is then just an EOF */
-			bufferevent_openssl_set_allow_dirty_shutdown(s->bev, 1);
-			/* read as much per wakeup as the plaintext path (16 KiB
-			 * by default: 64 trips through the loop per DATA frame) */
-			bufferevent_set_max_single_read(s->bev, SERVE_READ_MAX);
-			bufferevent_setcb(s->bev, serve_tls_read_cb, serve_write_cb,
-					  serve_event_cb, s);
-		}
+	if (s->state != PEER_NONE || s->stopping)
+		return -EBUSY;
+	s->bev = c->bev;
+	s->in = c->in;
+	if (c->tls) {
+		/* read as much per wakeup as the plaintext path (16 KiB by
+		 * default: 64 trips through the loop per DATA frame) */
+		bufferevent_set_max_single_read(s->bev, SERVE_READ_MAX);
+		bufferevent_setcb(s->bev, serve_tls_read_cb, serve_write_cb, serve_event_cb, s);
+		bufferevent_enable(s->bev, EV_READ | EV_WRITE);
 	} else {
-		s->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
-		s->rev = event_new(s->base, fd, EV_READ | EV_PERSIST, serve_sock_read_cb, s);
-		if (s->bev)
-			bufferevent_setcb(s->bev, NULL, serve_write_cb, serve_event_cb, s);
-	}
-	if (!s->in || !s->bev || (!s->o->tls && (!s->rev || event_add(s->rev, NULL) < 0)) ||
-	    bufferevent_enable(s->bev, s->o->tls ? EV_READ | EV_WRITE : EV_WRITE) < 0) {
-		if (s->rev)
-			event_free(s->rev);
-		s->rev = NULL;
-		if (s->in)
+		s->rev = event_new(s->base, c->fd, EV_READ | EV_PERSIST, serve_sock_read_cb, s);
+		if (!s->rev || event_add(s->rev, NULL) < 0) {
+			log_error("out of memory admitting the primary", "peer=%s", c->peer);
+			if (s->rev)
+				event_free(s->rev);
+			s->rev = NULL;
+			bufferevent_free(s->bev);
 			evbuffer_free(s->in);
-		s->in = NULL;
-		if (s->bev)
-			bufferevent_free(s->bev);	/* frees ssl and closes fd */
-		else {
-			SSL_free(ssl);
-			evutil_closesocket(fd);
+			s->bev = NULL;
+			s->in = NULL;
+			return 0;	/* ours, and gone */
 		}
-		s->bev = NULL;
-		log_error("out of memory accepting a connection", "fd=%d", (int)fd);
-		return -ENOMEM;
+		bufferevent_setcb(s->bev, NULL, serve_write_cb, serve_event_cb, s);
+		bufferevent_enable(s->bev, EV_WRITE);
+	}
+	/* ACKs and heartbeats are tiny and latency matters (sync mode) */
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+	snprintf(s->peer, sizeof(s->peer), "%.*s", (int)sizeof(s->peer) - 1, c->peer);
+	snprintf(s->peer_auth, sizeof(s->peer_auth), "%s", c->auth);
+	s->peer_name[0] = '\0';
+	s->conn_rx = 0;
+	s->connections++;
+	s->last_rx_ns = s->last_tx_ns = clock_mono_ns();
+	if (c->tls)
+		log_notice("primary authenticated", "peer=%s auth=\"%s\"", s->peer, s->peer_auth);
+	serve_set_state(s, PEER_HELLO);
+	/* the HELLO, then whatever came with it */
+	s->bytes_received += PROTO_HDR_LEN + hello->h.len;
+	s->conn_rx += PROTO_HDR_LEN + hello->h.len;
+	serve_on_frame(s, hello);
+	if (s->bev) {
+		proto_frame_consume(s->in, hello);
+		serve_read_cb(s->bev, s);
 	}
 	return 0;
 }
+
+static const struct gate_ops serve_gate_ops = {
+	.hello = serve_hello_cb,
+	.admit = serve_admit_cb,
+};
 
 static void serve_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 			    struct sockaddr *sa, int salen, void *arg)
@@ -746,32 +734,9 @@ static void serve_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 		serve_refuse(fd, PROTO_E_ROLE, "non-loopback peers need TLS keys or --insecure");
 		return;
 	}
-	if (s->state != PEER_NONE) {
-		log_warn("refused a second primary connection", "peer=%s current=%s", who, s->peer);
-		if (s->o->tls)
-			evutil_closesocket(fd);	/* it speaks TLS: a plaintext frame is noise */
-		else
-			serve_refuse(fd, PROTO_E_BUSY, "busy: another primary is connected");
-		return;
-	}
-	/* ACKs and heartbeats are tiny and latency matters (sync mode) */
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
-	if (serve_conn_new(s, fd) < 0)
-		return;
-	snprintf(s->peer, sizeof(s->peer), "%s", who);
-	s->peer_name[0] = '\0';
-	s->peer_auth[0] = '\0';
-	s->conn_rx = 0;
-	s->connections++;
-	s->last_rx_ns = s->last_tx_ns = clock_mono_ns();
-	if (s->o->tls) {
-		/* HELLO once the handshake has authenticated the primary
-		 * (serve_event_cb, BEV_EVENT_CONNECTED) */
-		serve_set_state(s, PEER_TLS);
-		return;
-	}
-	serve_set_state(s, PEER_HELLO);
-	serve_send_hello(s);
+	/* the slot is taken only once the connection is authenticated and its
+	 * HELLO is valid (serve_admit_cb) */
+	gate_accept(s->gate, fd, who);
 }
 
 /* Once a second: heartbeats when idle, dead-link detection, and the
@@ -783,6 +748,7 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 	uint64_t beat = (uint64_t)s->o->heartbeat_s * 1000000000ull;
 	int rc;
 
+	gate_tick(s->gate, now);
 	/* quiet for a second: write STATE/applied clean (see receiver_idle) */
 	if (now - s->last_rx_ns >= 1000000000ull && (rc = receiver_idle(s->recv)) < 0)
 		log_error("cannot update STATE/applied", "state=%s err=\"%s\"", s->o->state,
@@ -792,13 +758,6 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 	if (s->state == PEER_CLOSING) {
 		if (now - s->state_since_ns > SERVE_CLOSE_GRACE_NS)
 			serve_conn_free(s);
-		return;
-	}
-	if (s->state == PEER_TLS && now - s->state_since_ns > SERVE_TLS_HANDSHAKE_NS) {
-		log_warn("refused a connection: no TLS handshake in time (a primary "
-			 "without keys?)", "peer=%s", s->peer);
-		serve_set_error(s, "%s did not complete a TLS handshake in time", s->peer);
-		serve_conn_free(s);
 		return;
 	}
 	if (now - s->last_rx_ns > PROTO_DEAD_BEATS * beat) {
@@ -861,6 +820,8 @@ static int serve_ctl_status(struct control_req *req, int argc, char **argv, void
 	ctljson_u64(&j, "data_bytes", st.data_bytes);
 	ctljson_u64(&j, "batches", st.batches);
 	ctljson_u64(&j, "connections", s->connections);
+	ctljson_u64(&j, "connections_waiting", gate_waiting(s->gate));
+	ctljson_u64(&j, "connections_refused", gate_refused(s->gate));
 	ctljson_str(&j, "last_error", s->last_error[0] ? s->last_error : NULL);
 	ctljson_str(&j, "listen", s->o->listen);
 	ctljson_str(&j, "store", s->o->store);
@@ -998,6 +959,9 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 			goto out_syncer;
 		}
 	}
+	rc = gate_new(s.base, o->tls, &serve_gate_ops, &s, &s.gate);
+	if (rc < 0)
+		goto out_syncer;
 	rc = serve_listen(&s);
 	if (rc < 0)
 		goto out_syncer;
@@ -1052,6 +1016,8 @@ out_events:
 out_lis:
 	evconnlistener_free(s.lis);
 out_syncer:
+	gate_free(s.gate);
+	s.gate = NULL;
 	{
 		/* syncs still queued at shutdown are finished (and recorded by
 		 * serve_commit_state); then STATE/applied is written clean if

@@ -7,3 +7,4 @@ set_target_properties(twinfs_wire_client PROPERTIES
 twinfs_e2e_test(e2e_netsync_serve tests/e2e/netsync_serve.sh TIMEOUT 120)
 # libFuzzer targets (tests/fuzz/), built with clang and run briefly.
 twinfs_e2e_test(e2e_fuzz_smoke tests/fuzz/smoke.sh TIMEOUT 600)
+twinfs_e2e_test(e2e_netsync_gate tests/e2e/netsync_gate.sh TIMEOUT 180)

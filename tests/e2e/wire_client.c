@@ -578,7 +578,9 @@ int main(int argc, char **argv)
 
 		send_hello(fd, PROTO_VERSION);
 		expect_hello(fd, in);
+		/* a second primary is refused once its HELLO shows it is one */
 		fd2 = conn_open();
+		send_hello(fd2, PROTO_VERSION);
 		rc = expect_error_and_close(fd2, in2, PROTO_E_BUSY);
 		close(fd2);
 		evbuffer_free(in2);
