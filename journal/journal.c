@@ -1222,22 +1222,15 @@ static int journal_mkdir_p(const char *state, const char *dir)
 	return 0;
 }
 
-int journal_open(const struct journal_opts *o, struct journal **out)
+/* Open, phase 1: the journal's memory, locks and defaults. NULL: no memory. */
+static struct journal *journal_alloc(const struct journal_opts *o)
 {
-	struct journal_recover rec = { 0 };
 	pthread_condattr_t ca;
-	struct jseg_scan scan;
-	struct timespec lost;
 	struct journal *j;
-	bool have_lost;
-	char *store;
-	int rc;
 
-	if (!o->state_dir || !o->store_dir)
-		return -EINVAL;
 	j = calloc(1, sizeof(*j));
 	if (!j)
-		return -ENOMEM;
+		return NULL;
 	j->dirfd = j->evfd = j->seg_fd = j->lockfd = j->rootfd = -1;
 	pthread_mutex_init(&j->ns_mu, NULL);
 	pthread_mutex_init(&j->ack_mu, NULL);
@@ -1257,20 +1250,28 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	j->size_limit = o->size_limit ? o->size_limit : (1ull << 30);
 	j->commit_ms = o->commit_ms ? o->commit_ms : 5;
 	j->epoch = 1;
+	return j;
+}
+
+/* Open, phase 2: the store, STATE/journal and its lock (one owner), file
+ * handle support. Returns 0 or -errno, logged. */
+static int journal_open_dirs(struct journal *j, const struct journal_opts *o)
+{
+	char *store;
+	int rc;
 
 	store = realpath(o->store_dir, NULL);
 	if (!store) {
 		rc = -errno;
 		log_error("cannot open the store for the journal; check that it exists",
 			  "store=%s err=%s", o->store_dir, strerror(-rc));
-		goto out_free;
+		return rc;
 	}
 	j->store = store;
 	j->store_len = strcmp(store, "/") == 0 ? 0 : strlen(store);
 	if (asprintf(&j->dir, "%s/journal", o->state_dir) < 0) {
 		j->dir = NULL;
-		rc = -ENOMEM;
-		goto out_free;
+		return -ENOMEM;
 	}
 	rc = journal_mkdir_p(o->state_dir, j->dir);
 	if (rc == 0) {
@@ -1281,7 +1282,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	if (rc < 0) {
 		log_error("cannot create the journal directory; check the state dir",
 			  "dir=%s err=%s", j->dir, strerror(-rc));
-		goto out_free;
+		return rc;
 	}
 	/* One process owns a journal. list_pending only reads, without it. */
 	j->lockfd = openat(j->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -1289,7 +1290,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		log_error("journal is in use by another twinfs process; stop it first",
 			  "dir=%s err=%s", j->dir, strerror(-rc));
-		goto out_free;
+		return rc;
 	}
 	journal_raise_nofile();
 	/* O_RDONLY: open_by_handle_at refuses an O_PATH mount fd (EBADF). */
@@ -1298,7 +1299,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 		rc = -errno;
 		log_error("cannot open the store for the journal; check that it exists",
 			  "store=%s err=%s", j->store, strerror(-rc));
-		goto out_free;
+		return rc;
 	}
 	jhandle_probe(j->rootfd, &j->hcaps);
 	if (j->hcaps.usable && !journal_no_handles)
@@ -1311,51 +1312,63 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 			   "for rescan", "store=%s err=%s fd_cap=%zu", j->store,
 			   journal_no_handles ? "disabled" : strerror(-j->hcaps.err),
 			   journal_fds_max);
+	return 0;
+}
+
+/* Open, phase 3: the ack file and the segments after it (a torn tail is
+ * cut, segments after a hole are dropped: scan->lost), collecting the
+ * marks into REC. *LOST is set when records may have been lost after
+ * *LOST_SINCE. Returns 0 or -errno, logged. */
+static int journal_recover_scan(struct journal *j, struct journal_recover *rec,
+				struct jseg_scan *scan, bool *lost,
+				struct timespec *lost_since)
+{
+	int rc;
+
 	rc = jseg_ack_read(j->dirfd, &j->acked_seq);
 	if (rc < 0) {
 		log_error("journal ack file is unreadable; to start over with a full "
 			  "resync, remove STATE/journal here and STATE/applied on the "
 			  "peer (a peer at seq 0 gets the whole store)", "dir=%s err=%s",
 			  j->dir, strerror(-rc));
-		goto out_free;
+		return rc;
 	}
 	/* Before the scan: cutting a torn tail rewrites the last segment. After
 	 * a clean close no record was lost. */
-	have_lost = !jseg_closed_take(j->dirfd) && jpending_lost_since(j->dirfd, &lost) == 0;
-	rc = jseg_scan(j->dirfd, j->acked_seq, true, journal_recover_rec, &rec, &scan);
+	*lost = !jseg_closed_take(j->dirfd) && jpending_lost_since(j->dirfd, lost_since) == 0;
+	rc = jseg_scan(j->dirfd, j->acked_seq, true, journal_recover_rec, rec, scan);
 	if (rc < 0) {
 		log_error("cannot read the journal", "dir=%s err=%s", j->dir, strerror(-rc));
-		goto out_marks;
+		return rc;
 	}
-	j->segs = scan.segs;
-	j->nsegs = j->capsegs = scan.nsegs;
-	for (size_t i = 0; i < scan.nsegs; i++)
-		j->disk_bytes += scan.segs[i].bytes;
-	j->head_seq = scan.head_seq > j->acked_seq ? scan.head_seq : j->acked_seq;
+	j->segs = scan->segs;
+	j->nsegs = j->capsegs = scan->nsegs;
+	for (size_t i = 0; i < scan->nsegs; i++)
+		j->disk_bytes += scan->segs[i].bytes;
+	j->head_seq = scan->head_seq > j->acked_seq ? scan->head_seq : j->acked_seq;
 	j->durable_seq = j->head_seq;
 	j->sent_seq = j->acked_seq;
 	j->file_acked = j->acked_seq;
 	/* What the recovered marks cover is pending again: they hold the ack
 	 * file back until it has all been acked (the epoch ends). */
-	j->first_mark = rec.first_seq;
+	j->first_mark = rec->first_seq;
 	j->rotate_next = true;	/* never append after a cut tail */
+	return 0;
+}
 
-	j->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (j->evfd < 0) {
-		rc = -errno;
-		goto out_marks;
-	}
-	rc = jpending_resolve_marks(j->store, rec.marks, rec.n, have_lost ? &lost : NULL,
-				    journal_recover_lost, j);
-	if (rc < 0)
-		goto out_marks;
+/* Open, phase 4: the committer runs; what recovery found is owed to the
+ * peer. Returns 0 or -errno. */
+static int journal_start(struct journal *j, const struct jseg_scan *scan)
+{
+	int rc;
+
 	rc = -pthread_create(&j->committer, NULL, journal_committer, j);
 	if (rc < 0)
-		goto out_marks;
+		return rc;
 	j->committer_started = true;
 
 	pthread_mutex_lock(&j->mu);
-	if (scan.lost) {
+	if (scan->lost) {
 		/* Records were lost in the middle: only a full rescan is safe. */
 		struct journal_op op = { .type = JOP_NEEDS_SCAN, .path = "" };
 
@@ -1365,6 +1378,41 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	if (j->head_seq > j->sent_seq || j->lost_paths.n || j->dirty_head)
 		journal_notify_locked(j);
 	pthread_mutex_unlock(&j->mu);
+	return 0;
+}
+
+int journal_open(const struct journal_opts *o, struct journal **out)
+{
+	struct journal_recover rec = { 0 };
+	struct jseg_scan scan = { 0 };
+	struct timespec lost;
+	struct journal *j;
+	bool have_lost = false;
+	int rc;
+
+	if (!o->state_dir || !o->store_dir)
+		return -EINVAL;
+	j = journal_alloc(o);
+	if (!j)
+		return -ENOMEM;
+	rc = journal_open_dirs(j, o);
+	if (rc < 0)
+		goto out_free;
+	rc = journal_recover_scan(j, &rec, &scan, &have_lost, &lost);
+	if (rc < 0)
+		goto out_marks;
+	j->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (j->evfd < 0) {
+		rc = -errno;
+		goto out_marks;
+	}
+	rc = jpending_resolve_marks(j->store, rec.marks, rec.n, have_lost ? &lost : NULL,
+				    journal_recover_lost, j);
+	if (rc < 0)
+		goto out_marks;
+	rc = journal_start(j, &scan);
+	if (rc < 0)
+		goto out_marks;
 	if (scan.cut || rec.n)
 		log_notice("journal recovered", "dir=%s acked=%" PRIu64 " head=%" PRIu64
 			   " marks=%zu dirty_files=%" PRIu64 " walks=%zu cut=%d", j->dir,
