@@ -299,8 +299,12 @@ static size_t jbatch_file_cap(void)
 	return cap;
 }
 
+/* Notes a batch handed out (journal_get_stats counts its bytes until it
+ * is acked or requeued). 0 or -ENOMEM. mu held. */
 static int jbatch_inflight_add(struct journal *j, uint64_t end, uint64_t bytes)
 {
+	if (journal_fail_inflight)
+		return journal_fail_inflight;
 	if (j->n_inflight == j->cap_inflight) {
 		size_t ncap = j->cap_inflight ? j->cap_inflight * 2 : 8;
 		struct jinflight *ni = realloc(j->inflight, ncap * sizeof(*ni));
@@ -332,13 +336,17 @@ static int jbatch_begin_locked(struct journal *j, struct jtake *t)
 {
 	struct journal_op bop = { .type = JOP_BATCH, .path = "" };
 	int64_t seq;
+	int rc;
 
 	/* A barrier taken while the previous batch was being formed (its BATCH
 	 * record already appended, sent_seq not yet moved) was promised
 	 * head + 1: that batch is owed even if nothing else is pending. */
 	if (j->head_seq == j->sent_seq && !j->dirty_head && j->lost_paths.n == 0 &&
-	    j->barrier_seq <= j->sent_seq)
+	    j->barrier_seq <= j->sent_seq && !j->rescan_owed)
 		return -EAGAIN;
+	rc = journal_rescan_locked(j);
+	if (rc < 0)
+		return rc;
 	seq = journal_append_locked(j, &bop, true);
 	if (seq < 0)
 		return (int)seq;
@@ -549,10 +557,13 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	if (rc < 0)
 		goto out_requeue_unlocked;
 
+	/* Untracked, the batch would count in no stats and be dropped by no
+	 * ack: it goes back instead, and the caller sees the error. */
 	pthread_mutex_lock(&j->mu);
-	jbatch_inflight_add(j, t.end, jb->b.data_bytes);
+	rc = jbatch_inflight_add(j, t.end, jb->b.data_bytes);
 	pthread_mutex_unlock(&j->mu);
-	rc = 0;
+	if (rc < 0)
+		goto out_requeue_unlocked;
 	*out = &jb->b;
 	jb = NULL;
 	goto out_free;
@@ -659,13 +670,14 @@ void journal_requeue(struct journal *j, struct journal_batch *b)
 /*
  * An ack of ACKED ends the epoch when it leaves nothing pending: no unacked
  * record, no dirty data (every batch in flight ends at or before the head),
- * no pinned file (written by passthrough, ranges not marked yet).
+ * no pinned file (written by passthrough, ranges not marked yet), no
+ * rescan owed by recovery (journal_rescan_locked).
  * mu held.
  */
 static bool journal_epoch_done_locked(const struct journal *j, uint64_t acked)
 {
 	return acked >= j->head_seq && !j->dirty_head && !j->lost_paths.n &&
-	       !j->n_pins;
+	       !j->n_pins && !j->rescan_owed;
 }
 
 /* Starts the next epoch: the marks (in memory) go, and the next change

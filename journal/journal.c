@@ -94,6 +94,9 @@ size_t journal_batch_files = 1024;
 size_t journal_fds_max = 4096;
 bool journal_no_handles;
 bool journal_no_lost_window;
+uint64_t journal_mark_slack_ns = 1000000000ull;
+int journal_fail_append;
+int journal_fail_inflight;
 
 static const char *const journal_op_names[] = {
 	[JOP_CREATE] = "create", [JOP_MKDIR] = "mkdir", [JOP_MKNOD] = "mknod",
@@ -374,6 +377,8 @@ int64_t journal_append_locked(struct journal *j, const struct journal_op *op,
 
 	if (sz < 0)
 		return sz;
+	if (journal_fail_append)
+		return journal_fail_append;
 	if (!bypass_limit &&
 	    (j->overflow || journal_unacked_bytes(j) + (uint64_t)sz > j->size_limit))
 		return -ENOSPC;
@@ -599,7 +604,7 @@ static void journal_mark_time(struct journal_op *op)
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-	ns = ns > JOURNAL_MARK_SLACK_NS ? ns - JOURNAL_MARK_SLACK_NS : 0;
+	ns = ns > journal_mark_slack_ns ? ns - journal_mark_slack_ns : 0;
 	op->mtime.tv_sec = (time_t)(ns / 1000000000ull);
 	op->mtime.tv_nsec = (long)(ns % 1000000000ull);
 }
@@ -684,6 +689,29 @@ int64_t journal_needs_scan_locked(struct journal *j, const char *path)
 	if (pathset_add(&j->needs_scan, path, (uint64_t)seq) < 0)
 		return -ENOMEM;
 	return seq;
+}
+
+/*
+ * Records were lost in the middle of the journal (recovery dropped the
+ * segments after a hole): only a rescan of the whole store is sure to
+ * cover what they said. The flag outlives a failed append; journal_open
+ * tries first, every take_batch again before its BATCH record (and fails
+ * until it succeeds), journal_close last, so the rescan is never dropped
+ * in silence.
+ */
+int journal_rescan_locked(struct journal *j)
+{
+	struct journal_op op = { .type = JOP_NEEDS_SCAN, .path = "" };
+	int64_t seq;
+
+	if (!j->rescan_owed)
+		return 0;
+	journal_mark_time(&op);
+	seq = journal_append_locked(j, &op, true);
+	if (seq < 0)
+		return (int)seq;
+	j->rescan_owed = false;
+	return 0;
 }
 
 /* ---- the fs side ---- */
@@ -1029,7 +1057,8 @@ uint64_t journal_barrier(struct journal *j)
 			j->barrier_seq = s;
 		if (!j->barrier_floor || s < j->barrier_floor)
 			j->barrier_floor = s;
-	} else if (j->head_seq > j->sent_seq || j->dirty_head || j->lost_paths.n) {
+	} else if (j->head_seq > j->sent_seq || j->dirty_head || j->lost_paths.n ||
+		   j->rescan_owed) {
 		s = j->head_seq + 1;
 		if (s > j->barrier_seq)
 			j->barrier_seq = s;
@@ -1368,14 +1397,13 @@ static int journal_start(struct journal *j, const struct jseg_scan *scan)
 	j->committer_started = true;
 
 	pthread_mutex_lock(&j->mu);
-	if (scan->lost) {
-		/* Records were lost in the middle: only a full rescan is safe. */
-		struct journal_op op = { .type = JOP_NEEDS_SCAN, .path = "" };
-
-		journal_mark_time(&op);
-		journal_append_locked(j, &op, true);
-	}
-	if (j->head_seq > j->sent_seq || j->lost_paths.n || j->dirty_head)
+	/* Records were lost in the middle: only a full rescan is safe. */
+	j->rescan_owed = scan->lost;
+	rc = journal_rescan_locked(j);
+	if (rc < 0)
+		log_warn("journal cannot record the rescan that lost records need yet; "
+			 "the next batch records it", "dir=%s err=%s", j->dir, strerror(-rc));
+	if (j->head_seq > j->sent_seq || j->lost_paths.n || j->dirty_head || j->rescan_owed)
 		journal_notify_locked(j);
 	pthread_mutex_unlock(&j->mu);
 	return 0;
@@ -1439,6 +1467,10 @@ void journal_close(struct journal *j)
 		return;
 	if (j->committer_started) {
 		pthread_mutex_lock(&j->mu);
+		if (journal_rescan_locked(j) < 0)
+			log_error("journal cannot record that records were lost; resync the "
+				  "peer (remove STATE/applied there) before trusting it",
+				  "dir=%s", j->dir);
 		j->closing = true;
 		pthread_cond_broadcast(&j->commit_cv);
 		pthread_cond_broadcast(&j->acked_cv);
