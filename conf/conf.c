@@ -27,6 +27,7 @@
 
 #include "common/log.h"
 #include "common/size.h"
+#include "netsync/wire/addr.h"
 
 #define CONF_MAX_VALUE 4096
 
@@ -202,43 +203,6 @@ void conf_diag_free(struct conf_diag *d)
 
 /* ---- value parsing ---------------------------------------------------- */
 
-int conf_parse_addr(const char *s, char *host, size_t hostlen, uint16_t *port)
-{
-	const char *colon, *h = s;
-	size_t hl;
-	char *end;
-	unsigned long p;
-
-	if (!s || !*s)
-		return -EINVAL;
-	if (*s == '[') {
-		const char *rb = strchr(s, ']');
-		if (!rb || rb[1] != ':')
-			return -EINVAL;
-		h = s + 1;
-		hl = (size_t)(rb - h);
-		colon = rb + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon || strchr(s, ':') != colon)
-			return -EINVAL;
-		hl = (size_t)(colon - s);
-	}
-	if (hl == 0 || hl >= hostlen)
-		return -EINVAL;
-	for (size_t i = 0; i < hl; i++)
-		if (isspace((unsigned char)h[i]))
-			return -EINVAL;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1 || p == 0 || p > 65535)
-		return -EINVAL;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	*port = (uint16_t)p;
-	return 0;
-}
-
 static int parse_bool(const char *v, bool *out)
 {
 	static const char *const yes[] = { "true", "yes", "on", "1" };
@@ -316,7 +280,7 @@ static int conf_set_value(struct conf *c, const struct conf_key *k, const char *
 		char host[256];
 		uint16_t port;
 
-		if (conf_parse_addr(value, host, sizeof(host), &port))
+		if (addr_parse(value, host, sizeof(host), &port))
 			BAD("key '%s': '%s' is not HOST:PORT (port 1-65535; IPv6 as [::1]:7420)",
 			    k->name, value);
 		goto store_string;

@@ -82,7 +82,4 @@ void conf_diag_free(struct conf_diag *d);
 /* Prints one line per key: name, type, default, doc (for --help). */
 void conf_print_keys(FILE *out);
 
-/* Parses "host:port" / "[v6]:port"; port 1..65535. 0 or -EINVAL. */
-int conf_parse_addr(const char *s, char *host, size_t hostlen, uint16_t *port);
-
 #endif

@@ -7,7 +7,6 @@
  */
 #include "netsync/primary/sender_int.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -27,9 +26,9 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "conf/conf.h"
 #include "journal/journal.h"
 #include "netsync/roles/state.h"
+#include "netsync/wire/addr.h"
 #include "netsync/wire/proto.h"
 #include "netsync/primary/sentmap.h"
 
@@ -213,76 +212,46 @@ static void sender_take_cb(evutil_socket_t fd, short what, void *arg)
 	sender_pump(arg);
 }
 
-static bool addr_is_loopback(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)sa;
-
-		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-	}
-	if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)sa;
-
-		if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
-			return true;
-		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
-			return in6->sin6_addr.s6_addr[12] == 127;
-	}
-	return false;
-}
-
 int sender_check_peer(const char *peer, bool insecure, char *why, size_t len)
 {
-	struct addrinfo hints = { 0 }, *ai = NULL;
-	char host[256], portstr[8];
-	uint16_t port;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
 	int rc;
 
-	if (conf_parse_addr(peer, host, sizeof(host), &port) < 0) {
+	rc = addr_resolve(peer, 0, &ss, &sslen, NULL);
+	if (rc == -EINVAL) {
 		snprintf(why, len, "bad peer address '%s' (want HOST:PORT)", peer);
 		return -EINVAL;
 	}
-	snprintf(portstr, sizeof(portstr), "%u", port);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV;
-	rc = getaddrinfo(host, portstr, &hints, &ai);
-	if (rc != 0) {
+	if (rc < 0) {
 		/* Maybe resolvable later; the sender retries. */
 		return 0;
 	}
-	rc = 0;
-	if (!insecure && !addr_is_loopback(ai->ai_addr)) {
+	if (!insecure && !addr_is_loopback((struct sockaddr *)&ss)) {
 		snprintf(why, len, "peer %s is not a loopback address and TLS is not "
 			 "part of this build: pass --insecure to replicate in the clear "
 			 "on a network you trust", peer);
-		rc = -EPERM;
+		return -EPERM;
 	}
-	freeaddrinfo(ai);
-	return rc;
+	return 0;
 }
 
 static void sender_connect(struct sender *s)
 {
-	struct addrinfo hints = { 0 }, *ai = NULL;
-	char host[256], portstr[8];
-	uint16_t port;
-	int rc;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	int gai = 0, rc;
 
-	if (conf_parse_addr(s->peer, host, sizeof(host), &port) < 0) {
+	rc = addr_resolve(s->peer, AI_ADDRCONFIG, &ss, &sslen, &gai);
+	if (rc == -EINVAL) {
 		sender_set_error(s, "bad peer address '%s' (want HOST:PORT)", s->peer);
 		log_error("bad peer address; fix --peer", "peer=%s", s->peer);
 		sender_set_state(s, PEER_REFUSED, "bad address");
 		return;
 	}
-	snprintf(portstr, sizeof(portstr), "%u", port);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG;
-	rc = getaddrinfo(host, portstr, &hints, &ai);
-	if (rc != 0) {
-		sender_set_error(s, "cannot resolve peer %s: %s", s->peer, gai_strerror(rc));
-		sender_disconnect(s, gai_strerror(rc));
+	if (rc < 0) {
+		sender_set_error(s, "cannot resolve peer %s: %s", s->peer, gai_strerror(gai));
+		sender_disconnect(s, gai_strerror(gai));
 		return;
 	}
 	/*
@@ -290,22 +259,20 @@ static void sender_connect(struct sender *s)
 	 * store must not be readable by anyone who can reach the port. A
 	 * non-loopback peer needs --insecure in so many words.
 	 */
-	if (!addr_is_loopback(ai->ai_addr) && !s->insecure) {
+	if (!addr_is_loopback((struct sockaddr *)&ss) && !s->insecure) {
 		sender_set_error(s, "peer %s is not a loopback address and TLS is not "
 				 "configured; pass --insecure to replicate in the clear",
 				 s->peer);
 		log_error("refusing to replicate to a non-loopback peer without TLS; "
 			  "use --insecure on a trusted network", "peer=%s", s->peer);
-		freeaddrinfo(ai);
 		sender_set_state(s, PEER_REFUSED, "non-loopback without --insecure");
 		return;
 	}
-	if (!addr_is_loopback(ai->ai_addr))
+	if (!addr_is_loopback((struct sockaddr *)&ss))
 		log_warn("replicating in the clear to a non-loopback peer (--insecure)",
 			 "peer=%s", s->peer);
 	s->bev = bufferevent_socket_new(s->base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (!s->bev) {
-		freeaddrinfo(ai);
 		sender_disconnect(s, "out of memory");
 		return;
 	}
@@ -321,8 +288,7 @@ static void sender_connect(struct sender *s)
 		log_warn("cannot raise the socket write size; sending in 16 KiB steps",
 			 "peer=%s", s->peer);
 	sender_set_state(s, PEER_CONNECTING, "connect");
-	rc = bufferevent_socket_connect(s->bev, ai->ai_addr, (int)ai->ai_addrlen);
-	freeaddrinfo(ai);
+	rc = bufferevent_socket_connect(s->bev, (struct sockaddr *)&ss, (int)sslen);
 	if (rc < 0) {
 		sender_set_error(s, "cannot connect to %s: %s", s->peer, strerror(errno));
 		sender_disconnect(s, "connect failed");
