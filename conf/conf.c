@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "common/size.h"
 #include "netsync/wire/addr.h"
@@ -153,14 +154,8 @@ static void diag_vadd(struct conf_diag *d, bool warning, const char *file, int l
 
 	if (!d)
 		return;
-	if (d->n == d->cap) {
-		int cap = d->cap ? d->cap * 2 : 8;
-		void *v = realloc(d->v, (size_t)cap * sizeof(*d->v));
-		if (!v)
-			return;
-		d->v = v;
-		d->cap = cap;
-	}
+	if (ARRAY_GROW(d->v, d->cap, d->n + 1, 8) < 0)
+		return;
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	e = &d->v[d->n++];
@@ -176,7 +171,7 @@ static void diag_vadd(struct conf_diag *d, bool warning, const char *file, int l
 
 void conf_diag_print(FILE *out, const struct conf_diag *d)
 {
-	for (int i = 0; i < d->n; i++) {
+	for (size_t i = 0; i < d->n; i++) {
 		const struct conf_error *e = &d->v[i];
 
 		if (e->file && e->line)
@@ -192,7 +187,7 @@ void conf_diag_print(FILE *out, const struct conf_diag *d)
 
 void conf_diag_free(struct conf_diag *d)
 {
-	for (int i = 0; i < d->n; i++) {
+	for (size_t i = 0; i < d->n; i++) {
 		free(d->v[i].file);
 		free(d->v[i].key);
 		free(d->v[i].msg);

@@ -48,7 +48,7 @@ struct conf_error {
 
 struct conf_diag {
 	struct conf_error *v;
-	int n, cap;
+	size_t n, cap;
 	int n_errors;		/* entries that are not warnings */
 	/* Set by the caller before loading: a directory that does not exist
 	 * yet is a warning, not an error (`config check` without --for: the

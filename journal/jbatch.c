@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "journal/journal.h"
 #include "journal/journal_int.h"
@@ -90,19 +91,9 @@ static int jbatch_read_recs(struct journal *j, const struct jseg_info *segs, siz
 				len = -EBADMSG;
 				break;
 			}
-			if (raw_len + (size_t)len > raw_cap) {
-				size_t ncap = raw_cap ? raw_cap * 2 : 256 * 1024;
-				uint8_t *np;
-
-				while (ncap < raw_len + (size_t)len)
-					ncap *= 2;
-				np = realloc(jb->raw, ncap);
-				if (!np) {
-					len = -ENOMEM;
-					break;
-				}
-				jb->raw = np;
-				raw_cap = ncap;
+			if (ARRAY_GROW(jb->raw, raw_cap, raw_len + (size_t)len, 256 * 1024) < 0) {
+				len = -ENOMEM;
+				break;
 			}
 			memcpy(jb->raw + raw_len, rec, (size_t)len);
 			raw_len += (size_t)len;
@@ -305,15 +296,8 @@ static int jbatch_inflight_add(struct journal *j, uint64_t end, uint64_t bytes)
 {
 	if (journal_fail_inflight)
 		return journal_fail_inflight;
-	if (j->n_inflight == j->cap_inflight) {
-		size_t ncap = j->cap_inflight ? j->cap_inflight * 2 : 8;
-		struct jinflight *ni = realloc(j->inflight, ncap * sizeof(*ni));
-
-		if (!ni)
-			return -ENOMEM;
-		j->inflight = ni;
-		j->cap_inflight = ncap;
-	}
+	if (ARRAY_GROW(j->inflight, j->cap_inflight, j->n_inflight + 1, 8) < 0)
+		return -ENOMEM;
 	j->inflight[j->n_inflight++] = (struct jinflight){ end, bytes };
 	return 0;
 }

@@ -84,7 +84,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/clock.h"
+#include "common/fsutil.h"
 #include "common/log.h"
 #include "journal/journal_int.h"
 #include "journal/jrec.h"
@@ -303,47 +305,23 @@ int journal_notify_fd(struct journal *j)
 
 static int jbuf_reserve(struct jbuf *b, size_t more)
 {
-	if (b->len + more > b->cap) {
-		size_t ncap = b->cap ? b->cap : 64 * 1024;
-		uint8_t *np;
-
-		while (ncap < b->len + more)
-			ncap *= 2;
-		np = realloc(b->p, ncap);
-		if (!np)
-			return -ENOMEM;
-		b->p = np;
-		b->cap = ncap;
-	}
-	return 0;
+	if (more > SIZE_MAX - b->len)
+		return -ENOMEM;
+	return ARRAY_GROW(b->p, b->cap, b->len + more, 64 * 1024);
 }
 
 static int jbuf_add_break(struct jbuf *b, uint64_t first_seq)
 {
-	if (b->nbrk == b->capbrk) {
-		size_t ncap = b->capbrk ? b->capbrk * 2 : 4;
-		struct jbuf_break *nb = realloc(b->brk, ncap * sizeof(*nb));
-
-		if (!nb)
-			return -ENOMEM;
-		b->brk = nb;
-		b->capbrk = ncap;
-	}
+	if (ARRAY_GROW(b->brk, b->capbrk, b->nbrk + 1, 4) < 0)
+		return -ENOMEM;
 	b->brk[b->nbrk++] = (struct jbuf_break){ b->len, first_seq };
 	return 0;
 }
 
 static int journal_segs_push(struct journal *j, uint64_t first_seq)
 {
-	if (j->nsegs == j->capsegs) {
-		size_t ncap = j->capsegs ? j->capsegs * 2 : 8;
-		struct jseg_info *ns = realloc(j->segs, ncap * sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		j->segs = ns;
-		j->capsegs = ncap;
-	}
+	if (ARRAY_GROW(j->segs, j->capsegs, j->nsegs + 1, 8) < 0)
+		return -ENOMEM;
 	j->segs[j->nsegs++] = (struct jseg_info){ first_seq, first_seq - 1, JSEG_HDR };
 	j->disk_bytes += JSEG_HDR;
 	return 0;
@@ -482,7 +460,7 @@ static int journal_write_out(struct journal *j, const struct jbuf *b)
 	}
 	if (fdatasync(j->seg_fd) < 0)
 		return -errno;
-	if (newseg && fsync(j->dirfd) < 0)
+	if (newseg && fsutil_sync_dirfd(j->dirfd) < 0)
 		return -errno;
 	return 0;
 }
@@ -1138,15 +1116,8 @@ static int journal_recover_rec(const uint8_t *rec, size_t len, uint64_t seq, voi
 		return 0;
 	if (!r->first_seq)
 		r->first_seq = seq;
-	if (r->n == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 64;
-		struct jpending_mark *nm = realloc(r->marks, ncap * sizeof(*nm));
-
-		if (!nm)
-			return -ENOMEM;
-		r->marks = nm;
-		r->cap = ncap;
-	}
+	if (ARRAY_GROW(r->marks, r->cap, r->n + 1, 64) < 0)
+		return -ENOMEM;
 	r->marks[r->n].type = jr.op.type;
 	r->marks[r->n].when = jr.op.mtime;
 	r->marks[r->n].path = strdup(jr.op.path);
