@@ -275,10 +275,9 @@ static void jbatch_barrier_incomplete_locked(struct journal *j, uint64_t floor, 
 /* Files one batch may take: journal_batch_files, and never more than a
  * sixteenth of the open-file limit. A batch keeps its fds until the peer
  * acks it and up to three are out at once (two unacked, one streaming),
- * so batches hold at most a quarter (netsync/sender.c also stops taking
+ * so batches hold at most a quarter (netsync/primary/sender.c also stops taking
  * past that); the fs keeps its inode table within what is left
- * (fs/evict.c). With a quarter per batch, a replicating mount at 600 fds
- * ran out while copying 3,000 files. */
+ * (fs/evict.c). */
 static size_t jbatch_file_cap(void)
 {
 	size_t cap = journal_batch_files ? journal_batch_files : 1;
@@ -528,8 +527,7 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	 * The paths are resolved: namespace ops may run again. Waiting for the
 	 * group commit that makes the batch's records readable and durable
 	 * happens without the ns lock, so creates and renames are not held
-	 * up by every batch's commit (they were, and a copy into a
-	 * replicating mount ran several times slower than a local one).
+	 * up by every batch's commit.
 	 */
 	journal_ns_unlock(j);
 	pthread_mutex_lock(&j->mu);

@@ -2,7 +2,7 @@
  * journal_int — the journal's private state, shared by its own sources
  * (journal.c: lifecycle, append, marks, commit; jbatch.c: batches, acks;
  * jpending.c: recovery of marks, offline listing) and its unit tests.
- * Nothing outside netsync/journal*.c, jbatch.c, jpending.c includes it.
+ * Nothing outside journal/ and tests/unit/journal/ includes it.
  */
 #ifndef TWINFS_JOURNAL_INT_H
 #define TWINFS_JOURNAL_INT_H

@@ -1,8 +1,9 @@
 /*
  * sender — streams the journal to the peer over one TCP connection.
- * Owns the connection (a bufferevent), the batches in flight and the buffer
- * pool for file data. Runs only on the primary thread's event_base; it
- * touches the journal through netsync/journal.h (thread-safe) and never
+ * Owns the connection (a bufferevent), its state machine and the batches
+ * in flight; the data of a batch is sender_data.c's, walks of the store
+ * sender_walk.c's. Runs only on the primary thread's event_base; it
+ * touches the journal through journal/journal.h (thread-safe) and never
  * blocks: connects, reads and writes are all driven by the loop.
  */
 #include "netsync/primary/sender_int.h"
@@ -44,25 +45,20 @@
  * peer (a sync-mode fsync, `twinfs sync`). Why: every batch costs a fixed
  * set of synchronous disk writes on both nodes (the BATCH record's group
  * commit and the ack file here; a syncfs or fsyncs plus STATE/applied on
- * the peer), whatever its size. Taking one every TAKE_INTERVAL_S while a
- * copy of 10,000 small files runs made ~50 batches/s; measured with perf
- * trace -s on the mount (10,000 small files, 499 MB): 1138 ack-file
- * fsyncs and 3055 journal fdatasyncs in 25 s, and cp spent 42 s of its
- * 64 s in read() of its source, queued behind those flushes on the disk
- * both nodes share. Holding the next take until an ack arrives makes
- * the batch size follow the peer's sync time instead (self-clocking, as
- * TCP's Nagle/delayed-ack pairing): a slow sync yields one large batch,
- * not many small ones. Two, not one: while the peer syncs batch N it
+ * the peer), whatever its size, and a copy into the mount queues its own
+ * reads behind those flushes on a disk both nodes share. Holding the next
+ * take until an ack arrives makes the batch size follow the peer's sync
+ * time instead (self-clocking, as TCP's Nagle/delayed-ack pairing): a slow
+ * sync yields one large batch, not many small ones. Two, not one: while the peer syncs batch N it
  * already applies N+1, so its apply and its sync still overlap. Waiters
  * bypass the hold, so sync-mode latency is unchanged.
- * On loopback the peer acked each small batch within the 20 ms anyway, so
- * the hold alone changed nothing (610 vs 618 batches): a stream that is
- * busy (a take less than TAKE_BUSY_AFTER_S ago) is also taken at most
- * every TAKE_BUSY_INTERVAL_S. The first change after a quiet spell still
- * goes out after TAKE_INTERVAL_S, so async lag stays ~20 ms for sparse
- * changes and at most ~250 ms more during a bulk copy. Measured, same
- * copy: 60-72 batches, ~150 fsyncs and ~60 syncfs instead of ~4000 and
- * ~330 on the two nodes together.
+ * A peer that acks each batch within TAKE_INTERVAL_S (loopback) defeats
+ * the hold alone, so a stream that is busy (a take less than
+ * TAKE_BUSY_AFTER_S ago) is also taken at most every
+ * TAKE_BUSY_INTERVAL_S. The first change after a quiet spell still goes
+ * out after TAKE_INTERVAL_S, so async lag stays TAKE_INTERVAL_S for
+ * sparse changes and at most TAKE_BUSY_INTERVAL_S more during a bulk
+ * copy. The measurements behind both: docs/benchmarks.md.
  */
 #define TAKE_AHEAD	2
 #define TAKE_BUSY_AFTER_S	0.5
@@ -281,8 +277,7 @@ static void sender_connect(struct sender *s)
 	/*
 	 * libevent writes at most 16 KiB per write event by default: one
 	 * writev and one trip through the loop per 16 KiB, and as many small
-	 * reads on the peer (measured: serve made 124,000 readv calls for
-	 * 499 MB). Let one event write what the socket takes.
+	 * reads on the peer. Let one event write what the socket takes.
 	 */
 	if (bufferevent_set_max_single_write(s->bev, SEND_MAX_WRITE) < 0)
 		log_warn("cannot raise the socket write size; sending in 16 KiB steps",
@@ -626,8 +621,8 @@ static int sender_take(struct sender *s)
 		return 0;
 	/* Every file of a batch holds an fd until the peer acks the batch:
 	 * even a sync must not take batches past its share of the open-file
-	 * limit (it made a mount at 600 fds run out while syncing 3,000
-	 * small files, every batch of them in flight). */
+	 * limit, or syncing many small files, every batch of them in flight,
+	 * runs the mount out of fds. */
 	if (s->inflight_batches > 0 && s->inflight_files >= sender_file_budget())
 		return 0;
 	now = clock_mono_s();

@@ -223,7 +223,7 @@ int sender_put_scan(struct sender *s, struct evbuffer *out,
  * A baseline also deletes. When the walk leaves a directory it sends the
  * names it found there (PRUNE, after the entries and before the
  * directory's ATTR); the peer removes every other entry of its copy,
- * whole subtrees included (netsync/receiver.c, receiver_prune). The same
+ * whole subtrees included (netsync/secondary/receiver.c, receiver_prune). The same
  * ordering argument holds: a name created here after the walk read the
  * directory may be removed on the peer, and its CREATE, with a higher
  * seq, follows.

@@ -1,5 +1,5 @@
 /*
- * Unit tests for netsync/journal against real files in a mkdtemp dir:
+ * Unit tests for journal/ against real files in a mkdtemp dir:
  * record order and seqs, reopen, torn-tail recovery, ack trimming, the size
  * limit, batches (take/requeue/rewind/max_bytes, paths as of the batch),
  * barrier + wait_acked with an acking thread, durability marks per epoch,
