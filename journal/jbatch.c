@@ -468,9 +468,12 @@ static int jbatch_collect_files(struct journal *j, struct jtake *t, struct jbatc
 			 * evicted after a move to another directory. */
 			log_warn("journal cannot name a dirty file that was moved; "
 				 "the store will be rescanned", "ino=%" PRIu64, t->taken[i].ino);
-			if (journal_needs_scan_locked(j, "") < 0)
-				log_error("journal cannot record a rescan; resync the peer",
-					  "ino=%" PRIu64, t->taken[i].ino);
+			if (journal_needs_scan_locked(j, "") < 0) {
+				log_warn("journal cannot record a rescan yet; the next "
+					 "batch records it", "ino=%" PRIu64, t->taken[i].ino);
+				j->rescan_owed = true;
+				journal_notify_locked(j);
+			}
 		} else if (rc != -ENOENT) {
 			log_warn("journal cannot resolve a dirty file; dropping it",
 				 "ino=%" PRIu64 " err=%s", t->taken[i].ino, strerror(-rc));

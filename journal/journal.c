@@ -670,9 +670,10 @@ int64_t journal_needs_scan_locked(struct journal *j, const char *path)
 }
 
 /*
- * Records were lost in the middle of the journal (recovery dropped the
- * segments after a hole): only a rescan of the whole store is sure to
- * cover what they said. The flag outlives a failed append; journal_open
+ * A rescan of the whole store is owed when records were lost in the middle
+ * of the journal (recovery dropped the segments after a hole) or a
+ * NEEDS_SCAN could not be appended when it was needed: only it is sure to
+ * cover what is missing. The flag outlives a failed append; journal_open
  * tries first, every take_batch again before its BATCH record (and fails
  * until it succeeds), journal_close last, so the rescan is never dropped
  * in silence.
@@ -1149,11 +1150,14 @@ static void journal_recover_lost(const char *path, const char *why, void *arg)
 		 * may be lost: the sender walks it (creates it, sends all it
 		 * holds, removes names only the peer has), after every record
 		 * kept from before and before any new one. */
-		if (journal_needs_scan_locked(j, path) < 0)
-			log_error("journal cannot record a walk after recovery; resync "
-				  "the peer", "path=%s", path);
-		else
+		if (journal_needs_scan_locked(j, path) < 0) {
+			/* A rescan of the whole store covers the walk. */
+			log_warn("journal cannot record a walk after recovery; the whole "
+				 "store will be rescanned", "path=%s", path);
+			j->rescan_owed = true;
+		} else {
 			j->recover_walks++;
+		}
 		return;
 	}
 	snprintf(full, sizeof full, "%s%s%s", j->store, path[0] ? "/" : "", path);
@@ -1369,7 +1373,8 @@ static int journal_start(struct journal *j, const struct jseg_scan *scan)
 
 	pthread_mutex_lock(&j->mu);
 	/* Records were lost in the middle: only a full rescan is safe. */
-	j->rescan_owed = scan->lost;
+	if (scan->lost)
+		j->rescan_owed = true;
 	rc = journal_rescan_locked(j);
 	if (rc < 0)
 		log_warn("journal cannot record the rescan that lost records need yet; "

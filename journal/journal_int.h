@@ -117,9 +117,9 @@ struct journal {
 	bool closing;
 	bool overflow;			/* size limit hit: ops become needs-scan */
 	bool rotate_next;		/* next record starts a new segment */
-	/* Recovery dropped segments after a hole, and the NEEDS_SCAN of the
-	 * whole store it owes is not appended yet: those segments are gone,
-	 * so this is the only memory of it (journal_rescan_locked). */
+	/* A NEEDS_SCAN of the whole store is owed and not appended yet
+	 * (recovery dropped segments after a hole, or a NEEDS_SCAN failed to
+	 * append): the only memory of it (journal_rescan_locked). */
 	bool rescan_owed;
 
 	struct jseg_info *segs;		/* live segments, including buffered bytes */
