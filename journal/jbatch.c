@@ -1,5 +1,5 @@
 /*
- * jbatch — the sender's side of the journal (netsync/journal.h): taking
+ * jbatch — the sender's side of the journal (journal/journal.h): taking
  * batches, putting them back, acks, rewinds and the end of an epoch.
  * Runs on the sender (primary) thread; shares struct journal with
  * journal.c through journal_int.h. Reads segment files, writes only the

@@ -1,7 +1,8 @@
 /*
  * journal_int — the journal's private state, shared by its own sources
- * (journal.c: lifecycle, append, marks, commit; jbatch.c: batches, acks;
- * jpending.c: recovery of marks, offline listing) and its unit tests.
+ * (journal.c: append, marks, commit; jopen.c: open, recovery, close;
+ * jbatch.c: batches, acks; jpending.c: recovery of marks, offline
+ * listing) and its unit tests.
  * Nothing outside journal/ and tests/unit/journal/ includes it.
  */
 #ifndef TWINFS_JOURNAL_INT_H
@@ -169,7 +170,10 @@ struct journal {
 	bool committer_started;
 };
 
-/* journal.c helpers used by jbatch.c and jpending.c (mu held). */
+/* journal.c: the committer thread's body, started by journal_open (jopen.c). */
+void *journal_committer(void *arg);
+
+/* journal.c helpers used by jbatch.c, jopen.c and jpending.c (mu held). */
 int64_t journal_append_locked(struct journal *j, const struct journal_op *op,
 			      bool bypass_limit);
 int journal_wait_durable_locked(struct journal *j, uint64_t seq);
