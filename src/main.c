@@ -2,7 +2,8 @@
  * twinfs — entry point: dispatches `twinfs SUBCOMMAND ...` from one table.
  * Each subcommand is a NAME_cmd.c whose entry point is NAME_cmd_main(), in
  * the module it drives: config in conf/, serve in netsync/secondary/,
- * status and sync in netsync/control/, keygen and id in netsync/wire/,
+ * status and sync in netsync/control/, keygen and id in netsync/wire/, verify in
+ * netsync/delta/,
  * bench in bench/; mount and demo
  * here in src/, because they wire several modules together (fs/, journal/,
  * netsync/primary/). Each parses its own options with getopt_long, has
@@ -20,6 +21,7 @@
 #include "conf/conf_cmd.h"
 #include "netsync/control/status_cmd.h"
 #include "netsync/control/sync_cmd.h"
+#include "netsync/delta/verify_cmd.h"
 #include "netsync/secondary/serve_cmd.h"
 #include "netsync/wire/keygen_cmd.h"
 #include "src/demo_cmd.h"
@@ -33,6 +35,7 @@ static const struct cli_command commands[] = {
 	{ "status", status_cmd_main, "show the state of a mount or serve daemon" },
 	{ "demo", demo_cmd_main, "run a replicated pair on this machine and show it working" },
 	{ "bench", bench_cmd_main, "copy and IO benchmarks on folders and mounts" },
+	{ "verify", verify_cmd_main, "prove two trees (or a mount and its peer) are equal" },
 	{ "keygen", keygen_cmd_main, "make the keys that secure the link between the nodes" },
 	{ "id", id_cmd_main, "print this node's id, which the peer pins" },
 	{ NULL, NULL, NULL },

@@ -50,6 +50,7 @@ struct primary {
 	uint32_t sync_timeout_s;
 	bool insecure;
 	struct tls_ctx *tls;	/* the link's keys; NULL: plaintext */
+	struct tls_opts tls_opts;	/* where they came from (for `twinfs verify`) */
 
 	pthread_t thread;
 	struct event_base *base;
@@ -137,10 +138,16 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_str(w, "last_error", ss.last_error[0] ? ss.last_error : NULL);
 	ctljson_bool(w, "insecure", p->insecure);
 	ctljson_str(w, "tls", p->tls ? tls_ctx_mode(p->tls) : NULL);
+	/* where the keys are (never the keys): `twinfs verify --state` opens
+	 * its own connection to the peer with them */
+	ctljson_str(w, "tls_psk_file", p->tls ? p->tls_opts.psk_file : NULL);
+	ctljson_str(w, "tls_cert", p->tls ? p->tls_opts.cert : NULL);
+	ctljson_str(w, "tls_key", p->tls ? p->tls_opts.key : NULL);
+	ctljson_str(w, "tls_peer_ids", p->tls ? p->tls_opts.peer_ids : NULL);
+	ctljson_str(w, "store", p->store_dir);
 	ctljson_end(w);
 }
 
-/* Everything made so far is on the peer: no records or data left. */
 /* ---- sync waiters ---- */
 
 static void primary_arm_poll(struct primary *p)
@@ -390,9 +397,9 @@ int primary_start(struct journal *j, const struct conf *c,
 	int rc;
 
 	struct tls_ctx *tls = NULL;
+	struct tls_opts to = { 0 };
 
 	if (c->peer && c->peer[0]) {
-		struct tls_opts to;
 		char why[512];
 
 		rc = tls_opts_init(&to, c->state, c->psk_file, c->tls_cert, c->tls_key,
@@ -414,6 +421,14 @@ int primary_start(struct journal *j, const struct conf *c,
 		return -ENOMEM;
 	}
 	p->tls = tls;
+	p->tls_opts = to;
+	/* the copy's pointers must name its own buffers */
+	if (to.cert)
+		p->tls_opts.cert = p->tls_opts.cert_buf;
+	if (to.key)
+		p->tls_opts.key = p->tls_opts.key_buf;
+	if (to.peer_ids)
+		p->tls_opts.peer_ids = p->tls_opts.ids_buf;
 	p->stop_fd = -1;
 	p->j = j;
 	p->mode = c->mode;

@@ -40,6 +40,7 @@
 #include "netsync/wire/tls.h"
 #include "netsync/secondary/gate.h"
 #include "netsync/secondary/receiver.h"
+#include "netsync/secondary/verifier.h"
 #include "netsync/roles/state.h"
 #include "netsync/secondary/syncer.h"
 
@@ -88,6 +89,7 @@ struct serve {
 	struct event *tick, *sigterm, *sigint;
 	struct receiver *recv;
 	struct gate *gate;	/* connections not yet admitted */
+	struct verifier *verifier;	/* a `twinfs verify` being answered */
 	struct syncer *syncer;	/* syncfs off the loop */
 	uint64_t commit_seq;	/* sync thread only: last seq recorded */
 	struct state_node node;
@@ -626,8 +628,23 @@ static void serve_refuse(evutil_socket_t fd, uint32_t code, const char *text)
 static int serve_admit_cb(void *arg, struct gate_conn *c, const struct proto_frame *hello)
 {
 	struct serve *s = arg;
+	struct proto_hello h;
 
-	if (s->state != PEER_NONE || s->stopping)
+	if (s->stopping)
+		return -EBUSY;
+	if (proto_decode_hello(hello, &h) == 0 && h.role == PROTO_ROLE_VERIFIER &&
+	    h.version == PROTO_VERSION) {
+		/* reads the store only: beside the primary, one at a time */
+		if (s->verifier && !verifier_done(s->verifier))
+			return -EBUSY;
+		verifier_free(s->verifier);
+		s->verifier = NULL;
+		proto_frame_consume(c->in, hello);
+		if (verifier_start(s->base, s->o->store, c, &s->verifier) < 0)
+			log_error("cannot start a verifier", "peer=%s", c->peer);
+		return 0;
+	}
+	if (s->state != PEER_NONE)
 		return -EBUSY;
 	s->bev = c->bev;
 	s->in = c->in;
@@ -711,6 +728,10 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 	int rc;
 
 	gate_tick(s->gate, now);
+	if (s->verifier && verifier_done(s->verifier)) {
+		verifier_free(s->verifier);
+		s->verifier = NULL;
+	}
 	/* quiet for a second: write STATE/applied clean (see receiver_idle) */
 	if (now - s->last_rx_ns >= 1000000000ull && (rc = receiver_idle(s->recv)) < 0)
 		log_error("cannot update STATE/applied", "state=%s err=\"%s\"", s->o->state,
@@ -979,6 +1000,7 @@ out_events:
 out_lis:
 	evconnlistener_free(s.lis);
 out_syncer:
+	verifier_free(s.verifier);
 	gate_free(s.gate);
 	s.gate = NULL;
 	{

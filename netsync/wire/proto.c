@@ -26,7 +26,8 @@ static const char *const proto_type_names[] = {
 	[PROTO_ATTR] = "ATTR", [PROTO_BATCH_END] = "BATCH_END",
 	[PROTO_ACK] = "ACK", [PROTO_HEARTBEAT] = "HEARTBEAT",
 	[PROTO_GOODBYE] = "GOODBYE", [PROTO_ERROR] = "ERROR",
-	[PROTO_PRUNE] = "PRUNE",
+	[PROTO_PRUNE] = "PRUNE", [PROTO_ENTRY] = "ENTRY",
+	[PROTO_ENTRIES_END] = "ENTRIES_END",
 };
 
 static const char *const proto_err_names[] = {
@@ -81,7 +82,7 @@ int proto_hdr_parse(const uint8_t *buf, struct proto_hdr *h)
 	h->len = wire_rd32(buf + 8);
 	h->clen = wire_rd32(buf + 12);
 	h->check = wire_rd64(buf + 16);
-	if (h->type < PROTO_HELLO || h->type > PROTO_PRUNE)
+	if (h->type < PROTO_HELLO || h->type > PROTO_ENTRIES_END)
 		return -EBADMSG;
 	if (h->len > proto_max_payload(h->type))
 		return -EBADMSG;
@@ -631,5 +632,101 @@ int proto_decode_error(const struct proto_frame *f, struct proto_error *m)
 	wire_reader_init(&r, f->payload, f->h.len);
 	wire_get_u32(&r, &m->code);
 	wire_get_str(&r, PROTO_TEXT_MAX, &m->text, NULL);
+	return wire_reader_done(&r);
+}
+
+#define ENTRY_FIXED (4 + 4 + 4 + 8 + 8 + 8 + 4 + 16 + 16 + 4)
+
+int proto_encode_entry(struct evbuffer *out, const struct proto_entry *m)
+{
+	struct proto_out o;
+	size_t plen;
+	int rc;
+
+	if (!m->path || !*m->path || !proto_strlen_ok(m->path, PROTO_PATH_MAX) ||
+	    !proto_strlen_ok(m->target, PROTO_PATH_MAX) ||
+	    !proto_strlen_ok(m->link, PROTO_PATH_MAX))
+		return -EINVAL;
+	plen = ENTRY_FIXED + wire_str_size(m->path) + wire_str_size(m->target) +
+	       wire_str_size(m->link);
+	rc = proto_out_begin(out, &o, plen);
+	if (rc < 0)
+		return rc;
+	wire_put_u32(&o.w, m->mode);
+	wire_put_u32(&o.w, m->uid);
+	wire_put_u32(&o.w, m->gid);
+	wire_put_u64(&o.w, m->size);
+	wire_put_u64(&o.w, (uint64_t)m->mtime_ns);
+	wire_put_u64(&o.w, m->rdev);
+	wire_put_u32(&o.w, m->n_xattrs);
+	wire_put_bytes(&o.w, m->xattrs, 16);
+	wire_put_bytes(&o.w, m->hash, 16);
+	wire_put_u32(&o.w, m->err);
+	wire_put_str(&o.w, m->path);
+	wire_put_str(&o.w, m->target);
+	wire_put_str(&o.w, m->link);
+	return proto_out_end(out, &o, PROTO_ENTRY, plen, plen);
+}
+
+int proto_decode_entry(const struct proto_frame *f, struct proto_entry *m)
+{
+	const uint8_t *b;
+	struct wire_reader r;
+	uint64_t mt;
+	size_t n;
+
+	if (f->h.type != PROTO_ENTRY)
+		return -EBADMSG;
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, f->payload, f->h.len);
+	wire_get_u32(&r, &m->mode);
+	wire_get_u32(&r, &m->uid);
+	wire_get_u32(&r, &m->gid);
+	wire_get_u64(&r, &m->size);
+	wire_get_u64(&r, &mt);
+	m->mtime_ns = (int64_t)mt;
+	wire_get_u64(&r, &m->rdev);
+	wire_get_u32(&r, &m->n_xattrs);
+	if (wire_get_bytes(&r, 16, &b) == 0)
+		memcpy(m->xattrs, b, 16);
+	if (wire_get_bytes(&r, 16, &b) == 0)
+		memcpy(m->hash, b, 16);
+	wire_get_u32(&r, &m->err);
+	n = 0;
+	wire_get_str(&r, PROTO_PATH_MAX, &m->path, &n);
+	if (r.err == 0 && n == 0)
+		return -EBADMSG;
+	n = 0;
+	wire_get_str(&r, PROTO_PATH_MAX, &m->target, &n);
+	if (n == 0)
+		m->target = NULL;
+	n = 0;
+	wire_get_str(&r, PROTO_PATH_MAX, &m->link, &n);
+	if (n == 0)
+		m->link = NULL;
+	return wire_reader_done(&r);
+}
+
+int proto_encode_entries_end(struct evbuffer *out, uint64_t count, uint32_t err)
+{
+	struct proto_out o;
+	int rc = proto_out_begin(out, &o, 12);
+
+	if (rc < 0)
+		return rc;
+	wire_put_u64(&o.w, count);
+	wire_put_u32(&o.w, err);
+	return proto_out_end(out, &o, PROTO_ENTRIES_END, 12, 12);
+}
+
+int proto_decode_entries_end(const struct proto_frame *f, uint64_t *count, uint32_t *err)
+{
+	struct wire_reader r;
+
+	if (f->h.type != PROTO_ENTRIES_END)
+		return -EBADMSG;
+	wire_reader_init(&r, f->payload, f->h.len);
+	wire_get_u64(&r, count);
+	wire_get_u32(&r, err);
 	return wire_reader_done(&r);
 }

@@ -42,12 +42,15 @@ enum proto_type {
 	PROTO_GOODBYE = 8,
 	PROTO_ERROR = 9,
 	PROTO_PRUNE = 10,
+	PROTO_ENTRY = 11,	/* verify: one entry of the secondary's store */
+	PROTO_ENTRIES_END = 12,	/* verify: the walk's end, count and outcome */
 };
 
 enum proto_role {
 	PROTO_ROLE_PRIMARY = 1,
 	PROTO_ROLE_SECONDARY = 2,
 	PROTO_ROLE_MIRROR = 3,
+	PROTO_ROLE_VERIFIER = 4,	/* reads the secondary's inventory, writes nothing */
 };
 
 /* HELLO flags. */
@@ -131,6 +134,24 @@ struct proto_error {
 	const char *text;
 };
 
+/* ENTRY: one entry of a tree, as `twinfs verify` compares them
+ * (netsync/delta/inventory.h): every attribute the stores must agree on,
+ * read fresh, with content and xattrs as XXH3-128 digests. */
+struct proto_entry {
+	const char *path;	/* tree-relative, never "" (the root is left out) */
+	uint32_t mode, uid, gid;	/* st_mode: type and permission bits */
+	uint64_t size;
+	int64_t mtime_ns;
+	uint64_t rdev;		/* devices */
+	const char *target;	/* symlinks; NULL otherwise */
+	const char *link;	/* a further name of an inode: its first name in
+				 * tree order; NULL for the first, or nlink 1 */
+	uint32_t n_xattrs;
+	uint8_t xattrs[16];	/* digest of the sorted names and values */
+	uint8_t hash[16];	/* content digest (regular files) */
+	uint32_t err;		/* errno reading it on the sender's side, 0 */
+};
+
 const char *proto_type_name(unsigned type);
 const char *proto_err_name(unsigned code);
 /* "create", "rename", ... for an enum journal_op_type sent in OP frames. */
@@ -182,6 +203,12 @@ int proto_data_verify(const struct proto_data *m);
 /* Encoders: append one whole frame to OUT. Return 0, -EINVAL (a field over
  * its limit; nothing appended) or -ENOMEM. */
 int proto_encode_hello(struct evbuffer *out, const struct proto_hello *m);
+int proto_encode_entry(struct evbuffer *out, const struct proto_entry *m);
+int proto_decode_entry(const struct proto_frame *f, struct proto_entry *m);
+/* ENTRIES_END: COUNT entries were sent; ERR is 0, or the errno that
+ * stopped the walk (the inventory is then incomplete). */
+int proto_encode_entries_end(struct evbuffer *out, uint64_t count, uint32_t err);
+int proto_decode_entries_end(const struct proto_frame *f, uint64_t *count, uint32_t *err);
 int proto_encode_op(struct evbuffer *out, uint64_t seq, const struct journal_op *op);
 int proto_encode_attr(struct evbuffer *out, const struct proto_attr *m);
 int proto_encode_prune(struct evbuffer *out, const struct proto_prune *m);

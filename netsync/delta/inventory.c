@@ -1,0 +1,462 @@
+/*
+ * inventory — builds the inventory of a tree (inventory.h) by a walk with
+ * *at calls below one directory fd, and compares two of them. Contents
+ * are read with O_NOFOLLOW|O_NONBLOCK and hashed once per read; xattrs of
+ * entries that must not be opened (symlinks, FIFOs, sockets, devices) are
+ * read through the parent's fd as /proc/self/fd/N/NAME with the l* calls,
+ * which do not follow the last component. Blocking IO on the caller's
+ * thread.
+ */
+#include "netsync/delta/inventory.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "common/array.h"
+
+#define INV_READ_CHUNK (1u << 20)
+#define INV_XATTR_LIST (64u << 10)
+
+int inventory_path_cmp(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		unsigned char ca = (unsigned char)*a, cb = (unsigned char)*b;
+
+		if (ca == cb) {
+			if (!ca)
+				return 0;
+			continue;
+		}
+		/* '/' sorts below every byte but the end */
+		if (ca == '/')
+			ca = 1;
+		if (cb == '/')
+			cb = 1;
+		return ca < cb ? -1 : 1;
+	}
+}
+
+static char *inv_strdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+int inventory_add(struct inventory *inv, const struct proto_entry *e)
+{
+	struct proto_entry c = *e;
+	int rc;
+
+	rc = ARRAY_GROW(inv->e, inv->cap, inv->n + 1, 256);
+	if (rc < 0)
+		return rc;
+	c.path = inv_strdup(e->path);
+	c.target = inv_strdup(e->target);
+	c.link = inv_strdup(e->link);
+	if (!c.path || (e->target && !c.target) || (e->link && !c.link)) {
+		free((char *)c.path);
+		free((char *)c.target);
+		free((char *)c.link);
+		return -ENOMEM;
+	}
+	inv->e[inv->n++] = c;
+	return 0;
+}
+
+void inventory_free(struct inventory *inv)
+{
+	for (size_t i = 0; i < inv->n; i++) {
+		free((char *)inv->e[i].path);
+		free((char *)inv->e[i].target);
+		free((char *)inv->e[i].link);
+	}
+	free(inv->e);
+	memset(inv, 0, sizeof(*inv));
+}
+
+/* ---- the walk ---- */
+
+struct inv_walk {
+	struct inventory *inv;
+	const char *skip;
+	char *buf;		/* INV_READ_CHUNK */
+	/* (dev, ino) of every multiply-linked non-directory, to name the
+	 * link groups after the sort */
+	struct inv_ino { uint64_t dev, ino; size_t idx; } *inos;
+	size_t n_inos, cap_inos;
+};
+
+static void inv_hash_out(XXH128_hash_t h, uint8_t out[16])
+{
+	XXH128_canonical_t c;
+
+	XXH128_canonicalFromHash(&c, h);
+	memcpy(out, c.digest, 16);
+}
+
+/* XXH3-128 of the file NAME in DIRFD; 0 or -errno. */
+static int inv_hash_file(struct inv_walk *w, int dirfd, const char *name,
+			 struct proto_entry *e)
+{
+	XXH3_state_t *st = XXH3_createState();
+	int fd, rc = 0;
+	ssize_t n;
+
+	if (!st)
+		return -ENOMEM;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	XXH3_128bits_reset(st);
+	while ((n = read(fd, w->buf, INV_READ_CHUNK)) > 0) {
+		XXH3_128bits_update(st, w->buf, (size_t)n);
+		w->inv->bytes_read += (uint64_t)n;
+	}
+	if (n < 0)
+		rc = -errno;
+	close(fd);
+	if (rc == 0)
+		inv_hash_out(XXH3_128bits_digest(st), e->hash);
+out:
+	XXH3_freeState(st);
+	return rc;
+}
+
+static int inv_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Digest of every xattr of NAME (a path the l* calls can take): the sorted
+ * names, each followed by its value. */
+static int inv_hash_xattrs(const char *path, struct proto_entry *e)
+{
+	char list[INV_XATTR_LIST], *names[1024], *val = NULL;
+	XXH3_state_t *st;
+	ssize_t len, vlen;
+	size_t n = 0;
+	int rc = 0;
+
+	len = llistxattr(path, list, sizeof(list));
+	if (len < 0)
+		return errno == ENOTSUP ? 0 : -errno;
+	for (char *p = list; p < list + len && n < 1024; p += strlen(p) + 1)
+		names[n++] = p;
+	e->n_xattrs = (uint32_t)n;
+	if (!n)
+		return 0;
+	qsort(names, n, sizeof(names[0]), inv_name_cmp);
+	st = XXH3_createState();
+	val = malloc(65536);
+	if (!st || !val) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	XXH3_128bits_reset(st);
+	for (size_t i = 0; i < n; i++) {
+		vlen = lgetxattr(path, names[i], val, 65536);
+		if (vlen < 0) {
+			rc = -errno;
+			goto out;
+		}
+		XXH3_128bits_update(st, names[i], strlen(names[i]) + 1);
+		XXH3_128bits_update(st, &vlen, sizeof(vlen));
+		XXH3_128bits_update(st, val, (size_t)vlen);
+	}
+	inv_hash_out(XXH3_128bits_digest(st), e->xattrs);
+out:
+	XXH3_freeState(st);
+	free(val);
+	return rc;
+}
+
+/* Records one entry NAME of DIRFD (whose tree path is PATH). */
+static int inv_entry(struct inv_walk *w, int dirfd, const char *name, const char *path,
+		     const struct stat *st)
+{
+	struct proto_entry e = { .path = path, .mode = st->st_mode, .uid = st->st_uid,
+				 .gid = st->st_gid, .mtime_ns = (int64_t)st->st_mtim.tv_sec *
+				 1000000000 + st->st_mtim.tv_nsec };
+	char target[PROTO_PATH_MAX + 1], xpath[64 + PROTO_NAME_MAX];
+	int rc = 0;
+
+	if (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode))
+		e.size = (uint64_t)st->st_size;
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+		e.rdev = st->st_rdev;
+	if (S_ISLNK(st->st_mode)) {
+		ssize_t n = readlinkat(dirfd, name, target, sizeof(target) - 1);
+
+		if (n < 0)
+			rc = -errno;
+		target[n < 0 ? 0 : n] = '\0';
+		e.target = target;
+	}
+	if (!rc && S_ISREG(st->st_mode))
+		rc = inv_hash_file(w, dirfd, name, &e);
+	snprintf(xpath, sizeof(xpath), "/proc/self/fd/%d/%s", dirfd, name);
+	if (!rc)
+		rc = inv_hash_xattrs(xpath, &e);
+	e.err = rc < 0 ? (uint32_t)-rc : 0;
+	if (!S_ISDIR(st->st_mode) && st->st_nlink > 1) {
+		int g = ARRAY_GROW(w->inos, w->cap_inos, w->n_inos + 1, 64);
+
+		if (g < 0)
+			return g;
+		w->inos[w->n_inos++] = (struct inv_ino){ st->st_dev, st->st_ino, w->inv->n };
+	}
+	return inventory_add(w->inv, &e);
+}
+
+static int inv_dir(struct inv_walk *w, int dirfd, const char *prefix)
+{
+	char path[PROTO_PATH_MAX + 1];
+	struct dirent *d;
+	struct stat st;
+	int rc = 0, fd;
+	DIR *dir;
+
+	fd = dup(dirfd);
+	dir = fd < 0 ? NULL : fdopendir(fd);
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	while ((d = readdir(dir)) != NULL && rc == 0) {
+		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+			continue;
+		if (snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "/" : "",
+			     d->d_name) >= (int)sizeof(path))
+			continue;	/* no such path can be in a replica either */
+		if (w->skip && strcmp(path, w->skip) == 0)
+			continue;
+		if (fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;	/* gone while we walked */
+			rc = -errno;
+			break;
+		}
+		rc = inv_entry(w, dirfd, d->d_name, path, &st);
+		if (rc == 0 && S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					 O_CLOEXEC);
+
+			if (sub < 0) {
+				w->inv->e[w->inv->n - 1].err = (uint32_t)errno;
+				continue;
+			}
+			rc = inv_dir(w, sub, path);
+			close(sub);
+		}
+	}
+	closedir(dir);
+	return rc;
+}
+
+static int inv_ino_cmp(const void *a, const void *b)
+{
+	const struct inv_ino *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return 0;
+}
+
+static int inv_entry_cmp(const void *a, const void *b)
+{
+	return inventory_path_cmp(((const struct proto_entry *)a)->path,
+				  ((const struct proto_entry *)b)->path);
+}
+
+void inventory_sort(struct inventory *inv)
+{
+	qsort(inv->e, inv->n, sizeof(*inv->e), inv_entry_cmp);
+}
+
+/* Every name of a link group but the first (in tree order) names the
+ * first: the groups compare by names, not by inode numbers. */
+static int inv_link_groups(struct inv_walk *w)
+{
+	struct inventory *inv = w->inv;
+
+	/* inos[].idx index the unsorted array: resolve to paths first */
+	for (size_t i = 0; i < w->n_inos; i++)
+		w->inos[i].idx = (size_t)(uintptr_t)inv->e[w->inos[i].idx].path;
+	inventory_sort(inv);
+	qsort(w->inos, w->n_inos, sizeof(*w->inos), inv_ino_cmp);
+	for (size_t i = 0; i < w->n_inos;) {
+		size_t j = i;
+		const char *first = (const char *)(uintptr_t)w->inos[i].idx;
+
+		while (j < w->n_inos && inv_ino_cmp(&w->inos[i], &w->inos[j]) == 0) {
+			const char *p = (const char *)(uintptr_t)w->inos[j].idx;
+
+			if (inventory_path_cmp(p, first) < 0)
+				first = p;
+			j++;
+		}
+		for (size_t k = i; k < j; k++) {
+			const char *p = (const char *)(uintptr_t)w->inos[k].idx;
+			struct proto_entry key = { .path = p }, *e;
+
+			if (p == first)
+				continue;
+			e = bsearch(&key, inv->e, inv->n, sizeof(*inv->e), inv_entry_cmp);
+			if (e && !(e->link = strdup(first)))
+				return -ENOMEM;
+		}
+		i = j;
+	}
+	return 0;
+}
+
+int inventory_build(const char *root, const char *skip, struct inventory *inv)
+{
+	struct inv_walk w = { .inv = inv, .skip = skip };
+	int fd, rc;
+
+	memset(inv, 0, sizeof(*inv));
+	w.buf = malloc(INV_READ_CHUNK);
+	if (!w.buf)
+		return -ENOMEM;
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	rc = inv_dir(&w, fd, "");
+	close(fd);
+	if (rc == 0)
+		rc = inv_link_groups(&w);
+out:
+	free(w.buf);
+	free(w.inos);
+	if (rc < 0)
+		inventory_free(inv);
+	return rc;
+}
+
+/* ---- comparison ---- */
+
+static const char *inv_kind(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return "file";
+	case S_IFDIR: return "directory";
+	case S_IFLNK: return "symlink";
+	case S_IFIFO: return "fifo";
+	case S_IFSOCK: return "socket";
+	case S_IFCHR: return "char device";
+	case S_IFBLK: return "block device";
+	default: return "unknown";
+	}
+}
+
+struct inv_cmp {
+	const char *ln, *rn;
+	void (*fn)(const char *path, const char *what, void *arg);
+	void *arg;
+	size_t n;
+};
+
+static void inv_diff(struct inv_cmp *c, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void inv_diff(struct inv_cmp *c, const char *path, const char *fmt, ...)
+{
+	char what[PROTO_PATH_MAX * 2 + 128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	c->n++;
+	c->fn(path, what, c->arg);
+}
+
+static void inv_cmp_entry(struct inv_cmp *c, const struct proto_entry *l,
+			  const struct proto_entry *r)
+{
+	const char *p = l->path;
+
+	if (l->err || r->err) {
+		inv_diff(c, p, "unreadable: %s %s, %s %s", l->err ? strerror((int)l->err) : "ok",
+			 c->ln, r->err ? strerror((int)r->err) : "ok", c->rn);
+		return;
+	}
+	if ((l->mode & S_IFMT) != (r->mode & S_IFMT)) {
+		inv_diff(c, p, "type: %s %s, %s %s", inv_kind(l->mode), c->ln,
+			 inv_kind(r->mode), c->rn);
+		return;
+	}
+	if ((l->mode & 07777) != (r->mode & 07777))
+		inv_diff(c, p, "mode: %04o %s, %04o %s", l->mode & 07777, c->ln,
+			 r->mode & 07777, c->rn);
+	if (l->uid != r->uid || l->gid != r->gid)
+		inv_diff(c, p, "owner: %u:%u %s, %u:%u %s", l->uid, l->gid, c->ln,
+			 r->uid, r->gid, c->rn);
+	if (l->size != r->size)
+		inv_diff(c, p, "size: %" PRIu64 " %s, %" PRIu64 " %s", l->size, c->ln,
+			 r->size, c->rn);
+	else if (memcmp(l->hash, r->hash, 16) != 0)
+		inv_diff(c, p, "content differs (same size)");
+	if (l->mtime_ns != r->mtime_ns)
+		inv_diff(c, p, "mtime: %" PRId64 ".%09" PRId64 " %s, %" PRId64 ".%09" PRId64 " %s",
+			 l->mtime_ns / 1000000000, l->mtime_ns % 1000000000, c->ln,
+			 r->mtime_ns / 1000000000, r->mtime_ns % 1000000000, c->rn);
+	if (l->rdev != r->rdev)
+		inv_diff(c, p, "device: %u:%u %s, %u:%u %s", major(l->rdev), minor(l->rdev),
+			 c->ln, major(r->rdev), minor(r->rdev), c->rn);
+	if ((l->target || r->target) &&
+	    (!l->target || !r->target || strcmp(l->target, r->target) != 0))
+		inv_diff(c, p, "link target: '%s' %s, '%s' %s", l->target ? l->target : "",
+			 c->ln, r->target ? r->target : "", c->rn);
+	if ((l->link || r->link) && (!l->link || !r->link || strcmp(l->link, r->link) != 0))
+		inv_diff(c, p, "hard link: %s%s %s, %s%s %s", l->link ? "a name of " : "separate",
+			 l->link ? l->link : "", c->ln, r->link ? "a name of " : "separate",
+			 r->link ? r->link : "", c->rn);
+	if (l->n_xattrs != r->n_xattrs || memcmp(l->xattrs, r->xattrs, 16) != 0)
+		inv_diff(c, p, "xattrs: %u %s, %u %s (names or values differ)", l->n_xattrs,
+			 c->ln, r->n_xattrs, c->rn);
+}
+
+size_t inventory_compare(const struct inventory *l, const struct inventory *r,
+			 const char *lname, const char *rname,
+			 void (*fn)(const char *path, const char *what, void *arg), void *arg)
+{
+	struct inv_cmp c = { .ln = lname, .rn = rname, .fn = fn, .arg = arg };
+	size_t i = 0, j = 0;
+
+	while (i < l->n || j < r->n) {
+		int d = i == l->n ? 1 : j == r->n ? -1 :
+			inventory_path_cmp(l->e[i].path, r->e[j].path);
+
+		if (d < 0) {
+			inv_diff(&c, l->e[i].path, "only %s (%s)", lname, inv_kind(l->e[i].mode));
+			i++;
+		} else if (d > 0) {
+			inv_diff(&c, r->e[j].path, "only %s (%s)", rname, inv_kind(r->e[j].mode));
+			j++;
+		} else {
+			inv_cmp_entry(&c, &l->e[i], &r->e[j]);
+			i++;
+			j++;
+		}
+	}
+	return c.n;
+}

@@ -1,0 +1,52 @@
+/*
+ * inventory — every entry of a tree with each attribute two replicas must
+ * agree on, read fresh from the disk (content and xattrs hashed with
+ * XXH3-128 every time: a cached hash or an mtime would let bit rot or a
+ * write behind the mount's back pass for equal), and the comparison of two
+ * inventories field by field. The engine of `twinfs verify`; both nodes
+ * build theirs the same way. Plain data and blocking IO; whichever thread
+ * builds an inventory owns it.
+ */
+#ifndef TWINFS_INVENTORY_H
+#define TWINFS_INVENTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "netsync/wire/proto.h"
+
+struct inventory {
+	struct proto_entry *e;	/* sorted in tree order; strings owned */
+	size_t n, cap;
+	uint64_t bytes_read;	/* content hashed while building it */
+};
+
+/* Tree order: byte order with '/' below every other byte, so that a
+ * directory's descendants follow it ("a", "a/x", "a-b"). */
+int inventory_path_cmp(const char *a, const char *b);
+
+/*
+ * Walks ROOT (never following a symlink, never opening a FIFO, socket or
+ * device) and fills INV, sorted, with every entry below the root; skips
+ * the subtree SKIP (relative, may be NULL: e.g. a state dir inside the
+ * tree). An entry that cannot be read is kept with its errno in err.
+ * Returns 0, or -errno if ROOT itself cannot be walked.
+ */
+int inventory_build(const char *root, const char *skip, struct inventory *inv);
+
+/* Appends a copy of E (its strings copied). 0 or -ENOMEM. */
+int inventory_add(struct inventory *inv, const struct proto_entry *e);
+/* Sorts and assigns the link field of hard-linked names (after a build
+ * this is done; after inventory_add of received entries it is not
+ * needed: they arrive with theirs). */
+void inventory_sort(struct inventory *inv);
+void inventory_free(struct inventory *inv);
+
+/* Calls FN once per difference between L (ours) and R (theirs), with the
+ * path and one line saying what differs ("mode: 0644 here, 0600 on the
+ * peer"); LNAME and RNAME name the sides. Returns the count. */
+size_t inventory_compare(const struct inventory *l, const struct inventory *r,
+			 const char *lname, const char *rname,
+			 void (*fn)(const char *path, const char *what, void *arg), void *arg);
+
+#endif

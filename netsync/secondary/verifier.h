@@ -1,0 +1,28 @@
+/*
+ * verifier — answers a `twinfs verify` connection on the secondary: builds
+ * the inventory of the store (netsync/delta/inventory.h) on a thread of its
+ * own, so the primary's stream is not held up, then streams it back as
+ * ENTRY frames and one ENTRIES_END on serve's loop. It only reads the
+ * store. One at a time; serve's loop owns it.
+ */
+#ifndef TWINFS_VERIFIER_H
+#define TWINFS_VERIFIER_H
+
+#include <stdbool.h>
+
+#include <event2/event.h>
+
+#include "netsync/secondary/gate.h"
+
+struct verifier;
+
+/* Takes C (its bufferevent and buffered input) and starts the walk of
+ * STORE. 0, or -errno (C is then closed). */
+int verifier_start(struct event_base *base, const char *store, struct gate_conn *c,
+		   struct verifier **out);
+/* True once everything is written (or the connection failed). */
+bool verifier_done(const struct verifier *v);
+/* Waits for the walk to end, closes, frees. NULL is fine. */
+void verifier_free(struct verifier *v);
+
+#endif
