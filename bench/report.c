@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "bench/json.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/size.h"
 #include "version.h"

@@ -1,7 +1,7 @@
 /*
- * ctljson — flat-object JSON writer/reader used by the control socket (both
- * the daemons' replies and the CLI's parsing of them). Owns nothing but the
- * escaping rules; allocation-free; any thread.
+ * ctljson — the control socket's JSON: replies written through the one
+ * JSON writer (common/json.c) into an evbuffer, and the flat-object reader
+ * the CLI parses them with. Allocation-free; any thread.
  */
 #include "netsync/control/ctljson.h"
 
@@ -11,75 +11,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void ctljson_put(void *arg, const char *s, size_t n)
+{
+	evbuffer_add(arg, s, n);
+}
+
 void ctljson_begin(struct ctljson *j, struct evbuffer *b)
 {
 	j->b = b;
-	j->n = 0;
-	evbuffer_add(b, "{", 1);
-}
-
-static void ctljson_quoted(struct evbuffer *b, const char *s)
-{
-	evbuffer_add(b, "\"", 1);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			evbuffer_add_printf(b, "\\%c", *p);
-		else if (*p == '\n')
-			evbuffer_add(b, "\\n", 2);
-		else if (*p == '\t')
-			evbuffer_add(b, "\\t", 2);
-		else if (*p < 0x20 || *p == 0x7f)
-			evbuffer_add_printf(b, "\\u%04x", *p);
-		else
-			evbuffer_add(b, p, 1);
-	}
-	evbuffer_add(b, "\"", 1);
-}
-
-static void ctljson_key(struct ctljson *j, const char *key)
-{
-	if (j->n++)
-		evbuffer_add(j->b, ",", 1);
-	ctljson_quoted(j->b, key);
-	evbuffer_add(j->b, ":", 1);
+	json_init_sink(&j->w, ctljson_put, b, true);
+	json_object_begin(&j->w);
 }
 
 void ctljson_str(struct ctljson *j, const char *key, const char *val)
 {
-	ctljson_key(j, key);
-	if (val)
-		ctljson_quoted(j->b, val);
-	else
-		evbuffer_add(j->b, "null", 4);
+	json_key(&j->w, key);
+	json_string(&j->w, val);
 }
 
 void ctljson_u64(struct ctljson *j, const char *key, uint64_t val)
 {
-	ctljson_key(j, key);
-	evbuffer_add_printf(j->b, "%" PRIu64, val);
+	json_key(&j->w, key);
+	json_uint(&j->w, val);
 }
 
 void ctljson_i64(struct ctljson *j, const char *key, int64_t val)
 {
-	ctljson_key(j, key);
-	evbuffer_add_printf(j->b, "%" PRId64, val);
+	json_key(&j->w, key);
+	json_int(&j->w, val);
 }
 
 void ctljson_double(struct ctljson *j, const char *key, double val)
 {
-	ctljson_key(j, key);
-	evbuffer_add_printf(j->b, "%.3f", val);
+	json_key(&j->w, key);
+	json_double(&j->w, val);
 }
 
 void ctljson_bool(struct ctljson *j, const char *key, bool val)
 {
-	ctljson_key(j, key);
-	evbuffer_add_printf(j->b, "%s", val ? "true" : "false");
+	json_key(&j->w, key);
+	json_bool(&j->w, val);
 }
 
 void ctljson_end(struct ctljson *j)
 {
-	evbuffer_add(j->b, "}\n", 2);
+	json_object_end(&j->w);
 }
 
 /* Skips a string starting at the opening quote; returns the byte after the

@@ -1,9 +1,10 @@
 /*
- * ctljson — just enough JSON for the control socket (named apart from
- * bench/json.h, which writes reports to a FILE): a writer for one flat
- * object into an evbuffer (strings escaped), and a reader that looks up a
- * top-level key of a flat object (strings, numbers, true/false/null).
- * Not a general JSON library: no nesting on either side. Any thread.
+ * ctljson — JSON for the control socket: the replies are written with the
+ * one JSON writer (common/json.h) in compact form into an evbuffer, as one
+ * flat object; and a reader that looks up a top-level key of a flat object
+ * (strings, numbers, true/false/null), which the CLI runs on replies.
+ * ctljson_json() gives the writer itself for a reply that needs nesting.
+ * Any thread.
  */
 #ifndef TWINFS_CTLJSON_H
 #define TWINFS_CTLJSON_H
@@ -14,9 +15,11 @@
 
 #include <event2/buffer.h>
 
+#include "common/json.h"
+
 struct ctljson {
 	struct evbuffer *b;
-	int n;		/* keys written so far */
+	struct json w;
 };
 
 /* Starts "{" in b. */
@@ -28,6 +31,8 @@ void ctljson_double(struct ctljson *j, const char *key, double val);
 void ctljson_bool(struct ctljson *j, const char *key, bool val);
 /* Ends with "}\n". */
 void ctljson_end(struct ctljson *j);
+/* The writer under J, e.g. for json_key(w, "list") + json_array_begin(w). */
+static inline struct json *ctljson_json(struct ctljson *j) { return &j->w; }
 
 /* Looks up KEY in the flat object TEXT. Return 0, -ENOENT (no such key),
  * or -EINVAL (wrong type / malformed). ctljson_get_str copies the unescaped

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "bench/json.h"
+#include "common/json.h"
 #include "bench/report.h"
 
 /* Runs fn into a memory stream and returns the text (caller frees). */
