@@ -8,6 +8,7 @@
 #define TWINFS_BENCH_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "bench/result.h"
@@ -15,6 +16,11 @@
 /* "1.00 GiB/s (1.07 GB/s)" for a rate in bytes per second; returns buf. */
 char *report_rate(double bytes_per_s, char *buf, size_t len);
 
+/* The figures of a copy phase and of an IO result, formatted as the table
+ * prints them (one order, one set of units for the table and the log). */
+void report_copy_figures(char *buf, size_t len, uint64_t bytes, uint64_t files,
+			 double seconds);
+void report_io_figures(char *buf, size_t len, const struct result *r);
 void report_print_table(FILE *out, const struct result_set *s);
 void report_write_json(FILE *f, const struct result_set *s);
 void report_write_csv(FILE *f, const struct result_set *s);
