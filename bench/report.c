@@ -1,6 +1,7 @@
 /*
- * report — turns a result_set into the human table, JSON, CSV and an HTML
- * page with inline SVG charts. Main thread only. It reads results and
+ * report — turns a result_set into the human table, JSON and CSV, and
+ * writes the output files (the HTML page is report_html.c). Main thread
+ * only. It reads results and
  * writes the files it is given; it never measures or touches a target.
  */
 #include "bench/report.h"
@@ -56,7 +57,7 @@ static void report_ratio(const struct result_set *s, const struct result *r,
 		snprintf(buf, len, "-");
 }
 
-static void report_us(double us, char *buf, size_t len)
+void report_us(double us, char *buf, size_t len)
 {
 	if (us >= 1e6)
 		snprintf(buf, len, "%.2f s", us / 1e6);
@@ -301,186 +302,6 @@ void report_write_xml_escaped(FILE *f, const char *s)
 				fputc(*s, f);
 		}
 	}
-}
-
-void report_write_svg_bars(FILE *f, const char *title, size_t n,
-			   const char *const *label, const double *value,
-			   const char *const *text)
-{
-	const int label_w = 260, bar_w = 360, text_w = 220, row_h = 26, top = 30;
-	const int width = label_w + bar_w + text_w, height = top + (int)n * row_h + 10;
-	double max = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (isfinite(value[i]) && value[i] > max)
-			max = value[i];
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-		"height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
-		"font-family=\"sans-serif\" font-size=\"12\">\n",
-		width, height, width, height);
-	fputs("<title>", f);
-	report_write_xml_escaped(f, title);
-	fputs("</title>\n<text x=\"4\" y=\"18\" font-weight=\"bold\">", f);
-	report_write_xml_escaped(f, title);
-	fputs("</text>\n", f);
-	for (size_t i = 0; i < n; i++) {
-		int y = top + (int)i * row_h;
-		double w = max > 0 && isfinite(value[i]) && value[i] > 0 ?
-			   value[i] / max * bar_w : 0;
-
-		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">",
-			label_w - 8, y + 16);
-		report_write_xml_escaped(f, label[i]);
-		fprintf(f, "</text>\n<rect x=\"%d\" y=\"%d\" width=\"%.1f\" "
-			"height=\"%d\" fill=\"%s\"/>\n", label_w, y + 3, w, row_h - 6,
-			i % 2 ? "#4f8fd8" : "#2e6fb7");
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\">", label_w + w + 6, y + 16);
-		report_write_xml_escaped(f, text[i]);
-		fputs("</text>\n", f);
-	}
-	fputs("</svg>\n", f);
-}
-
-/* One chart for the results whose name is `name` (a phase or a pattern),
- * a bar per target: MB/s for copies, IOPS for IO. */
-static void report_html_chart(FILE *f, const struct result_set *s,
-			      const char *name, int by_target)
-{
-	const char **label = calloc(s->n, sizeof(*label));
-	const char **text = calloc(s->n, sizeof(*text));
-	char (*lbuf)[96] = calloc(s->n, sizeof(*lbuf));
-	char (*tbuf)[96] = calloc(s->n, sizeof(*tbuf));
-	double *value = calloc(s->n, sizeof(*value));
-	char title[160], rate[64];
-	size_t n = 0;
-
-	if (!label || !text || !lbuf || !tbuf || !value)
-		goto out_free;
-	for (size_t i = 0; i < s->n; i++) {
-		const struct result *r = &s->v[i];
-
-		if (strcmp(by_target ? r->name : r->target, name) != 0)
-			continue;
-		report_rate(result_mb_per_s(r) * 1e6, rate, sizeof rate);
-		if (r->kind == RESULT_COPY) {
-			value[n] = result_mb_per_s(r);
-			snprintf(tbuf[n], sizeof tbuf[n], "%.1f MB/s, %.*f files/s",
-				 value[n], result_files_per_s(r) < 10 ? 2 : 0,
-				 result_files_per_s(r));
-		} else {
-			value[n] = result_mb_per_s(r);
-			snprintf(tbuf[n], sizeof tbuf[n], "%.1f MB/s, %.0f IOPS",
-				 value[n], r->iops);
-		}
-		if (by_target)
-			label[n] = r->target;
-		else if (s->command && strcmp(s->command, "sweep") == 0)
-			snprintf(lbuf[n], sizeof lbuf[n], "%s, %d thread%s", r->name,
-				 r->jobs, r->jobs == 1 ? "" : "s");
-		else
-			snprintf(lbuf[n], sizeof lbuf[n], "%s", r->name);
-		if (!by_target)
-			label[n] = lbuf[n];
-		text[n] = tbuf[n];
-		n++;
-	}
-	if (by_target)
-		snprintf(title, sizeof title, "%s: MB/s per target", name);
-	else
-		snprintf(title, sizeof title, "%s: MB/s per pattern", name);
-	fputs("<figure>\n", f);
-	report_write_svg_bars(f, title, n, label, value, text);
-	fputs("</figure>\n", f);
-out_free:
-	free(label);
-	free(text);
-	free(lbuf);
-	free(tbuf);
-	free(value);
-}
-
-static int report_seen(const struct result_set *s, size_t i, int by_name)
-{
-	for (size_t k = 0; k < i; k++)
-		if (strcmp(by_name ? s->v[k].name : s->v[k].target,
-			   by_name ? s->v[i].name : s->v[i].target) == 0)
-			return 1;
-	return 0;
-}
-
-void report_write_html(FILE *f, const struct result_set *s)
-{
-	char when[64], rate[64], sz[32];
-	time_t now = time(NULL);
-	struct tm tm;
-	int copy = s->n && s->v[0].kind == RESULT_COPY;
-
-	localtime_r(&now, &tm);
-	strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S %z", &tm);
-	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
-	      "<title>twinfs bench report</title>\n<style>\n"
-	      "body{font-family:sans-serif;margin:2em;color:#222}\n"
-	      "table{border-collapse:collapse;margin:1em 0}\n"
-	      "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}\n"
-	      "td:first-child,td:nth-child(2),th{text-align:left}\n"
-	      "figure{margin:1em 0}\n</style>\n</head>\n<body>\n", f);
-	fprintf(f, "<h1>twinfs bench %s</h1>\n<p>twinfs %s, %s.</p>\n",
-		s->command ? s->command : "", TWINFS_VERSION, when);
-	if (copy) {
-		fputs("<h2>Copy throughput</h2>\n<p>Each bar is one target; a phase "
-		      "is timed from the first open to the data being durable on "
-		      "the target.</p>\n", f);
-		for (size_t i = 0; i < s->n; i++)
-			if (!report_seen(s, i, 1))
-				report_html_chart(f, s, s->v[i].name, 1);
-	} else if (s->command && strcmp(s->command, "sweep") == 0) {
-		fputs("<h2>Thread sweep</h2>\n", f);
-		if (s->knee)
-			fprintf(f, "<p>IOPS stop growing at %d threads.</p>\n", s->knee);
-		for (size_t i = 0; i < s->n; i++)
-			if (!report_seen(s, i, 0))
-				report_html_chart(f, s, s->v[i].target, 0);
-	} else {
-		fputs("<h2>IO patterns</h2>\n", f);
-		for (size_t i = 0; i < s->n; i++)
-			if (!report_seen(s, i, 0))
-				report_html_chart(f, s, s->v[i].target, 0);
-	}
-	fputs("<h2>Results</h2>\n<table>\n<tr><th>target</th><th>phase / pattern</th>"
-	      "<th>size</th><th>seconds</th><th>throughput</th><th>files/s</th>"
-	      "<th>IOPS</th><th>threads</th><th>CPU %</th></tr>\n", f);
-	for (size_t i = 0; i < s->n; i++) {
-		const struct result *r = &s->v[i];
-
-		fputs("<tr><td>", f);
-		report_write_xml_escaped(f, r->target);
-		fputs("</td><td>", f);
-		report_write_xml_escaped(f, r->name);
-		fprintf(f, "</td><td>%s</td><td>%.3f</td><td>%s</td><td>%.1f</td>"
-			"<td>%.0f</td><td>%d</td><td>%.1f</td></tr>\n",
-			size_format_iec(r->bytes, sz, sizeof sz), r->seconds,
-			report_rate(result_mb_per_s(r) * 1e6, rate, sizeof rate),
-			result_files_per_s(r), r->iops, r->jobs, r->cpu_pct);
-	}
-	fputs("</table>\n", f);
-	fprintf(f, "<h2>Latency percentiles</h2>\n<p>From a log-linear histogram "
-		"(HdrHistogram style, within 0.8 %%) of the %s, in microseconds.</p>\n"
-		"<table>\n<tr><th>target</th><th>phase / pattern</th><th>threads</th>"
-		"<th>p50</th><th>p99</th><th>p99.9</th><th>mean</th><th>max</th></tr>\n",
-		copy ? "time to copy each file" : "time of each IO");
-	for (size_t i = 0; i < s->n; i++) {
-		const struct result *r = &s->v[i];
-
-		fputs("<tr><td>", f);
-		report_write_xml_escaped(f, r->target);
-		fputs("</td><td>", f);
-		report_write_xml_escaped(f, r->name);
-		fprintf(f, "</td><td>%d</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>"
-			"<td>%.1f</td><td>%.1f</td></tr>\n", r->jobs, r->lat.p50,
-			r->lat.p99, r->lat.p999, r->lat.mean, r->lat.max);
-	}
-	fputs("</table>\n", f);
-	fputs("</body>\n</html>\n", f);
 }
 
 static int report_write_file(const char *path, const struct result_set *s,

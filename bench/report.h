@@ -24,6 +24,12 @@ void report_io_figures(char *buf, size_t len, const struct result *r);
 void report_print_table(FILE *out, const struct result_set *s);
 void report_write_json(FILE *f, const struct result_set *s);
 void report_write_csv(FILE *f, const struct result_set *s);
+/* The self-contained HTML page (report_html.c): the run and host at the
+ * top, a CrystalDiskMark-style grid of inline SVG bars (io: a row per
+ * pattern, read and write per target on one labelled log axis; copy: the
+ * large and small phases, MB/s and files/s per target on linear axes,
+ * ratio to the first target on each bar), the results and a latency-
+ * percentile table. No JavaScript, no network; laid out for 1280 px. */
 void report_write_html(FILE *f, const struct result_set *s);
 
 /* One horizontal bar chart as a standalone <svg> element: n bars, label[i]
@@ -31,6 +37,8 @@ void report_write_html(FILE *f, const struct result_set *s);
 void report_write_svg_bars(FILE *f, const char *title, size_t n,
 			   const char *const *label, const double *value,
 			   const char *const *text);
+/* "78.3 us", "4.62 ms", "1.20 s" for a latency in microseconds. */
+void report_us(double us, char *buf, size_t len);
 /* Writes s with XML/HTML special characters escaped. */
 void report_write_xml_escaped(FILE *f, const char *s);
 

@@ -87,7 +87,9 @@ for i, s in enumerate(svgs):
     open("%s%d.svg" % (sys.argv[2], i), "w").write(s)
 print("# %d charts" % len(svgs))
 PY
-check "report.html has one chart per phase" [ "$(ls "$T"/svg*.svg | wc -l)" -eq 2 ]
+check "report.html has one grid" [ "$(ls "$T"/svg*.svg | wc -l)" -eq 1 ]
+check "the grid has a bar per phase, metric and target (8)" \
+	[ "$(grep -c '<rect class="bar' "$T/rep/report.html")" -eq 8 ]
 for s in "$T"/svg*.svg; do
 	check "chart $(basename "$s") parses" xmllint --noout "$s"
 done

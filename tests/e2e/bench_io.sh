@@ -46,7 +46,8 @@ check "human table with IOPS and percentiles" grep -Eq '^pattern +target +IOPS +
 check "CSV has 7 rows" [ "$(wc -l <"$T/all.csv")" -eq 8 ]
 if command -v xmllint >/dev/null; then
 	check "report.html is well-formed" xmllint --noout "$T/rep/report.html"
-	check "report.html has a bar per pattern" [ "$(grep -c '<rect ' "$T/rep/report.html")" -eq 7 ]
+	check "report.html has a bar per read and write share (8 for the 7 patterns)" \
+		[ "$(grep -c '<rect class="bar' "$T/rep/report.html")" -eq 8 ]
 fi
 check "test files removed" [ -z "$(ls -A "$T/t")" ]
 
