@@ -32,6 +32,7 @@
 #include "conf/conf.h"
 #include "netsync/control/control.h"
 #include "netsync/control/ctljson.h"
+#include "netsync/control/statusinfo.h"
 #include "netsync/wire/proto.h"
 #include "netsync/secondary/receiver.h"
 #include "netsync/roles/state.h"
@@ -102,6 +103,7 @@ struct serve {
 	uint64_t connections;
 	char last_error[512];
 	bool stopping;
+	struct statusinfo si;	/* version, uptime, last ack sent */
 };
 
 static bool serve_is_loopback(const struct sockaddr *sa)
@@ -362,6 +364,7 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 		receiver_get_stats(s->recv, &st);
 		proto_encode_ack(bufferevent_get_output(s->bev), st.applied_seq);
 		s->last_tx_ns = clock_mono_ns();
+		statusinfo_ack(&s->si, st.applied_seq);
 		break;
 	}
 	case PROTO_HEARTBEAT: {
@@ -451,6 +454,7 @@ static void serve_synced(uint64_t seq, int err, void *arg)
 	if (s->bev && s->state == PEER_STREAMING) {
 		proto_encode_ack(bufferevent_get_output(s->bev), seq);
 		s->last_tx_ns = clock_mono_ns();
+		statusinfo_ack(&s->si, seq);
 	}
 }
 
@@ -739,7 +743,7 @@ static int serve_ctl_status(struct control_req *req, int argc, char **argv, void
 	ctljson_str(&j, "node_id", s->node.id_hex);
 	ctljson_str(&j, "node_name", s->node_name);
 	ctljson_bool(&j, "insecure", s->o->insecure);
-	ctljson_i64(&j, "pid", getpid());
+	statusinfo_json(&j, &s->si, NULL, s->o->state, s->o->store);
 	ctljson_end(&j);
 	control_req_send(req);
 	return 0;
