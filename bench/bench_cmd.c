@@ -19,7 +19,7 @@
 #include "bench/copy.h"
 #include "bench/dataset.h"
 #include "bench/io.h"
-#include "bench/progress.h"
+#include "common/progress.h"
 #include "bench/report.h"
 #include "bench/runinfo.h"
 #include "bench/stop.h"

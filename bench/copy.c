@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "bench/histogram.h"
-#include "bench/progress.h"
+#include "common/progress.h"
 #include "bench/report.h"
 #include "bench/stop.h"
 #include "bench/tree.h"

@@ -20,7 +20,7 @@
 
 #include "bench/histogram.h"
 #include "bench/iobuf.h"
-#include "bench/progress.h"
+#include "common/progress.h"
 #include "bench/stop.h"
 #include "common/clock.h"
 #include "common/log.h"

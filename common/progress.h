@@ -5,8 +5,8 @@
  * means stderr is a terminal), at most four times a second, erased when
  * done. Main thread only.
  */
-#ifndef TWINFS_BENCH_PROGRESS_H
-#define TWINFS_BENCH_PROGRESS_H
+#ifndef TWINFS_COMMON_PROGRESS_H
+#define TWINFS_COMMON_PROGRESS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * writes only to the stream it was given, and nothing at all when it is
  * disabled (logs and pipes stay clean).
  */
-#include "bench/progress.h"
+#include "common/progress.h"
 
 #include <errno.h>
 #include <string.h>
