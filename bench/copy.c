@@ -18,7 +18,8 @@
 #include <unistd.h>
 
 #include "bench/histogram.h"
-#include "bench/progress.h"
+#include "common/progress.h"
+#include "bench/report.h"
 #include "bench/stop.h"
 #include "bench/tree.h"
 #include "common/clock.h"
@@ -27,7 +28,6 @@
 
 extern char **environ;
 
-#define COPY_BUFSIZE (1u << 20)	/* what xcopy and robocopy use per IO */
 
 long long copy_file(const char *src, const char *dst, void *buf,
 		    size_t bufsize, int do_fsync, struct progress *p,
@@ -199,6 +199,7 @@ static int copy_one(const struct dataset *ds, const struct dataset_file *f,
 		return (int)n;
 	}
 	histogram_record(h, clock_mono_ns() - t0);
+	progress_files(p, p->files + 1);
 	return 0;
 }
 
@@ -216,7 +217,7 @@ static int copy_phase(const struct dataset *ds, const char *target,
 		      const char *work, int large, const struct copy_opts *o,
 		      void *buf, struct histogram *h, struct result_run *run)
 {
-	char path[PATH_MAX], label[128], a[32], b[32];
+	char path[PATH_MAX], label[128], a[32], fig[256];
 	struct progress p;
 	uint64_t done = 0, t0, t1;
 	double cpu0;
@@ -230,7 +231,7 @@ static int copy_phase(const struct dataset *ds, const char *target,
 	run->bytes = large ? ds->large.size : ds->small_bytes;
 	run->files = files;
 	snprintf(label, sizeof label, "%s: %s", target, large ? "large" : "small");
-	progress_init(&p, stdout, o->progress, label, run->bytes);
+	progress_init(&p, stderr, o->progress, label, run->bytes, files);
 
 	clock_wall_str(run->start, sizeof run->start);
 	fprintf(o->log, "Start %s  %s phase on %s (%zu file%s, %s)\n", run->start,
@@ -277,10 +278,8 @@ static int copy_phase(const struct dataset *ds, const char *target,
 		       (double)(sysconf(_SC_NPROCESSORS_ONLN) > 0 ?
 				sysconf(_SC_NPROCESSORS_ONLN) : 1) * 100.0;
 	copy_lat(h, &run->lat);
-	fprintf(o->log, "End   %s  %.3f s, %.1f MB/s (%s/s), %.1f files/s\n",
-		run->end, run->seconds, (double)run->bytes / run->seconds / 1e6,
-		size_format_iec((uint64_t)((double)run->bytes / run->seconds), b, sizeof b),
-		(double)files / run->seconds);
+	report_copy_figures(fig, sizeof fig, run->bytes, files, run->seconds);
+	fprintf(o->log, "End   %s  %s\n", run->end, fig);
 	fflush(o->log);
 	return 0;
 }

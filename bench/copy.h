@@ -15,6 +15,8 @@
 #include "bench/dataset.h"
 #include "bench/result.h"
 
+#define COPY_BUFSIZE (1u << 20)	/* what xcopy and robocopy use per IO */
+
 enum copy_durability {
 	COPY_FSYNC,	/* fsync(2) every file before close (default) */
 	COPY_SYNCFS,	/* one syncfs(2) on the target when the phase ends */
@@ -27,7 +29,7 @@ struct copy_opts {
 	enum copy_durability durability;
 	const char *replicated_state;	/* run `twinfs sync --state` (or NULL) */
 	const char *self_exe;		/* the twinfs binary for `sync` */
-	int progress;			/* draw a percentage line (a terminal) */
+	int progress;			/* draw the progress line on stderr */
 	FILE *log;			/* Start/End lines */
 };
 

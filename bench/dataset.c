@@ -367,6 +367,20 @@ static int dataset_drop_one(const char *root, const char *rel)
 	return 0;
 }
 
+/* Each file takes whole blocks, and so does each folder: with 10,000
+ * small files of ~100 KiB the rounding alone is a few percent. */
+uint64_t dataset_space_needed(const struct dataset *ds, uint64_t block)
+{
+	uint64_t b = block ? block : 4096, need = 0;
+
+	if (ds->has_large)
+		need += (ds->large.size + b - 1) / b * b;
+	for (size_t i = 0; i < ds->nsmall; i++)
+		need += (ds->small[i].size + b - 1) / b * b;
+	need += (ds->ndirs + 2) * b;	/* the folders and the work folder */
+	return need;
+}
+
 size_t dataset_drop_cache(const struct dataset *ds)
 {
 	size_t failed = 0;

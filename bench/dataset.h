@@ -63,6 +63,10 @@ void dataset_fill(uint64_t seed, uint64_t index, uint64_t offset, void *buf,
  * the number of files it could not open (dirty or busy pages stay). */
 size_t dataset_drop_cache(const struct dataset *ds);
 
+/* Bytes the dataset takes on a filesystem of `block`-byte blocks: every
+ * file and folder rounded up to whole blocks (0 means 4096). */
+uint64_t dataset_space_needed(const struct dataset *ds, uint64_t block);
+
 /* Removes the generated folder (only if dataset_write created it). */
 int dataset_remove(struct dataset *ds);
 void dataset_free(struct dataset *ds);

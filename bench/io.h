@@ -42,8 +42,9 @@ struct io_opts {
 	int iodepth;		/* IOs in flight per job */
 	double runtime;		/* seconds */
 	int direct;		/* O_DIRECT; cleared if the target rejects it */
+	int cached;		/* buffered, file read into the cache first */
 	int shared_file;	/* every job on files.paths[0] */
-	int progress;		/* percentage line on stdout */
+	int progress;		/* progress line on stderr */
 	uint64_t seed;
 };
 
@@ -53,6 +54,9 @@ struct io_opts {
 int io_files_layout(struct io_files *f, const char *dir, int n, uint64_t size,
 		    int progress);
 void io_files_remove(struct io_files *f);
+
+/* Bytes of test files the jobs of o touch (one file, or one per job). */
+uint64_t io_working_set(const struct io_files *f, const struct io_opts *o);
 
 /* Runs o->pat on the files and fills r (target and name set by the
  * caller). When O_DIRECT was asked for but the target refuses it, says so

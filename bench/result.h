@@ -20,7 +20,7 @@ struct result_run {		/* one run of a copy phase */
 	double seconds;
 	double cpu_pct;		/* this process: CPU / wall / cores * 100 */
 	struct result_lat lat;	/* per-file copy time */
-	char start[32], end[32];
+	char start[40], end[40];
 };
 
 struct result {
@@ -35,15 +35,19 @@ struct result {
 	struct result_lat lat;
 	double cpu_pct;		/* process CPU / wall / cores * 100 */
 	int jobs, iodepth, direct;
+	int cached;		/* IO: the page cache was kept warm (--cached) */
 	uint32_t bs;
 	int read_pct, random_pct;
-	char start[32], end[32];
+	char start[40], end[40];	/* ISO 8601 with the zone */
 	struct result_run *runs;	/* copy with --runs: every run */
 	size_t nruns;
 };
 
+struct runinfo;
+
 struct result_set {
 	const char *command;	/* "copy", "io", "sweep" */
+	const struct runinfo *run;	/* what was run (NULL: not written) */
 	int knee;		/* sweep: thread count where IOPS stop growing */
 	struct result *v;
 	size_t n, cap;

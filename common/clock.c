@@ -4,6 +4,7 @@
 #include "common/clock.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 uint64_t clock_mono_ns(void)
@@ -23,11 +24,14 @@ char *clock_wall_str(char *buf, size_t len)
 {
 	struct timespec ts;
 	struct tm tm;
+	long off;
 	size_t n;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	localtime_r(&ts.tv_sec, &tm);
-	n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%03ld", ts.tv_nsec / 1000000);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	off = tm.tm_gmtoff / 60;
+	snprintf(buf + n, len - n, ".%03ld%c%02ld:%02ld", ts.tv_nsec / 1000000,
+		 off < 0 ? '-' : '+', labs(off) / 60, labs(off) % 60);
 	return buf;
 }

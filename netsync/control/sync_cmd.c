@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #include "common/cli.h"
 #include "common/clock.h"
+#include "common/progress.h"
 #include "netsync/control/control.h"
 #include "netsync/control/ctljson.h"
 
@@ -35,6 +37,9 @@ static void sync_usage(FILE *out)
 		"  --state DIR     the mount's state directory\n"
 		"  --timeout SEC   give up after SEC seconds (default: wait as long as\n"
 		"                  it takes)\n"
+		"  --progress WHEN auto (default: when stderr is a terminal and not\n"
+		"                  --quiet), always, never: one line with the bytes and\n"
+		"                  files the peer still lacks, rate and ETA\n"
 		"  -q, --quiet     print nothing on success\n"
 		"  -h, --help      show this help\n\n"
 		"Exit: 0 the peer has everything, 75 timed out (the reason is printed),\n"
@@ -61,21 +66,94 @@ static int sync_flush_mount(const char *mountpoint)
 	return rc;
 }
 
+/* The sync request, made on its own thread while the main one draws. */
+struct sync_call {
+	const char *state;
+	char req[64];
+	int timeout_ms;
+	char *reply;
+	int rc;
+	volatile int done;	/* set last, read by the drawing loop */
+};
+
+static void *sync_call_main(void *arg)
+{
+	struct sync_call *sc = arg;
+
+	sc->rc = control_call(sc->state, sc->req, sc->timeout_ms, &sc->reply);
+	__atomic_store_n(&sc->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* What the peer still lacks, from one status request. */
+static int sync_lag(const char *state, uint64_t *bytes, uint64_t *files)
+{
+	char *reply = NULL;
+	uint64_t b = 0, f = 0;
+	int rc = control_call(state, "status", SYNC_ASK_TIMEOUT_MS, &reply);
+
+	if (rc < 0)
+		return rc;
+	ctljson_get_u64(reply, "lag_bytes", &b);
+	ctljson_get_u64(reply, "dirty_files", &f);
+	free(reply);
+	*bytes = b;
+	*files = f;
+	return 0;
+}
+
+/*
+ * Progress. The daemon counts what the peer lacks (lag_bytes, the dirty
+ * files), not what this sync has sent, so the line shows the start's lag
+ * minus the current one; writes made meanwhile grow the total. It ends
+ * when the sync call returns.
+ */
+static void sync_with_progress(struct sync_call *sc)
+{
+	struct progress p;
+	pthread_t tid;
+	uint64_t total = 0, files0 = 0, b, f;
+
+	sync_lag(sc->state, &total, &files0);
+	progress_init(&p, stderr, 1, "sync", total, files0);
+	if (pthread_create(&tid, NULL, sync_call_main, sc) != 0) {
+		sync_call_main(sc);
+		return;
+	}
+	while (!__atomic_load_n(&sc->done, __ATOMIC_ACQUIRE)) {
+		if (sync_lag(sc->state, &b, &f) == 0) {
+			if (b > total)
+				total = b;
+			if (f > files0)
+				files0 = f;
+			p.total = total;
+			p.total_files = files0;
+			p.files = files0 - f;
+			progress_update(&p, total - b);
+		}
+		usleep(250000);
+	}
+	pthread_join(tid, NULL);
+	progress_done(&p);
+}
+
 int sync_cmd_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "progress", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *state = NULL;
-	char *reply = NULL, *end, req[64], role[32], mp[4096], err[1024];
+	const char *state = NULL, *progress = "auto";
+	char *reply = NULL, *end, role[32], mp[4096], err[1024];
 	double timeout_s = 0, t0 = clock_mono_s();
 	bool quiet = false, ok = false;
 	uint64_t acked = 0;
-	int c, rc, ms;
+	int c, rc, ms, show;
+	struct sync_call sc = { 0 };
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
@@ -87,6 +165,7 @@ int sync_cmd_main(int argc, char **argv)
 				return cli_usage_error("sync", "--timeout wants seconds "
 						       "(0 < SEC <= 86400), got '%s'", optarg);
 			break;
+		case 'P': progress = optarg; break;
 		case 'q': quiet = true; break;
 		case 'h': sync_usage(stdout); return EX_OK;
 		default: return cli_usage_error("sync", "unknown option");
@@ -96,6 +175,11 @@ int sync_cmd_main(int argc, char **argv)
 		return cli_usage_error("sync", "unexpected argument '%s'", argv[optind]);
 	if (!state)
 		return cli_usage_error("sync", "--state DIR is required");
+	if (progress_mode(progress, &show) < 0)
+		return cli_usage_error("sync", "--progress '%s': use auto, always or never",
+				       progress);
+	if (quiet && strcmp(progress, "auto") == 0)
+		show = 0;	/* bench copy runs `sync --quiet` under its own line */
 
 	rc = control_call(state, "status", SYNC_ASK_TIMEOUT_MS, &reply);
 	if (rc < 0)
@@ -127,9 +211,15 @@ int sync_cmd_main(int argc, char **argv)
 	} else {
 		ms = 0;
 	}
-	snprintf(req, sizeof(req), "sync %d", ms);
-	rc = control_call(state, req, ms ? ms + SYNC_ASK_TIMEOUT_MS : SYNC_FOREVER_MS,
-			  &reply);
+	sc.state = state;
+	snprintf(sc.req, sizeof(sc.req), "sync %d", ms);
+	sc.timeout_ms = ms ? ms + SYNC_ASK_TIMEOUT_MS : SYNC_FOREVER_MS;
+	if (show)
+		sync_with_progress(&sc);
+	else
+		sync_call_main(&sc);
+	rc = sc.rc;
+	reply = sc.reply;
 	if (rc < 0)
 		return control_cmd_error("sync", state, rc);
 	ctljson_get_bool(reply, "ok", &ok);

@@ -271,7 +271,7 @@ static int verify_from_state(const char *state, char *store, char *peer, struct 
 
 	if (rc < 0)
 		return control_cmd_error("verify", state, rc);
-	if (ctljson_get_str(reply, "store", store, len) < 0 || !*store ||
+	if (ctljson_get_str(reply, "store_dir", store, len) < 0 || !*store ||
 	    ctljson_get_str(reply, "peer", peer, len) < 0 || !*peer) {
 		fprintf(stderr, "twinfs verify: the daemon of %s is not a mount with a peer\n",
 			state);

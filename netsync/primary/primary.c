@@ -26,6 +26,7 @@
 #include "netsync/control/control.h"
 #include "journal/journal.h"
 #include "netsync/control/ctljson.h"
+#include "netsync/control/statusinfo.h"
 #include "netsync/roles/mountrec.h"
 #include "netsync/primary/sender.h"
 #include "netsync/wire/tls.h"
@@ -62,6 +63,7 @@ struct primary {
 	struct sender *snd;
 	struct control_server *ctl;
 	struct sync_waiter *waiters;
+	struct statusinfo si;	/* loop thread: version, uptime, last ack */
 
 	/* Stop: set by primary_stop before waking the loop. */
 	int flush_ms;
@@ -144,7 +146,7 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_str(w, "tls_cert", p->tls ? p->tls_opts.cert : NULL);
 	ctljson_str(w, "tls_key", p->tls ? p->tls_opts.key : NULL);
 	ctljson_str(w, "tls_peer_ids", p->tls ? p->tls_opts.peer_ids : NULL);
-	ctljson_str(w, "store", p->store_dir);
+	statusinfo_json(w, &p->si, p->j, p->state_dir, p->store_dir);
 	ctljson_end(w);
 }
 
@@ -287,6 +289,7 @@ static void primary_tick_cb(evutil_socket_t fd, short what, void *arg)
 	struct sender_stats ss;
 
 	sender_tick(p->snd);
+	statusinfo_tick_journal(&p->si, p->j);
 	/* bounds the lag of files written through passthrough while open */
 	journal_scan(p->j, false);
 	if (atomic_load(&p->degraded)) {

@@ -36,6 +36,7 @@
 #include "netsync/wire/addr.h"
 #include "netsync/control/control.h"
 #include "netsync/control/ctljson.h"
+#include "netsync/control/statusinfo.h"
 #include "netsync/wire/proto.h"
 #include "netsync/wire/tls.h"
 #include "netsync/secondary/gate.h"
@@ -112,6 +113,7 @@ struct serve {
 	uint64_t connections;
 	char last_error[512];
 	bool stopping;
+	struct statusinfo si;	/* version, uptime, last ack sent */
 };
 
 static void serve_addr_str(const struct sockaddr *sa, char *buf, size_t len)
@@ -334,6 +336,7 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 		receiver_get_stats(s->recv, &st);
 		proto_encode_ack(bufferevent_get_output(s->bev), st.applied_seq);
 		s->last_tx_ns = clock_mono_ns();
+		statusinfo_ack(&s->si, st.applied_seq);
 		break;
 	}
 	case PROTO_HEARTBEAT: {
@@ -423,6 +426,7 @@ static void serve_synced(uint64_t seq, int err, void *arg)
 	if (s->bev && s->state == PEER_STREAMING) {
 		proto_encode_ack(bufferevent_get_output(s->bev), seq);
 		s->last_tx_ns = clock_mono_ns();
+		statusinfo_ack(&s->si, seq);
 	}
 }
 
@@ -813,7 +817,7 @@ static int serve_ctl_status(struct control_req *req, int argc, char **argv, void
 	ctljson_bool(&j, "insecure", s->o->insecure);
 	ctljson_str(&j, "tls", s->o->tls ? tls_ctx_mode(s->o->tls) : NULL);
 	ctljson_str(&j, "peer_auth", s->bev && s->peer_auth[0] ? s->peer_auth : NULL);
-	ctljson_i64(&j, "pid", getpid());
+	statusinfo_json(&j, &s->si, NULL, s->o->state, s->o->store);
 	ctljson_end(&j);
 	control_req_send(req);
 	return 0;

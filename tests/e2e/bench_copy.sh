@@ -14,8 +14,11 @@ mkdir -p "$T/a" "$T/b" "$T/ds"
 	--json "$T/r.json" --csv "$T/r.csv" --report "$T/rep" >"$T/out" 2>"$T/err"; rc=$?
 cat "$T/out"
 check "copy exits 0" [ $rc -eq 0 ]
-check "4 Start lines (2 targets x 2 phases)" [ "$(grep -c '^Start 20[0-9-]* [0-9:.]*  ' "$T/out")" -eq 4 ]
-check "4 End lines with duration and MB/s" [ "$(grep -Ec '^End   20.* s, [0-9.]+ MB/s .* files/s$' "$T/out")" -eq 4 ]
+iso='20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]{3}[+-][0-9][0-9]:[0-9][0-9]'
+check "4 Start lines (2 targets x 2 phases), ISO 8601 with the zone" \
+	[ "$(grep -Ec "^Start $iso  " "$T/out")" -eq 4 ]
+check "4 End lines: seconds, IEC (SI) rate, files/s (the table's units and order)" \
+	[ "$(grep -Ec "^End   $iso +[0-9.]+ s  [0-9.]+ [KMG]?i?B/s \([0-9.]+ [kMG]?B/s\) +[0-9.]+ files/s$" "$T/out")" -eq 4 ]
 check "table header" grep -Eq '^phase +target +size +files +seconds +throughput +files/s +ratio' "$T/out"
 check "table has a ratio to the first target" grep -q "1.00 (base)" "$T/out"
 check "rates in IEC with SI in brackets" grep -Eq 'iB/s \([0-9.]+ [kMG]B/s\)' "$T/out"
@@ -45,6 +48,30 @@ for r in res:
     assert abs(r["mb_per_s"] - r["bytes"] / r["seconds"] / 1e6) <= 1e-9 * r["mb_per_s"]
     assert r["lat_us"]["p50"] <= r["lat_us"]["p99"] <= r["lat_us"]["p999"]
     assert len(r["runs"]) == 1 and r["start"] and r["end"]
+    assert "iops" not in r and "ops" not in r and "jobs" not in r, r
+PY
+check "JSON opens with the run: version, command line, parameters, host, targets" \
+	python3 - "$T/r.json" "$T" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+assert list(d)[0] == "run", list(d)
+run = d["run"]
+iso = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$"
+assert re.match(iso, run["started"]) and re.match(iso, run["finished"]), run
+assert run["started"] <= run["finished"]
+for r in d["results"]:
+    assert re.match(iso, r["start"]) and re.match(iso, r["end"]), r
+assert run["twinfs_version"] and run["command_line"].startswith("twinfs bench copy --target ")
+assert "--small-count 300" in run["command_line"]
+p = run["parameters"]
+assert (p["large_bytes"], p["small_count"], p["small_total_bytes"]) == (32 << 20, 300, 16 << 20), p
+assert p["durability"] == "fsync" and p["runs"] == 1 and p["seed"] > 0, p
+h = run["host"]
+assert h["name"] and h["kernel"].startswith("Linux ") and h["cpus"] >= 1 and h["mem_total_bytes"] > 0, h
+assert len(run["targets"]) == 2
+for t in run["targets"]:
+    assert t["fstype"] and t["mountpoint"] and t["mount_options"], t
+    assert 0 < t["free_bytes"] <= t["total_bytes"], t
 PY
 check "CSV has a header and 4 rows" [ "$(wc -l <"$T/r.csv")" -eq 5 ]
 check "report folder has results.json, results.csv, report.html" \
@@ -60,7 +87,9 @@ for i, s in enumerate(svgs):
     open("%s%d.svg" % (sys.argv[2], i), "w").write(s)
 print("# %d charts" % len(svgs))
 PY
-check "report.html has one chart per phase" [ "$(ls "$T"/svg*.svg | wc -l)" -eq 2 ]
+check "report.html has one grid" [ "$(ls "$T"/svg*.svg | wc -l)" -eq 1 ]
+check "the grid has a bar per phase, metric and target (8)" \
+	[ "$(grep -c '<rect class="bar' "$T/rep/report.html")" -eq 8 ]
 for s in "$T"/svg*.svg; do
 	check "chart $(basename "$s") parses" xmllint --noout "$s"
 done
@@ -108,6 +137,26 @@ check "dataset removed after a failed sync" [ -z "$(ls -A "$T/ds")" ]
 "$TWINFS_BIN" bench copy --target "$T/a" --large 12X >/dev/null 2>"$T/e3"; rc=$?
 check "bad size exits 64" [ $rc -eq 64 ]
 check "bad size is named" grep -q -- "--large '12X': not a size" "$T/e3"
+
+# Free space is checked before anything is written: a 4 MiB tmpfs cannot
+# take a 8 MiB copy, and both numbers are named (exit 73, EX_CANTCREAT).
+mkdir -p "$T/tiny"
+if mount -t tmpfs -o size=4m tmpfs "$T/tiny" 2>/dev/null; then
+	"$TWINFS_BIN" bench copy --target "$T/a" --target "$T/tiny" --large 8M --small-count 10 \
+		--small-total 1M --dataset-dir "$T/ds" >"$T/o4" 2>"$T/e4"; rc=$?
+	check "too little free space exits 73" [ $rc -eq 73 ]
+	check "too little free space names the target, its free space and the need" \
+		grep -Eq "target '$T/tiny' has 4.00 MiB free, the copy needs [0-9.]+ MiB" "$T/e4"
+	check "nothing generated or copied when space is short" \
+		sh -c '[ -z "$(ls -A "$1/ds")" ] && [ -z "$(ls -A "$1/a")" ] && ! grep -q ^Start "$1/o4"' _ "$T"
+	"$TWINFS_BIN" bench copy --target "$T/a" --large 8M --small-count 0 \
+		--dataset-dir "$T/tiny" >/dev/null 2>"$T/e5"; rc=$?
+	umount "$T/tiny"
+	check "dataset folder too small: exit 73" [ $rc -eq 73 ]
+	check "dataset folder too small is explained" grep -q "dataset folder '$T/tiny' has 4.00 MiB free" "$T/e5"
+else
+	note "cannot mount a tmpfs: the free-space refusal is not checked"
+fi
 
 # Ctrl-C in the middle of a phase: exit 130, copies and dataset removed.
 "$TWINFS_BIN" bench copy --target "$T/a" --large 8M --small-count 2000 \

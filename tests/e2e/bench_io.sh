@@ -25,12 +25,29 @@ for r in res:
     assert 0 <= r["cpu_pct"] <= 100, r
     if r["pattern"] == "4k-randrw70":
         assert 0.6 < r["read_iops"] / r["iops"] < 0.8, r
+    assert "files" not in r and "files_per_s" not in r and "runs" not in r, r
+    assert r["page_cache"].startswith("dropped before each job"), r
 PY
+check "JSON opens with the run: every io parameter, host and target" python3 - "$T/all.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert list(d)[0] == "run", list(d)
+p = d["run"]["parameters"]
+assert p["patterns"].split(",")[0] == "4k-randread" and len(p["patterns"].split(",")) == 7, p
+assert (p["jobs"], p["iodepth"], p["size_bytes"], p["runtime_s"], p["direct"], p["cached"]) == \
+    (1, 1, 16 << 20, 1, False, False), p
+assert "invalidate=1" in p["page_cache"] and p["seed"], p
+t = d["run"]["targets"][0]
+assert t["fstype"] and t["free_bytes"] > 0, t
+assert d["run"]["host"]["cpu_model"] is not None and d["run"]["host"]["cpus"] >= 1
+PY
+check "a buffered run whose files fit in memory warns" grep -q "fit in the .* of available memory" "$T/err"
 check "human table with IOPS and percentiles" grep -Eq '^pattern +target +IOPS +throughput +lat p50 +p99 +p99.9 +CPU%' "$T/out"
 check "CSV has 7 rows" [ "$(wc -l <"$T/all.csv")" -eq 8 ]
 if command -v xmllint >/dev/null; then
 	check "report.html is well-formed" xmllint --noout "$T/rep/report.html"
-	check "report.html has a bar per pattern" [ "$(grep -c '<rect ' "$T/rep/report.html")" -eq 7 ]
+	check "report.html has a bar per read and write share (8 for the 7 patterns)" \
+		[ "$(grep -c '<rect class="bar' "$T/rep/report.html")" -eq 8 ]
 fi
 check "test files removed" [ -z "$(ls -A "$T/t")" ]
 
@@ -94,6 +111,32 @@ always|madvise)
 *)	note "THP '${thp:-absent}': huge-page IO buffers not checked" ;;
 esac
 check "test files removed after the direct runs" [ -z "$(ls -A "$T/t")" ]
+
+# The page cache (fio's invalidate=1): by default each job starts on a file
+# dropped from the cache, so the same random-read pattern run twice reads
+# the file from storage twice; --cached reads it once before the run and
+# then only from memory. Counted with the bytes our child read from storage
+# (getrusage ru_inblock), which no other process can inflate.
+ru() {
+	python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_inblock * 512)
+sys.exit(rc)' "$@"
+}
+mb8=$((8 << 20))
+dflt=$(ru "$TWINFS_BIN" bench io --target "$T/t" --size 8M --runtime 2 \
+	--pattern 64k-randread --pattern 64k-randread)
+cached=$(ru "$TWINFS_BIN" bench io --target "$T/t" --size 8M --runtime 2 --cached \
+	--pattern 64k-randread --pattern 64k-randread --json "$T/cached.json")
+note "storage reads of two 64k-randread runs on an 8 MiB file: default $dflt bytes, --cached $cached"
+check "default buffered runs start cold: the file is read from storage again per pattern" \
+	[ "$dflt" -gt $((mb8 * 3 / 2)) ]
+check "--cached reads the file from storage once, then from memory" \
+	[ "$cached" -ge $((mb8 * 9 / 10)) -a "$cached" -lt $((mb8 * 6 / 5)) ]
+check "--cached is recorded per result" python3 -c 'import json, sys
+assert all(r["page_cache"].startswith("kept") for r in json.load(open(sys.argv[1]))["results"])' "$T/cached.json"
+"$TWINFS_BIN" bench io --target "$T/t" --cached --direct >/dev/null 2>"$T/e"; rc=$?
+check "--cached with --direct is a usage error" [ $rc -eq 64 ]
 
 "$TWINFS_BIN" bench io --target "$T/t" --pattern 4k-nope >/dev/null 2>"$T/e"; rc=$?
 check "unknown pattern exits 64" [ $rc -eq 64 ]

@@ -1,6 +1,8 @@
 # Live replication: a replicating mount against a real `serve` peer on
 # 127.0.0.1 (or in network namespaces the test creates).
 twinfs_e2e_test(e2e_replication_cli tests/e2e/replication_cli.sh TIMEOUT 90)
+twinfs_e2e_test(e2e_status_json tests/e2e/status_json.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_progress tests/e2e/progress.sh TIMEOUT 180)
 twinfs_e2e_test(e2e_replication_posix tests/e2e/replication_posix.sh TIMEOUT 90)
 twinfs_e2e_test(e2e_replication_sync_mode tests/e2e/replication_sync_mode.sh TIMEOUT 90)
 twinfs_e2e_test(e2e_replication_open_writer tests/e2e/replication_open_writer.sh TIMEOUT 120)
