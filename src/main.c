@@ -3,7 +3,7 @@
  * Each subcommand is a NAME_cmd.c whose entry point is NAME_cmd_main(), in
  * the module it drives: config in conf/, serve in netsync/secondary/,
  * status and sync in netsync/control/, keygen and id in netsync/wire/, verify in
- * netsync/delta/,
+ * netsync/control/,
  * bench in bench/; mount and demo
  * here in src/, because they wire several modules together (fs/, journal/,
  * netsync/primary/). Each parses its own options with getopt_long, has
@@ -21,7 +21,7 @@
 #include "conf/conf_cmd.h"
 #include "netsync/control/status_cmd.h"
 #include "netsync/control/sync_cmd.h"
-#include "netsync/delta/verify_cmd.h"
+#include "netsync/control/verify_cmd.h"
 #include "netsync/secondary/serve_cmd.h"
 #include "netsync/wire/keygen_cmd.h"
 #include "src/demo_cmd.h"

@@ -6,6 +6,7 @@
  * talks to the daemon only through the control socket.
  */
 #include "netsync/control/sync_cmd.h"
+#include "netsync/control/verify_cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +32,7 @@
 static void sync_usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: twinfs sync --state DIR [--timeout SEC]\n"
+		"Usage: twinfs sync --state DIR [--timeout SEC] [--verify]\n"
 		"Blocks until the peer has acknowledged, durably, every change made to\n"
 		"the mount using state directory DIR before this call.\n\n"
 		"  --state DIR     the mount's state directory\n"
@@ -40,9 +41,13 @@ static void sync_usage(FILE *out)
 		"  --progress WHEN auto (default: when stderr is a terminal and not\n"
 		"                  --quiet), always, never: one line with the bytes and\n"
 		"                  files the peer still lacks, rate and ETA\n"
+		"  --verify        then prove it: read both stores again and compare\n"
+		"                  them entry by entry ('twinfs verify --state DIR');\n"
+		"                  every path that differs is printed, exit 65\n"
 		"  -q, --quiet     print nothing on success\n"
 		"  -h, --help      show this help\n\n"
 		"Exit: 0 the peer has everything, 75 timed out (the reason is printed),\n"
+		"65 --verify found a difference,\n"
 		"69 no mount runs with DIR, 74 flushing the mount failed, 64 usage.\n");
 }
 
@@ -144,13 +149,14 @@ int sync_cmd_main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "progress", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verify", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *state = NULL, *progress = "auto";
 	char *reply = NULL, *end, role[32], mp[4096], err[1024];
 	double timeout_s = 0, t0 = clock_mono_s();
-	bool quiet = false, ok = false;
+	bool quiet = false, ok = false, verify = false;
 	uint64_t acked = 0;
 	int c, rc, ms, show;
 	struct sync_call sc = { 0 };
@@ -167,6 +173,7 @@ int sync_cmd_main(int argc, char **argv)
 			break;
 		case 'P': progress = optarg; break;
 		case 'q': quiet = true; break;
+		case 'V': verify = true; break;
 		case 'h': sync_usage(stdout); return EX_OK;
 		default: return cli_usage_error("sync", "unknown option");
 		}
@@ -229,7 +236,7 @@ int sync_cmd_main(int argc, char **argv)
 			printf("synced: the peer holds every change (acked seq %" PRIu64
 			       ", %.3f s)\n", acked, clock_mono_s() - t0);
 		free(reply);
-		return EX_OK;
+		return verify ? verify_state(state, quiet) : EX_OK;
 	}
 	if (ctljson_get_str(reply, "error", err, sizeof(err)) < 0)
 		snprintf(err, sizeof(err), "unknown error (reply: %s)", reply);

@@ -27,6 +27,9 @@ check "it says identical" grep -q '^identical:' "$T/v1"
 "$TWINFS_BIN" verify "$A_STORE" "127.0.0.1:$PORT" --psk-file "$T/psk" >"$T/v2" 2>&1; rc=$?
 check "verify STORE HOST:PORT: identical" [ $rc -eq 0 ]
 
+"$TWINFS_BIN" sync --state "$A_STATE" --verify >"$T/v0" 2>&1; rc=$?
+check "sync --verify after sync: exit 0, identical" sh -c "[ $rc -eq 0 ] && grep -q '^identical:' '$T/v0'"
+
 # bit rot on the peer: one byte, size and mtime as they were
 python3 - "$P_STORE/d/f7" <<'PY'
 import os, sys
@@ -44,6 +47,8 @@ cat "$T/v3"
 check "a flipped byte: verify exits 65" [ $rc -eq 65 ]
 check "it names the file and what differs" grep -q '^d/f7: content differs' "$T/v3"
 check "and nothing else" [ "$(grep -c ': ' "$T/v3")" -eq 2 ]
+"$TWINFS_BIN" sync --state "$A_STATE" --verify -q >"$T/v3b" 2>&1; rc=$?
+check "sync --verify says synced but proves the stores differ (exit 65)" [ $rc -eq 65 ]
 
 # two local trees
 cp -a "$A_STORE" "$T/copy"

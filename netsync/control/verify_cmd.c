@@ -9,7 +9,7 @@
  * over a connection of its own (HELLO role VERIFIER; TLS when keys are
  * configured). Main thread plus that one; blocking IO. Exit 0 iff equal.
  */
-#include "netsync/delta/verify_cmd.h"
+#include "netsync/control/verify_cmd.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -361,6 +361,15 @@ static int verify_run(const char *src, const char *dest, const struct tls_opts *
 	return n ? EX_DATAERR : EX_OK;
 }
 
+int verify_state(const char *state, bool quiet)
+{
+	char store[4096], peer[4096];
+	struct tls_opts to = { 0 };
+	int rc = verify_from_state(state, store, peer, &to, sizeof(store));
+
+	return rc ? rc : verify_run(store, peer, &to, quiet);
+}
+
 int verify_cmd_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -371,7 +380,7 @@ int verify_cmd_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *psk = NULL, *state = NULL;
-	char store[4096], peer[4096], why[256];
+	char why[256];
 	struct tls_opts to = { 0 };
 	bool quiet = false;
 	int opt, rc;
@@ -390,10 +399,7 @@ int verify_cmd_main(int argc, char **argv)
 		if (optind != argc || psk)
 			return cli_usage_error("verify", "--state takes no trees and no keys "
 					       "(it uses the mount's)");
-		rc = verify_from_state(state, store, peer, &to, sizeof(store));
-		if (rc)
-			return rc;
-		return verify_run(store, peer, &to, quiet);
+		return verify_state(state, quiet);
 	}
 	if (argc - optind != 2)
 		return cli_usage_error("verify", "give SRC_DIR and HOST:PORT (or DEST_DIR), "
