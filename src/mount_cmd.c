@@ -34,17 +34,24 @@
 #include <unistd.h>
 
 #include "common/cli.h"
+#include "common/dirlock.h"
 #include "common/log.h"
+#include "common/notify.h"
+#include "common/startcheck.h"
 #include "conf/conf.h"
 #include "fs/fs.h"
 #include "journal/journal.h"
 #include "netsync/primary/primary.h"
+#include "netsync/primary/sender.h"
+#include "src/mountpoint.h"
 
 struct mount_ctx {
 	struct conf c;
 	struct journal *journal;
 	struct primary *primary;
 	bool foreground;
+	struct dirlock store_lock;	/* one writer per store */
+	struct dirlock state_lock;	/* one daemon per state directory */
 };
 
 /* How long an unmount waits for the peer to ack what is pending. */
@@ -94,27 +101,29 @@ static void mount_usage(FILE *out)
 		"--state DIR' waits until the peer holds every change.\n");
 }
 
-/* Exit code for a path that conf refused: what is wrong with it. */
-static int mount_path_exit(const char *path, bool want_dir)
+/* Exit code for settings conf refused: a failed path check is the fault
+ * of that path (66 missing, 77 permission...) whether a flag or the file
+ * named it; anything else is the file's (78) or the flags' (64). */
+static int mount_conf_exit(const struct conf_diag *d, bool from_file)
 {
-	struct stat st;
+	int err = conf_diag_path_errno(d);
 
-	if (!path)
-		return EX_CONFIG;
-	if (stat(path, &st) < 0)
-		return cli_exit_code(-errno);
-	if (want_dir && !S_ISDIR(st.st_mode))
-		return cli_exit_code(-ENOTDIR);
-	return EX_CONFIG;
+	if (err)
+		return cli_exit_code(-err);
+	return from_file ? EX_CONFIG : EX_USAGE;
 }
 
-/* Creates the state directory if missing and checks we can write in it. */
-static int mount_check_state(const char *state)
+/* Does the state directory exist? Creates it if not (0700) and checks we
+ * can write in it. *created tells whether it was made now. 0 or -errno. */
+static int mount_check_state(const char *state, bool *created)
 {
 	char probe[PATH_MAX];
 	int fd, rc;
 
-	if (mkdir(state, 0700) < 0 && errno != EEXIST) {
+	*created = false;
+	if (mkdir(state, 0700) == 0)
+		*created = true;
+	else if (errno != EEXIST) {
 		rc = -errno;
 		goto out_err;
 	}
@@ -128,9 +137,8 @@ static int mount_check_state(const char *state)
 	unlink(probe);
 	return 0;
 out_err:
-	fprintf(stderr, "twinfs mount: state directory %s is not usable: %s\n"
-		"Create it, or make it writable by this user, or choose another "
-		"--state.\n", state, strerror(-rc));
+	fprintf(stderr, "twinfs mount: cannot use state directory %s: %s\n", state,
+		strerror(-rc));
 	return rc;
 }
 
@@ -240,6 +248,69 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 	return rc;
 }
 
+/*
+ * The refusals, in the order a user fixes them, before anything is
+ * created: the peer address (78: refused on its own terms), the store
+ * (66), a state directory inside the store (78), a second writer on the
+ * store (69, naming its PID), the mountpoint (a dead mount of this store
+ * is detached; anything else mounted there is 69, missing 66), a
+ * mountpoint inside the store or around it (78), a second daemon on the
+ * state directory (69, naming its PID).
+ * Then the state directory is created if missing (73, 77 permission), and
+ * the paths are made absolute for the daemon, which runs in "/".
+ * Returns EX_OK or the exit code, the reason printed as the last line.
+ */
+static int mount_preflight(struct mount_ctx *m)
+{
+	bool created;
+	int rc;
+
+	if (m->c.peer && m->c.peer[0]) {
+		char why[300];
+
+		rc = sender_check_peer(m->c.peer, m->c.insecure, why, sizeof(why));
+		if (rc < 0) {
+			fprintf(stderr, "twinfs mount: refusing to replicate: %s\n", why);
+			return rc == -EPERM ? EX_CONFIG : EX_USAGE;
+		}
+	}
+	if (mount_absolute(&m->c.store) < 0)
+		return EX_NOINPUT;
+	if (startcheck_state_outside("mount", m->c.store, m->c.state) < 0)
+		return EX_CONFIG;
+	rc = startcheck_lock("mount", "store", m->c.store, &m->store_lock);
+	if (rc < 0)
+		return cli_exit_code(rc);
+	rc = mountpoint_prepare(m->c.mountpoint, m->c.store);
+	if (rc < 0)
+		return cli_exit_code(rc);
+	if (mount_absolute(&m->c.mountpoint) < 0)
+		return EX_NOINPUT;
+	if (startcheck_inside(m->c.store, m->c.mountpoint) ||
+	    startcheck_inside(m->c.mountpoint, m->c.store)) {
+		fprintf(stderr, "twinfs mount: refusing mountpoint %s: it and the store %s "
+			"contain one another, and the mount would serve itself\n",
+			m->c.mountpoint, m->c.store);
+		return EX_CONFIG;
+	}
+	if (access(m->c.state, F_OK) == 0) {
+		rc = startcheck_lock("mount", "state directory", m->c.state, &m->state_lock);
+		if (rc < 0)
+			return cli_exit_code(rc);
+	}
+	rc = mount_check_state(m->c.state, &created);
+	if (rc < 0)
+		return rc == -EACCES || rc == -EPERM ? EX_NOPERM : EX_CANTCREAT;
+	if (created) {
+		rc = startcheck_lock("mount", "state directory", m->c.state, &m->state_lock);
+		if (rc < 0)
+			return cli_exit_code(rc);
+	}
+	if (mount_absolute(&m->c.state) < 0)
+		return EX_CANTCREAT;
+	return EX_OK;
+}
+
 /* Forks; the parent returns the exit code once the child reported
  * readiness (0) or failure; the child returns -1 to go on serving. */
 static int mount_detach(int *ready_fd)
@@ -249,13 +320,13 @@ static int mount_detach(int *ready_fd)
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) < 0) {
-		perror("twinfs mount: pipe");
-		return EX_OSERR;
+		fprintf(stderr, "twinfs mount: cannot detach: pipe: %s\n", strerror(errno));
+		return EX_SOFTWARE;
 	}
 	pid = fork();
 	if (pid < 0) {
-		perror("twinfs mount: fork");
-		return EX_OSERR;
+		fprintf(stderr, "twinfs mount: cannot detach: fork: %s\n", strerror(errno));
+		return EX_SOFTWARE;
 	}
 	if (pid == 0) {
 		close(p[0]);
@@ -300,7 +371,9 @@ int mount_cmd_main(int argc, char **argv)
 	/* Flags are collected first and applied after the file. */
 	struct { const char *key, *value; } set[16];
 	struct conf_diag diag = { 0 };
-	static struct mount_ctx m;
+	static struct mount_ctx m = {
+		.store_lock = DIRLOCK_INIT, .state_lock = DIRLOCK_INIT,
+	};
 	const char *config = NULL;
 	int nset = 0, verbose = 0, quiet = 0, ready_fd = -1;
 	bool debug = false;
@@ -342,53 +415,62 @@ int mount_cmd_main(int argc, char **argv)
 		return cli_usage_error("mount", "unexpected argument '%s'",
 				       argv[optind]);
 
+	/* Every check that can refuse runs before the first file is made. */
 	conf_init(&m.c);
+	diag.allow_stale = true;	/* a dead mount is mountpoint_prepare's */
 	if (config && conf_load_file(&m.c, config, &diag) < 0) {
-		conf_diag_print(stderr, &diag);
-		ex = EX_CONFIG;
-		goto out_conf;
+		/* what a flag overrides is the flag's business (mount(8) passes
+		 * the mountpoint; the file's need not exist) */
+		for (int k = 0; k < nset; k++)
+			conf_diag_drop_key(&diag, set[k].key);
+		if (diag.n_errors) {
+			conf_diag_print(stderr, &diag);
+			ex = mount_conf_exit(&diag, true);
+			goto out_conf;
+		}
 	}
+	conf_diag_print(stderr, &diag);	/* warnings */
+	conf_diag_free(&diag);
+	diag = (struct conf_diag){ .allow_stale = true };
 	for (int k = 0; k < nset; k++) {
 		if (conf_set(&m.c, set[k].key, set[k].value, &diag) < 0) {
 			conf_diag_print(stderr, &diag);
-			if (strcmp(set[k].key, "store") == 0 ||
-			    strcmp(set[k].key, "mountpoint") == 0)
-				ex = mount_path_exit(set[k].value, true);
-			else
-				ex = EX_USAGE;
+			ex = mount_conf_exit(&diag, false);
 			goto out_conf;
 		}
 	}
 	if (conf_validate(&m.c, CONF_FOR_MOUNT, &diag) < 0) {
 		conf_diag_print(stderr, &diag);
-		ex = config ? EX_CONFIG : EX_USAGE;
-		if (!config)
-			fprintf(stderr, "Try 'twinfs mount --help'.\n");
+		ex = mount_conf_exit(&diag, config != NULL);
 		goto out_conf;
 	}
 	log_set_level(m.c.log_level);
 	log_adjust(verbose, quiet);
-	rc = mount_check_state(m.c.state);
-	if (rc < 0) {
-		ex = cli_exit_code(rc);
+	ex = mount_preflight(&m);
+	if (ex != EX_OK)
 		goto out_conf;
-	}
-	/* The daemon runs in "/": keep the paths absolute. */
-	if (mount_absolute(&m.c.store) < 0 || mount_absolute(&m.c.state) < 0 ||
-	    mount_absolute(&m.c.mountpoint) < 0) {
-		ex = EX_OSERR;
-		goto out_conf;
-	}
 	if (!m.foreground) {
 		ex = mount_detach(&ready_fd);
 		if (ex >= 0)
 			goto out_conf;
 		if (chdir("/") < 0)
 			log_warn("cannot chdir to /", "err=\"%s\"", strerror(errno));
+		/* the locks were taken by the parent, which exits now */
+		if (dirlock_rebind(&m.store_lock) < 0 || dirlock_rebind(&m.state_lock) < 0) {
+			rc = -EBUSY;
+			log_error("lost the store or state directory lock while detaching",
+				  "store=%s state=%s", m.c.store, m.c.state);
+			if (write(ready_fd, &rc, sizeof(rc)) < 0)
+				ex = EX_UNAVAILABLE;
+			ex = EX_UNAVAILABLE;
+			goto out_conf;
+		}
 	}
 	rc = mount_serve(&m, ready_fd, debug);
 	ex = rc < 0 ? cli_exit_code(rc) : EX_OK;
 out_conf:
+	dirlock_release(&m.state_lock);
+	dirlock_release(&m.store_lock);
 	conf_diag_free(&diag);
 	conf_free(&m.c);
 	return ex;
