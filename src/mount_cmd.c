@@ -185,6 +185,15 @@ static int mount_on_ready(void *arg)
 			return rc;
 		}
 	}
+	/* the mount answers stat and replication runs: tell systemd (Type=
+	 * notify) from the daemon itself, before the parent returns */
+	rc = notify_send("READY=1\nSTATUS=primary: %s mounted at %s, %s%s%s",
+			 m->c.store, m->c.mountpoint, m->c.peer ? "peer " : "local only",
+			 m->c.peer ? m->c.peer : "",
+			 m->c.peer ? (m->c.mode == CONF_MODE_SYNC ? " (sync)" : " (async)") : "");
+	if (rc < 0)
+		log_warn("cannot tell the service manager we are ready", "err=\"%s\"",
+			 strerror(-rc));
 	if (!m->foreground) {
 		/* The parent has what it needs; from now on we are a daemon. */
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -242,6 +251,8 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 	}
 	o.journal = m->journal;
 	rc = fs_run(&o);
+	/* unmounted; flushing to the peer may take up to MOUNT_FLUSH_MS */
+	notify_send("STOPPING=1\nSTATUS=primary: unmounted, flushing to the peer");
 	primary_stop(m->primary, MOUNT_FLUSH_MS);
 	m->primary = NULL;
 	journal_close(m->journal);
