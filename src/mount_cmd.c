@@ -391,7 +391,8 @@ int mount_cmd_main(int argc, char **argv)
 	int opt, rc, ex;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:fdvqh", opts, NULL)) != -1) {
+	opterr = 0;	/* cli_usage_error says it, in one line */
+	while ((opt = getopt_long(argc, argv, ":o:fdvqh", opts, NULL)) != -1) {
 		const char *key = NULL;
 
 		switch (opt) {
@@ -413,8 +414,13 @@ int mount_cmd_main(int argc, char **argv)
 		case 'h':
 			mount_usage(stdout);
 			return EX_OK;
+		case ':':
+			return cli_usage_error("mount", "option '%s' needs a value",
+					       argv[optind - 1]);
 		default:
-			return cli_usage_error("mount", "unknown option");
+			if (optopt)
+				return cli_usage_error("mount", "unknown option '-%c'", optopt);
+			return cli_usage_error("mount", "unknown option '%s'", argv[optind - 1]);
 		}
 		if (key && nset < (int)(sizeof(set) / sizeof(set[0]))) {
 			set[nset].key = key;

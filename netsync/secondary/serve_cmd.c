@@ -262,7 +262,8 @@ int serve_cmd_main(int argc, char **argv)
 	struct conf c;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "fvqh", opts, NULL)) != -1) {
+	opterr = 0;	/* cli_usage_error says it, in one line */
+	while ((opt = getopt_long(argc, argv, ":fvqh", opts, NULL)) != -1) {
 		switch (opt) {
 		case O_STORE: store = optarg; break;
 		case O_STATE: state = optarg; break;
@@ -275,8 +276,13 @@ int serve_cmd_main(int argc, char **argv)
 		case 'h':
 			serve_usage(stdout);
 			return EX_OK;
+		case ':':
+			return cli_usage_error("serve", "option '%s' needs a value",
+					       argv[optind - 1]);
 		default:
-			return cli_usage_error("serve", "unknown option");
+			if (optopt)
+				return cli_usage_error("serve", "unknown option '-%c'", optopt);
+			return cli_usage_error("serve", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind != argc)
