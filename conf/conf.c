@@ -727,6 +727,34 @@ out_parser:
 	return rc;
 }
 
+int conf_load_for_state(struct conf *c, const char *file, struct conf_diag *d)
+{
+	struct conf_diag all = { .lenient_paths = true, .allow_stale = true };
+	int rc = conf_load_file(c, file, &all);
+
+	if (c->state && c->state[0]) {
+		conf_diag_free(&all);
+		return 0;
+	}
+	/* pass on the file-level problem (cannot open, bad YAML) or, if the
+	 * file is fine, the missing key; nothing about other keys */
+	for (int i = 0; i < all.n; i++) {
+		struct conf_error *e = &all.v[i];
+
+		if (e->warning || (e->key && strcmp(e->key, "state") != 0))
+			continue;
+		diag_add(d, e->file, e->line, e->column, e->key, "%s", e->msg);
+		if (d && d->n)
+			d->v[d->n - 1].err = e->err;
+		conf_diag_free(&all);
+		return rc < 0 && rc != -EINVAL ? rc : -EINVAL;
+	}
+	conf_diag_free(&all);
+	diag_add(d, file, 0, 0, "state", "no 'state:' key: the file does not name the "
+		 "daemon's state directory");
+	return -EINVAL;
+}
+
 int conf_validate(const struct conf *c, enum conf_purpose purpose, struct conf_diag *d)
 {
 	int before = d ? d->n_errors : 0;

@@ -73,6 +73,13 @@ void conf_free(struct conf *c);
 
 /* Loads FILE over *c. Returns 0, or -EINVAL with every problem in *d. */
 int conf_load_file(struct conf *c, const char *file, struct conf_diag *d);
+/* Loads FILE for a command that only needs to find the daemon (`status`,
+ * `sync`): every key the file sets is read, and only a file that cannot
+ * be read, is not YAML or has no `state:` fails. Problems with other keys
+ * (a mountpoint whose daemon died, say) do not stop a status query.
+ * Returns 0 with c->state set, or -errno / -EINVAL with the reason in *d
+ * (only that reason). */
+int conf_load_for_state(struct conf *c, const char *file, struct conf_diag *d);
 /* Sets dotted KEY from a command-line string (same parsing and bounds as
  * the file). Returns 0 or -EINVAL with the problem in *d. */
 int conf_set(struct conf *c, const char *key, const char *value, struct conf_diag *d);

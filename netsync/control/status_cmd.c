@@ -21,6 +21,7 @@
 #include "netsync/control/control.h"
 #include "journal/journal.h"
 #include "netsync/control/ctljson.h"
+#include "netsync/control/ctlstate.h"
 #include "netsync/roles/mountrec.h"
 
 #define STATUS_TIMEOUT_MS 5000
@@ -29,9 +30,12 @@ static void status_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: twinfs status --state DIR [--json] [--pending [--store DIR]]\n"
+		"       twinfs status --config FILE [OPTIONS]\n"
 		"Shows the state of the twinfs daemon (mount or serve) using DIR:\n"
 		"role, peer, connected, lag, errors.\n\n"
 		"  --state DIR   the daemon's state directory\n"
+		"  --config FILE the YAML file the daemon was started from: its\n"
+		"                state (and store, for --pending); --state wins\n"
 		"  --json        print one JSON object instead of text\n"
 		"  --pending     list every path changed since the peer's last\n"
 		"                acknowledgement, read from the journal; works when\n"
@@ -39,7 +43,8 @@ static void status_usage(FILE *out)
 		"  --store DIR   the store, for --pending (default: the one the\n"
 		"                last mount with this state directory used)\n"
 		"  -h, --help    show this help\n\n"
-		"Exit: 0 ok, 69 no daemon runs with this state directory, 64 usage.\n");
+		"Exit: 0 ok, 69 no daemon runs with this state directory, 64 usage,\n"
+		"66 the config file is missing, 78 it names no state directory.\n");
 }
 
 
@@ -159,41 +164,59 @@ int status_cmd_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "store", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "pending", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *state = NULL, *store = NULL;
+	const char *state_flag = NULL, *store_flag = NULL, *config = NULL;
 	bool as_json = false, pending = false;
-	char *reply = NULL;
+	char *reply = NULL, *state = NULL, *store = NULL;
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	opterr = 0;	/* cli_usage_error says it, in one line */
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': state = optarg; break;
-		case 'S': store = optarg; break;
+		case 's': state_flag = optarg; break;
+		case 'c': config = optarg; break;
+		case 'S': store_flag = optarg; break;
 		case 'j': as_json = true; break;
 		case 'p': pending = true; break;
 		case 'h': status_usage(stdout); return EX_OK;
-		default: return cli_usage_error("status", "unknown option");
+		case ':':
+			return cli_usage_error("status", "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			if (optopt)
+				return cli_usage_error("status", "unknown option '-%c'", optopt);
+			return cli_usage_error("status", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error("status", "unexpected argument '%s'", argv[optind]);
-	if (!state)
-		return cli_usage_error("status", "--state DIR is required");
-	if (pending)
-		return status_pending(state, store);
+	rc = ctlstate_resolve("status", state_flag, config, &state, &store);
+	if (rc != EX_OK)
+		return rc;
+	if (pending) {
+		rc = status_pending(state, store_flag ? store_flag : store);
+		goto out;
+	}
 	rc = control_call(state, "status", STATUS_TIMEOUT_MS, &reply);
-	if (rc < 0)
-		return control_cmd_error("status", state, rc);
+	if (rc < 0) {
+		rc = control_cmd_error("status", state, rc);
+		goto out;
+	}
 	if (as_json)
 		printf("%s\n", reply);
 	else
 		status_print_human(reply);
 	free(reply);
-	return EX_OK;
+	rc = EX_OK;
+out:
+	free(state);
+	free(store);
+	return rc;
 }

@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "netsync/control/control.h"
 #include "netsync/control/ctljson.h"
+#include "netsync/control/ctlstate.h"
 
 #define SYNC_ASK_TIMEOUT_MS 5000
 /* Without --timeout the wait is unbounded; the socket wait gets a day. */
@@ -30,15 +31,19 @@ static void sync_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: twinfs sync --state DIR [--timeout SEC]\n"
+		"       twinfs sync --config FILE [--timeout SEC]\n"
 		"Blocks until the peer has acknowledged, durably, every change made to\n"
 		"the mount using state directory DIR before this call.\n\n"
 		"  --state DIR     the mount's state directory\n"
+		"  --config FILE   the YAML file the mount was started from (its\n"
+		"                  state:); --state wins\n"
 		"  --timeout SEC   give up after SEC seconds (default: wait as long as\n"
 		"                  it takes)\n"
 		"  -q, --quiet     print nothing on success\n"
 		"  -h, --help      show this help\n\n"
 		"Exit: 0 the peer has everything, 75 timed out (the reason is printed),\n"
-		"69 no mount runs with DIR, 74 flushing the mount failed, 64 usage.\n");
+		"69 no mount runs with DIR, 74 flushing the mount failed, 64 usage,\n"
+		"66 the config file is missing, 78 it names no state directory.\n");
 }
 
 /*
@@ -61,26 +66,30 @@ static int sync_flush_mount(const char *mountpoint)
 	return rc;
 }
 
+static int sync_run(const char *state, double timeout_s, double t0, bool quiet);
+
 int sync_cmd_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *state = NULL;
-	char *reply = NULL, *end, req[64], role[32], mp[4096], err[1024];
+	const char *state_flag = NULL, *config = NULL;
+	char *state = NULL, *end;
 	double timeout_s = 0, t0 = clock_mono_s();
-	bool quiet = false, ok = false;
-	uint64_t acked = 0;
-	int c, rc, ms;
+	bool quiet = false;
+	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+	opterr = 0;	/* cli_usage_error says it, in one line */
+	while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': state = optarg; break;
+		case 's': state_flag = optarg; break;
+		case 'c': config = optarg; break;
 		case 't':
 			timeout_s = strtod(optarg, &end);
 			if (*end || timeout_s <= 0 || timeout_s > 86400)
@@ -89,13 +98,33 @@ int sync_cmd_main(int argc, char **argv)
 			break;
 		case 'q': quiet = true; break;
 		case 'h': sync_usage(stdout); return EX_OK;
-		default: return cli_usage_error("sync", "unknown option");
+		case ':':
+			return cli_usage_error("sync", "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			if (optopt)
+				return cli_usage_error("sync", "unknown option '-%c'", optopt);
+			return cli_usage_error("sync", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error("sync", "unexpected argument '%s'", argv[optind]);
-	if (!state)
-		return cli_usage_error("sync", "--state DIR is required");
+	rc = ctlstate_resolve("sync", state_flag, config, &state, NULL);
+	if (rc != EX_OK)
+		return rc;
+	rc = sync_run(state, timeout_s, t0, quiet);
+	free(state);
+	return rc;
+}
+
+/* The sync itself, once the state directory is known: an exit code. */
+static int sync_run(const char *state, double timeout_s, double t0, bool quiet)
+{
+	char *reply = NULL, req[64], role[32], mp[4096], err[1024];
+	bool ok = false;
+	uint64_t acked = 0;
+	int rc, ms;
+
 
 	rc = control_call(state, "status", SYNC_ASK_TIMEOUT_MS, &reply);
 	if (rc < 0)

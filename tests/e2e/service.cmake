@@ -3,3 +3,4 @@
 twinfs_e2e_test(e2e_service_crash tests/e2e/service_crash.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_service_writers tests/e2e/service_writers.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_service_refusals tests/e2e/service_refusals.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_service_config tests/e2e/service_config.sh TIMEOUT 120)
