@@ -185,14 +185,14 @@ static int mountpoint_clear(const char *abs, const char *store, const char *type
 	}
 	snprintf(want, sizeof(want), "twinfs:%s", rstore);
 	if (strcmp(type, "fuse.twinfs") != 0 || strcmp(source, want) != 0) {
-		fprintf(stderr, "twinfs mount: cannot mount at %s: %s of %s is mounted there, "
-			"not one of this store; unmount it first (fusermount3 -u or umount)\n",
+		fprintf(stderr, "twinfs mount: mountpoint %s is busy: %s of %s is mounted "
+			"there, not this store; unmount it first (fusermount3 -u or umount)\n",
 			abs, type, source);
 		return -EBUSY;
 	}
 	if (statvfs(abs, &sv) == 0) {
-		fprintf(stderr, "twinfs mount: cannot mount at %s: a live twinfs mount of this "
-			"store is there already; unmount it first\n", abs);
+		fprintf(stderr, "twinfs mount: mountpoint %s is busy: a live twinfs mount of "
+			"this store is there already; unmount it first\n", abs);
 		return -EBUSY;
 	}
 	rc = -errno;

@@ -61,6 +61,6 @@ kill -KILL "$pid"
 wait_until 10 sh -c '! kill -0 "$1"' _ "$pid"
 "$TWINFS_BIN" mount --store "$S" --state "$ST" --mountpoint "$M" 2>"$T/m4.err"; rc=$?
 check "a dead mount of another store is refused (exit $rc, want 69)" [ $rc -eq 69 ]
-check "the refusal says why on its last line" sh -c 'tail -n1 "$1" | grep -q "not one of this store"' _ "$T/m4.err"
+check "the refusal says why on its last line" sh -c 'tail -n1 "$1" | grep -q "not this store"' _ "$T/m4.err"
 umount -l "$M" 2>/dev/null
 finish

@@ -26,7 +26,7 @@ refused() {
 	# a reason names the thing and what is wrong with it; a bare errno
 	# text ("Operation not permitted") or a hint is not one
 	check "$what: last line is the reason ($last)" sh -c \
-		'printf "%s\n" "$1" | grep -qi "refus\|in use\|cannot\|unknown\|no such\|not a \|inside" &&
+		'printf "%s\n" "$1" | grep -qi "refus\|in use\|busy\|cannot\|unknown\|no such\|not a \|inside" &&
 		 printf "%s\n" "$1" | grep -q "[:/]"' _ "$last"
 }
 
