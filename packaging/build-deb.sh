@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds twinfs_<version>_<arch>.deb from this checkout: the binary, the
-# mount helper (mount -t twinfs), systemd units, man page and example
+# mount helpers (mount -t twinfs, mount -t fuse.twinfs), systemd units, man page and example
 # config. Usage: packaging/build-deb.sh [OUTDIR]   (default: build-deb/)
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,6 +14,8 @@ cmake -S "$src" -B "$bld" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build "$bld" -j"$(nproc)" >/dev/null
 DESTDIR=$stage cmake --install "$bld" >/dev/null
 install -D -m 0755 "$src/packaging/mount.twinfs" "$stage/sbin/mount.twinfs"
+# fstab type fuse.twinfs (what findmnt shows): the same helper
+ln -s mount.twinfs "$stage/sbin/mount.fuse.twinfs"
 install -D -m 0644 "$src/packaging/systemd/twinfs-mount@.service" \
 	"$stage/lib/systemd/system/twinfs-mount@.service"
 install -D -m 0644 "$src/packaging/systemd/twinfs-serve@.service" \

@@ -10,10 +10,11 @@ deb=$("$TWINFS_SRC/packaging/build-deb.sh" "$T/deb" 2>"$T/deb.err"); rc=$?
 check "build-deb.sh succeeds" [ $rc -eq 0 ]
 [ $rc -eq 0 ] || { cat "$T/deb.err" >&2; finish; }
 dpkg-deb -c "$deb" >"$T/contents"
-for f in ./usr/bin/twinfs ./sbin/mount.twinfs ./lib/systemd/system/twinfs-mount@.service \
+for f in ./usr/bin/twinfs ./sbin/mount.twinfs ./sbin/mount.fuse.twinfs \
+	./lib/systemd/system/twinfs-mount@.service \
 	./lib/systemd/system/twinfs-serve@.service ./usr/share/man/man1/twinfs.1.gz \
 	./usr/share/doc/twinfs/examples/twinfs.example.yaml; do
-	check "package holds $f" grep -q " $f\$" "$T/contents"
+	check "package holds $f" grep -q " $f\( -> .*\)\?\$" "$T/contents"
 done
 dpkg-deb -f "$deb" Depends >"$T/depends"
 check "package depends on fuse3" grep -q "fuse3" "$T/depends"
@@ -24,8 +25,10 @@ check "units name the config" grep -q "/etc/twinfs/%i.yaml" "$T/root/lib/systemd
 
 # mount.twinfs CONFIG MOUNTPOINT -o OPTS, as mount(8) runs it.
 if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	# the helper runs the twinfs beside it (else /usr/bin/twinfs)
 	mkdir -p "$T/bin" "$T/store" "$T/state" "$T/mnt"
 	ln -s "$TWINFS_BIN" "$T/bin/twinfs"
+	cp "$TWINFS_SRC/packaging/mount.twinfs" "$T/bin/mount.twinfs"
 	echo hello >"$T/store/greeting"
 	cat >"$T/share.yaml" <<YAML
 store: $T/store
@@ -33,7 +36,7 @@ state: $T/state
 
 YAML
 	track_mount "$T/mnt"
-	PATH="$T/bin:$PATH" "$TWINFS_SRC/packaging/mount.twinfs" "$T/share.yaml" "$T/mnt" \
+	"$T/bin/mount.twinfs" "$T/share.yaml" "$T/mnt" \
 		-o defaults,_netdev,noatime >"$T/m.out" 2>&1; rc=$?
 	check "mount.twinfs exits 0" [ $rc -eq 0 ] || cat "$T/m.out" >&2
 	check "mount.twinfs mounted at the given mountpoint" is_mounted "$T/mnt"
