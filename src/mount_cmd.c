@@ -198,6 +198,11 @@ static int mount_on_ready(void *arg)
 		/* The parent has what it needs; from now on we are a daemon. */
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
+		char file[PATH_MAX];
+
+		/* syslog, or STATE/twinfs.log where no syslog socket exists */
+		snprintf(file, sizeof(file), "%s/twinfs.log", m->c.state);
+		log_set_file(file, 0);
 		log_setup("twinfs", log_get_level(), LOG_SINK_SYSLOG);
 		if (null >= 0) {
 			dup2(null, STDIN_FILENO);

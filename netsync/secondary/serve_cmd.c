@@ -340,6 +340,15 @@ int serve_cmd_main(int argc, char **argv)
 			goto out_conf;
 		}
 	}
+	if (!foreground) {
+		/* serve_run detaches to syslog, or to this file where no syslog
+		 * socket exists */
+		char file[PATH_MAX], *abs = realpath(c.state, NULL);
+
+		snprintf(file, sizeof(file), "%s/twinfs.log", abs ? abs : c.state);
+		free(abs);
+		log_set_file(file, 0);
+	}
 	snprintf(ready.status, sizeof(ready.status), "secondary: listening on %s, store %s",
 		 c.listen, c.store);
 	rc = serve_ready_start(&ready, &ready_fd);
