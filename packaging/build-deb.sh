@@ -22,6 +22,7 @@ install -D -m 0644 "$src/packaging/systemd/twinfs-serve@.service" \
 	"$stage/lib/systemd/system/twinfs-serve@.service"
 install -D -m 0644 "$src/conf/twinfs.example.yaml" \
 	"$stage/usr/share/doc/twinfs/examples/twinfs.example.yaml"
+install -D -m 0644 "$src/docs/exit-codes.md" "$stage/usr/share/doc/twinfs/exit-codes.md"
 install -d "$stage/etc/twinfs"
 install -D -m 0644 "$src/packaging/man/twinfs.1" "$stage/usr/share/man/man1/twinfs.1"
 gzip -9n "$stage/usr/share/man/man1/twinfs.1"
