@@ -69,10 +69,14 @@ static void mount_usage(FILE *out)
 		"applied to the store and recorded in the journal under the state\n"
 		"directory. Without -f the command returns once the mount is usable;\n"
 		"`fusermount3 -u MOUNTPOINT` or SIGTERM unmounts it.\n\n"
-		"  --store DIR        directory that holds the files (must exist)\n"
+		"  --store DIR        directory that holds the files (must exist; one\n"
+		"                     writer per store: a second mount or serve of it\n"
+		"                     is refused)\n"
 		"  --state DIR        journal and node state (created if missing;\n"
 		"                     must be writable, never inside the store)\n"
-		"  --mountpoint DIR   where to mount (an existing, unmounted directory)\n"
+		"  --mountpoint DIR   where to mount (an existing, unmounted directory;\n"
+		"                     a dead twinfs mount of this store, left by a\n"
+		"                     killed daemon, is detached)\n"
 		"  --config FILE      read the settings from a YAML file first\n"
 		"  --peer HOST:PORT   replicate every change to a 'twinfs serve' peer\n"
 		"  --mode async|sync  with a peer: async (default) returns writes at\n"
@@ -98,7 +102,9 @@ static void mount_usage(FILE *out)
 		"  -q, --quiet        log less\n"
 		"  -h, --help         show this help\n\n"
 		"'twinfs status --state DIR' shows the replication state, 'twinfs sync\n"
-		"--state DIR' waits until the peer holds every change.\n");
+		"--state DIR' waits until the peer holds every change.\n"
+		"Exit: 0 mounted, 64 usage, 66 a path is missing, 69 store, state dir\n"
+		"or mountpoint in use, 78 configuration refused; twinfs(1) has them all.\n");
 }
 
 /* Exit code for settings conf refused: a failed path check is the fault
@@ -479,11 +485,14 @@ int mount_cmd_main(int argc, char **argv)
 			log_warn("cannot chdir to /", "err=\"%s\"", strerror(errno));
 		/* the locks were taken by the parent, which exits now */
 		if (dirlock_rebind(&m.store_lock) < 0 || dirlock_rebind(&m.state_lock) < 0) {
-			rc = -EBUSY;
-			log_error("lost the store or state directory lock while detaching",
-				  "store=%s state=%s", m.c.store, m.c.state);
-			if (write(ready_fd, &rc, sizeof(rc)) < 0)
-				ex = EX_UNAVAILABLE;
+			ssize_t w;
+
+			rc = -EBUSY;	/* the parent exits 69 with this */
+			log_error("lost the store or state directory lock while detaching: "
+				  "another twinfs took it", "store=%s state=%s", m.c.store,
+				  m.c.state);
+			w = write(ready_fd, &rc, sizeof(rc));
+			(void)w;
 			ex = EX_UNAVAILABLE;
 			goto out_conf;
 		}

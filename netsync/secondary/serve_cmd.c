@@ -49,7 +49,9 @@ static void serve_usage(FILE *out)
 		"  -v, --verbose       more log output (repeat for debug)\n"
 		"  -q, --quiet         less log output\n"
 		"  -h, --help          show this help\n\n"
-		"Status: twinfs status --state DIR. Stop: SIGTERM.\n");
+		"Status: twinfs status --state DIR. Stop: SIGTERM.\n"
+		"Exit: 0 listening, 64 usage, 66 a path is missing, 69 store, state dir\n"
+		"or port in use, 78 configuration refused; twinfs(1) has them all.\n");
 }
 
 /* Exit code for settings conf refused: a failed path check is that
