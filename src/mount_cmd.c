@@ -273,11 +273,11 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 /*
  * The refusals, in the order a user fixes them, before anything is
  * created: the peer address (78: refused on its own terms), the store
- * (66), a state directory inside the store (78), a second writer on the
- * store (69, naming its PID), the mountpoint (a dead mount of this store
- * is detached; anything else mounted there is 69, missing 66), a
- * mountpoint inside the store or around it (78), a second daemon on the
- * state directory (69, naming its PID).
+ * (66), a state directory inside the store (78), a mountpoint inside the
+ * store or around it (78), a second writer on the store (69, naming its
+ * PID), the mountpoint (a dead mount of this store is detached; anything
+ * else mounted there is 69, missing 66), a second daemon on the state
+ * directory (69, naming its PID).
  * Then the state directory is created if missing (73, 77 permission), and
  * the paths are made absolute for the daemon, which runs in "/".
  * Returns EX_OK or the exit code, the reason printed as the last line.
@@ -300,6 +300,13 @@ static int mount_preflight(struct mount_ctx *m)
 		return EX_NOINPUT;
 	if (startcheck_state_outside("mount", m->c.store, m->c.state) < 0)
 		return EX_CONFIG;
+	if (startcheck_inside(m->c.store, m->c.mountpoint) ||
+	    startcheck_inside(m->c.mountpoint, m->c.store)) {
+		fprintf(stderr, "twinfs mount: refusing mountpoint %s: it and the store %s "
+			"contain one another, and the mount would serve itself\n",
+			m->c.mountpoint, m->c.store);
+		return EX_CONFIG;
+	}
 	rc = startcheck_lock("mount", "store", m->c.store, &m->store_lock);
 	if (rc < 0)
 		return cli_exit_code(rc);
@@ -308,13 +315,6 @@ static int mount_preflight(struct mount_ctx *m)
 		return cli_exit_code(rc);
 	if (mount_absolute(&m->c.mountpoint) < 0)
 		return EX_NOINPUT;
-	if (startcheck_inside(m->c.store, m->c.mountpoint) ||
-	    startcheck_inside(m->c.mountpoint, m->c.store)) {
-		fprintf(stderr, "twinfs mount: refusing mountpoint %s: it and the store %s "
-			"contain one another, and the mount would serve itself\n",
-			m->c.mountpoint, m->c.store);
-		return EX_CONFIG;
-	}
 	if (access(m->c.state, F_OK) == 0) {
 		rc = startcheck_lock("mount", "state directory", m->c.state, &m->state_lock);
 		if (rc < 0)

@@ -11,9 +11,11 @@ S=$T/store ST=$T/state M=$T/mnt
 mkdir -p "$S" "$M"
 track_mount "$M"
 printf 'store: %s\nstate: %s\nmountpoint: %s\n' "$S" "$ST" "$M" >"$T/share.yaml"
-"$TWINFS_BIN" mount --config "$T/share.yaml"
-check "mount --config exits 0" [ $? -eq 0 ]
-"$TWINFS_BIN" status --config "$T/share.yaml" >"$T/status.out"; rc=$?
+"$TWINFS_BIN" mount --config "$T/share.yaml" 2>"$T/mount.err"; rc=$?
+check "mount --config exits 0 (got $rc)" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || cat "$T/mount.err" >&2
+"$TWINFS_BIN" status --config "$T/share.yaml" >"$T/status.out" 2>&1; rc=$?
+[ $rc -eq 0 ] || cat "$T/status.out" >&2
 check "status --config exits 0 (got $rc)" [ $rc -eq 0 ]
 check "status --config shows the primary" grep -qi "primary" "$T/status.out"
 "$TWINFS_BIN" status --config "$T/share.yaml" --json >"$T/status.json"
@@ -34,6 +36,8 @@ check "and says so on the last line" sh -c 'tail -n1 "$1" | grep -q "state"' _ "
 check "status with neither flag exits 64 (got $rc)" [ $rc -eq 64 ]
 fusermount3 -u "$M"
 wait_until 10 sh -c '! grep -qs " $1 " /proc/mounts' _ "$M"
+# the daemon outlives its mount by its shutdown (flush, journal close)
+wait_until 15 sh -c '! "$0" status --config "$1" >/dev/null 2>&1' "$TWINFS_BIN" "$T/share.yaml"
 "$TWINFS_BIN" status --config "$T/share.yaml" >/dev/null 2>&1; rc=$?
-check "status --config after unmount exits 69 (got $rc)" [ $rc -eq 69 ]
+check "status --config once the daemon is gone exits 69 (got $rc)" [ $rc -eq 69 ]
 finish
