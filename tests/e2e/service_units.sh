@@ -42,6 +42,24 @@ else
 	note "systemd-analyze missing: unit verification skipped"
 fi
 
+# Why the mount unit has no namespace options: systemd runs such a
+# service in a mount namespace with slave propagation, where a FUSE mount
+# stays invisible to everyone else. unshare makes the same namespace.
+if command -v unshare >/dev/null; then
+	mkdir -p "$T/ns/store" "$T/ns/mnt"
+	on_exit "touch '$T/ns/done'; sleep 1"
+	unshare -m --propagation slave sh -c '
+		"$1" mount --store "$2/store" --state "$2/state" --mountpoint "$2/mnt" 2>/dev/null &&
+		grep -q " $2/mnt " /proc/mounts && echo inside >"$2/seen" &&
+		while [ ! -e "$2/done" ]; do sleep 0.1; done; umount "$2/mnt"' _ "$REAL_BIN" "$T/ns" &
+	ns_pid=$!
+	wait_until 15 test -e "$T/ns/seen"
+	check "a mount made in a slave-propagation namespace exists there" [ -e "$T/ns/seen" ]
+	check "but is not visible outside it" sh -c '! grep -qs " $1 " /proc/mounts' _ "$T/ns/mnt"
+	touch "$T/ns/done"
+	wait "$ns_pid"
+fi
+
 # A wrapper applies each unit's restrictions to its daemon.
 command -v setpriv >/dev/null || skip "setpriv missing (util-linux)"
 mkdir -p "$T/bin"
