@@ -15,15 +15,18 @@ struct cli_command {
 	const char *summary;
 };
 
-/* Prints "twinfs CMD: <msg>" and "Try 'twinfs CMD --help'." to stderr and
- * returns EX_USAGE (64). */
+/* Prints "twinfs CMD: <msg> (see 'twinfs CMD --help')" as one line to
+ * stderr and returns EX_USAGE (64). */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Maps -errno from an internal function to a sysexits code:
- * ECONNREFUSED/EHOSTUNREACH/ETIMEDOUT... -> EX_UNAVAILABLE (69),
- * EIO/ENOSPC/EROFS... -> EX_IOERR (74), EINVAL -> EX_DATAERR,
- * ENOENT/ENOTDIR/EACCES -> EX_NOINPUT, anything else -> EX_SOFTWARE. */
+/* Maps -errno from an internal function to the one documented exit code
+ * (docs/exit-codes.md): peers, daemons, ports and directories in use
+ * (ECONNREFUSED, ENOTCONN, EBUSY, EADDRINUSE...) -> 69 EX_UNAVAILABLE;
+ * ETIMEDOUT -> 75 EX_TEMPFAIL; EIO/ENOSPC/EROFS... -> 74 EX_IOERR;
+ * EINVAL/EBADMSG -> 65 EX_DATAERR; ENOENT/ENOTDIR -> 66 EX_NOINPUT;
+ * EACCES/EPERM -> 77 EX_NOPERM; EEXIST -> 73 EX_CANTCREAT; anything else
+ * -> 70 EX_SOFTWARE. */
 int cli_exit_code(int neg_errno);
 
 #endif

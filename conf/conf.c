@@ -170,6 +170,44 @@ static void diag_vadd(struct conf_diag *d, bool warning, const char *file, int l
 	e->column = col;
 	e->key = key ? strdup(key) : NULL;
 	e->msg = msg;
+	e->err = 0;
+}
+
+void conf_diag_drop_key(struct conf_diag *d, const char *key)
+{
+	int j = 0;
+
+	d->n_errors = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		struct conf_error *e = &d->v[i];
+
+		if (!e->warning && e->key && strcmp(e->key, key) == 0) {
+			free(e->file);
+			free(e->key);
+			free(e->msg);
+			continue;
+		}
+		if (!e->warning)
+			d->n_errors++;
+		d->v[j++] = *e;
+	}
+	d->n = j;
+}
+
+int conf_diag_path_errno(const struct conf_diag *d)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < d->n; i++) {
+		const struct conf_error *e = &d->v[i];
+
+		if (e->warning)
+			continue;
+		if (!e->err || (err && e->err != err))
+			return 0;
+		err = e->err;
+	}
+	return err;
 }
 
 void conf_diag_print(FILE *out, const struct conf_diag *d)
@@ -231,6 +269,13 @@ static int conf_set_value(struct conf *c, const struct conf_key *k, const char *
 	char sz[32], sz2[32];
 
 #define BAD(...) do { diag_add(d, file, line, col, k->name, __VA_ARGS__); return -EINVAL; } while (0)
+	/* a failed path check also records its errno (conf_diag_path_errno) */
+#define PATHBAD(e, ...) do { \
+		diag_add(d, file, line, col, k->name, __VA_ARGS__); \
+		if (d && d->n) \
+			d->v[d->n - 1].err = (e); \
+		return -EINVAL; \
+	} while (0)
 	if (strlen(value) > CONF_MAX_VALUE)
 		BAD("key '%s': value too long (%zu bytes, at most %d)", k->name,
 		    strlen(value), CONF_MAX_VALUE);
@@ -241,6 +286,10 @@ static int conf_set_value(struct conf *c, const struct conf_key *k, const char *
 		if (!*value)
 			BAD("key '%s': empty path", k->name);
 		if (stat(value, &st) != 0) {
+			int serr = errno;
+
+			if (serr == ENOTCONN && k->type == CT_DIR && d && d->allow_stale)
+				goto store_string;
 			if (k->type == CT_STATEDIR && errno == ENOENT) {
 				char *parent = strdup(value), *slash;
 				int ok;
@@ -258,7 +307,7 @@ static int conf_set_value(struct conf *c, const struct conf_key *k, const char *
 				free(parent);
 				if (ok)
 					goto store_string;
-				BAD("key '%s': '%s' does not exist and neither does its parent "
+				PATHBAD(ENOENT, "key '%s': '%s' does not exist and neither does its parent "
 				    "directory (create the parent first)", k->name, value);
 			}
 			if (errno == ENOENT && d && d->lenient_paths) {
@@ -267,10 +316,10 @@ static int conf_set_value(struct conf *c, const struct conf_key *k, const char *
 					  "starting twinfs)", k->name, value);
 				goto store_string;
 			}
-			BAD("key '%s': '%s': %s", k->name, value, strerror(errno));
+			PATHBAD(serr, "key '%s': '%s': %s", k->name, value, strerror(serr));
 		}
 		if (k->type != CT_FILE && !S_ISDIR(st.st_mode))
-			BAD("key '%s': '%s' is not a directory", k->name, value);
+			PATHBAD(ENOTDIR, "key '%s': '%s' is not a directory", k->name, value);
 		if (k->type == CT_FILE && !S_ISREG(st.st_mode))
 			BAD("key '%s': '%s' is not a regular file", k->name, value);
 		goto store_string;
@@ -345,6 +394,7 @@ static int conf_set_value(struct conf *c, const struct conf_key *k, const char *
 	}
 	}
 #undef BAD
+#undef PATHBAD
 	return -EINVAL;
 }
 
@@ -588,8 +638,12 @@ int conf_load_file(struct conf *c, const char *file, struct conf_diag *d)
 
 	f = fopen(file, "rb");
 	if (!f) {
-		diag_add(d, file, 0, 0, NULL, "cannot open config file: %s", strerror(errno));
-		return -errno;
+		int e = errno;
+
+		diag_add(d, file, 0, 0, NULL, "cannot open config file: %s", strerror(e));
+		if (d && d->n)
+			d->v[d->n - 1].err = e;
+		return -e;
 	}
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
 		diag_add(d, file, 0, 0, NULL, "is a directory, not a config file");
@@ -633,6 +687,34 @@ out_parser:
 	if (rc == 0 && d && d->n_errors > before)
 		rc = -EINVAL;
 	return rc;
+}
+
+int conf_load_for_state(struct conf *c, const char *file, struct conf_diag *d)
+{
+	struct conf_diag all = { .lenient_paths = true, .allow_stale = true };
+	int rc = conf_load_file(c, file, &all);
+
+	if (c->state && c->state[0]) {
+		conf_diag_free(&all);
+		return 0;
+	}
+	/* pass on the file-level problem (cannot open, bad YAML) or, if the
+	 * file is fine, the missing key; nothing about other keys */
+	for (size_t i = 0; i < all.n; i++) {
+		struct conf_error *e = &all.v[i];
+
+		if (e->warning || (e->key && strcmp(e->key, "state") != 0))
+			continue;
+		diag_add(d, e->file, e->line, e->column, e->key, "%s", e->msg);
+		if (d && d->n)
+			d->v[d->n - 1].err = e->err;
+		conf_diag_free(&all);
+		return rc < 0 && rc != -EINVAL ? rc : -EINVAL;
+	}
+	conf_diag_free(&all);
+	diag_add(d, file, 0, 0, "state", "no 'state:' key: the file does not name the "
+		 "daemon's state directory");
+	return -EINVAL;
 }
 
 int conf_validate(const struct conf *c, enum conf_purpose purpose, struct conf_diag *d)

@@ -45,6 +45,7 @@ struct conf_error {
 	char *key;	/* dotted key or NULL */
 	char *msg;
 	bool warning;	/* a note that does not make the config invalid */
+	int err;	/* errno of a failed path check (ENOENT...), else 0 */
 };
 
 struct conf_diag {
@@ -55,6 +56,10 @@ struct conf_diag {
 	 * yet is a warning, not an error (`config check` without --for: the
 	 * file may be written before the directories are made). */
 	bool lenient_paths;
+	/* Set by `mount`: a directory that is a dead FUSE mount (ENOTCONN,
+	 * its daemon killed) is taken as is; the caller clears or refuses it
+	 * (src/mountpoint.h) before using the path. */
+	bool allow_stale;
 };
 
 /* What a config is for; decides which keys are required. */
@@ -69,6 +74,13 @@ void conf_free(struct conf *c);
 
 /* Loads FILE over *c. Returns 0, or -EINVAL with every problem in *d. */
 int conf_load_file(struct conf *c, const char *file, struct conf_diag *d);
+/* Loads FILE for a command that only needs to find the daemon (`status`,
+ * `sync`): every key the file sets is read, and only a file that cannot
+ * be read, is not YAML or has no `state:` fails. Problems with other keys
+ * (a mountpoint whose daemon died, say) do not stop a status query.
+ * Returns 0 with c->state set, or -errno / -EINVAL with the reason in *d
+ * (only that reason). */
+int conf_load_for_state(struct conf *c, const char *file, struct conf_diag *d);
 /* Sets dotted KEY from a command-line string (same parsing and bounds as
  * the file). Returns 0 or -EINVAL with the problem in *d. */
 int conf_set(struct conf *c, const char *key, const char *value, struct conf_diag *d);
@@ -80,6 +92,14 @@ void conf_print(FILE *out, const struct conf *c);
 /* Prints "file:line:col: key: msg" lines, one per error. */
 void conf_diag_print(FILE *out, const struct conf_diag *d);
 void conf_diag_free(struct conf_diag *d);
+/* Forgets the errors about KEY (a flag that overrides the file's value:
+ * `mount.twinfs CONFIG MOUNTPOINT` must not trip over the file's own
+ * mountpoint). */
+void conf_diag_drop_key(struct conf_diag *d, const char *key);
+/* The errno shared by every error in d when all are failed path checks
+ * (a missing store is "no input" whether a flag or the file named it),
+ * else 0. */
+int conf_diag_path_errno(const struct conf_diag *d);
 /* Prints one line per key: name, type, default, doc (for --help). */
 void conf_print_keys(FILE *out);
 

@@ -1,45 +1,31 @@
 #!/bin/sh
-# Builds twinfs_<version>_<arch>.deb from this checkout: the binary, the
-# mount helper (mount -t twinfs), systemd units, man page and example
-# config. Usage: packaging/build-deb.sh [OUTDIR]   (default: build-deb/)
+# Builds twinfs_<version>_<arch>.deb from this checkout with debhelper
+# (debian/: dh, compat 13): the binary, the mount helpers (mount -t twinfs,
+# mount -t fuse.twinfs), systemd units, man pages, the exit-code table and
+# the example config. Builds in a copy of the tree under OUTDIR, so the
+# checkout gets no debian/ build debris and the .deb lands in OUTDIR.
+# Usage: packaging/build-deb.sh [OUTDIR]   (default: build-deb/)
+# Prints the .deb's path. Needs debhelper and the build dependencies
+# (packaging/install-deps.sh installs both).
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$src/build-deb}
-bld=$out/build
-stage=$out/stage
-rm -rf "$bld" "$stage"
-mkdir -p "$bld" "$stage"
-cmake -S "$src" -B "$bld" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	-DCMAKE_INSTALL_PREFIX=/usr -DTWINFS_TESTS=OFF >/dev/null
-cmake --build "$bld" -j"$(nproc)" >/dev/null
-DESTDIR=$stage cmake --install "$bld" >/dev/null
-install -D -m 0755 "$src/packaging/mount.twinfs" "$stage/sbin/mount.twinfs"
-install -D -m 0644 "$src/packaging/systemd/twinfs-mount@.service" \
-	"$stage/lib/systemd/system/twinfs-mount@.service"
-install -D -m 0644 "$src/packaging/systemd/twinfs-serve@.service" \
-	"$stage/lib/systemd/system/twinfs-serve@.service"
-install -D -m 0644 "$src/conf/twinfs.example.yaml" \
-	"$stage/usr/share/doc/twinfs/examples/twinfs.example.yaml"
-install -d "$stage/etc/twinfs"
-install -D -m 0644 "$src/packaging/man/twinfs.1" "$stage/usr/share/man/man1/twinfs.1"
-gzip -9n "$stage/usr/share/man/man1/twinfs.1"
-
-version=$("$stage/usr/bin/twinfs" --version | awk '{print $2}')
-arch=$(dpkg --print-architecture)
-mkdir -p "$stage/DEBIAN"
-cat >"$stage/DEBIAN/control" <<CONTROL
-Package: twinfs
-Version: $version
-Architecture: $arch
-Maintainer: twinfs developers <twinfs@localhost>
-Depends: fuse3, libfuse3-3, libxxhash0, libevent-2.1-7, libevent-pthreads-2.1-7, libevent-openssl-2.1-7, libssl3, libyaml-0-2, liburing2
-Section: admin
-Priority: optional
-Description: replicated file store for two Linux servers
- A FUSE mount that keeps files in a local directory, journals every change
- and streams it to a second server, which verifies each block by XXH3
- before applying it. Includes mirror/verify of trees and a copy and IO
- benchmark.
-CONTROL
-dpkg-deb --root-owner-group --build "$stage" "$out/twinfs_${version}_${arch}.deb" >/dev/null
-echo "$out/twinfs_${version}_${arch}.deb"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || {
+	echo "build-deb.sh: dpkg-buildpackage and dh missing: apt install dpkg-dev debhelper" >&2
+	exit 69
+}
+rm -rf "$out/src"
+mkdir -p "$out/src"
+# the tree without build directories and VCS data
+tar -C "$src" --exclude=./.git --exclude='./build' --exclude='./build-*' \
+	--exclude='./obj-*' -cf - . | tar -C "$out/src" -xf -
+rm -f "$out"/twinfs_*.deb "$out"/twinfs_*.changes "$out"/twinfs_*.buildinfo \
+	"$out"/twinfs-dbgsym_*.deb
+(cd "$out/src" && dpkg-buildpackage -b -us -uc -j"$(nproc)" >"$out/build.log" 2>&1) || {
+	tail -n 30 "$out/build.log" >&2
+	echo "build-deb.sh: dpkg-buildpackage failed (log: $out/build.log)" >&2
+	exit 70
+}
+ls "$out"/twinfs_*.deb

@@ -7,7 +7,9 @@ set -eu
 BUILD="build-essential cmake pkg-config git ca-certificates"
 LIBS="libfuse3-dev libxxhash-dev libevent-dev libssl-dev libyaml-dev liburing-dev"
 RUN="fuse3 attr"
-TEST="libcmocka-dev clang python3 libxml2-utils iproute2 nftables rsync fio procps psmisc util-linux kmod chromium"
+TEST="libcmocka-dev clang python3 libxml2-utils iproute2 nftables rsync fio procps psmisc util-linux kmod chromium systemd groff-base"
+# the Debian package (packaging/build-deb.sh, tests/e2e/packaging.sh)
+PKG="dpkg-dev debhelper lintian"
 FUZZ="clang"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -15,7 +17,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 77
 fi
 
-pkgs="$BUILD $LIBS $RUN $TEST"
+pkgs="$BUILD $LIBS $RUN $TEST $PKG"
 [ "${TWINFS_FUZZ:-0}" = 1 ] && pkgs="$pkgs $FUZZ"
 
 missing=""

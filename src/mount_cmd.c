@@ -35,17 +35,24 @@
 #include <unistd.h>
 
 #include "common/cli.h"
+#include "common/dirlock.h"
 #include "common/log.h"
+#include "common/notify.h"
+#include "common/startcheck.h"
 #include "conf/conf.h"
 #include "fs/fs.h"
 #include "journal/journal.h"
 #include "netsync/primary/primary.h"
+#include "netsync/primary/sender.h"
+#include "src/mountpoint.h"
 
 struct mount_ctx {
 	struct conf c;
 	struct journal *journal;
 	struct primary *primary;
 	bool foreground;
+	struct dirlock store_lock;	/* one writer per store */
+	struct dirlock state_lock;	/* one daemon per state directory */
 };
 
 /* How long an unmount waits for the peer to ack what is pending. */
@@ -63,10 +70,14 @@ static void mount_usage(FILE *out)
 		"applied to the store and recorded in the journal under the state\n"
 		"directory. Without -f the command returns once the mount is usable;\n"
 		"`fusermount3 -u MOUNTPOINT` or SIGTERM unmounts it.\n\n"
-		"  --store DIR        directory that holds the files (must exist)\n"
+		"  --store DIR        directory that holds the files (must exist; one\n"
+		"                     writer per store: a second mount or serve of it\n"
+		"                     is refused)\n"
 		"  --state DIR        journal and node state (created if missing;\n"
 		"                     must be writable, never inside the store)\n"
-		"  --mountpoint DIR   where to mount (an existing, unmounted directory)\n"
+		"  --mountpoint DIR   where to mount (an existing, unmounted directory;\n"
+		"                     a dead twinfs mount of this store, left by a\n"
+		"                     killed daemon, is detached)\n"
 		"  --config FILE      read the settings from a YAML file first\n"
 		"  --peer HOST:PORT   replicate every change to a 'twinfs serve' peer\n"
 		"  --mode async|sync  with a peer: async (default) returns writes at\n"
@@ -92,30 +103,34 @@ static void mount_usage(FILE *out)
 		"  -q, --quiet        log less\n"
 		"  -h, --help         show this help\n\n"
 		"'twinfs status --state DIR' shows the replication state, 'twinfs sync\n"
-		"--state DIR' waits until the peer holds every change.\n");
+		"--state DIR' waits until the peer holds every change.\n"
+		"Exit: 0 mounted, 64 usage, 66 a path is missing, 69 store, state dir\n"
+		"or mountpoint in use, 78 configuration refused; twinfs(1) has them all.\n");
 }
 
-/* Exit code for a path that conf refused: what is wrong with it. */
-static int mount_path_exit(const char *path, bool want_dir)
+/* Exit code for settings conf refused: a failed path check is the fault
+ * of that path (66 missing, 77 permission...) whether a flag or the file
+ * named it; anything else is the file's (78) or the flags' (64). */
+static int mount_conf_exit(const struct conf_diag *d, bool from_file)
 {
-	struct stat st;
+	int err = conf_diag_path_errno(d);
 
-	if (!path)
-		return EX_CONFIG;
-	if (stat(path, &st) < 0)
-		return cli_exit_code(-errno);
-	if (want_dir && !S_ISDIR(st.st_mode))
-		return cli_exit_code(-ENOTDIR);
-	return EX_CONFIG;
+	if (err)
+		return cli_exit_code(-err);
+	return from_file ? EX_CONFIG : EX_USAGE;
 }
 
-/* Creates the state directory if missing and checks we can write in it. */
-static int mount_check_state(const char *state)
+/* Does the state directory exist? Creates it if not (0700) and checks we
+ * can write in it. *created tells whether it was made now. 0 or -errno. */
+static int mount_check_state(const char *state, bool *created)
 {
 	char probe[PATH_MAX];
 	int fd, rc;
 
-	if (mkdir(state, 0700) < 0 && errno != EEXIST) {
+	*created = false;
+	if (mkdir(state, 0700) == 0)
+		*created = true;
+	else if (errno != EEXIST) {
 		rc = -errno;
 		goto out_err;
 	}
@@ -129,9 +144,8 @@ static int mount_check_state(const char *state)
 	unlink(probe);
 	return 0;
 out_err:
-	fprintf(stderr, "twinfs mount: state directory %s is not usable: %s\n"
-		"Create it, or make it writable by this user, or choose another "
-		"--state.\n", state, strerror(-rc));
+	fprintf(stderr, "twinfs mount: cannot use state directory %s: %s\n", state,
+		strerror(-rc));
 	return rc;
 }
 
@@ -178,10 +192,24 @@ static int mount_on_ready(void *arg)
 			return rc;
 		}
 	}
+	/* the mount answers stat and replication runs: tell systemd (Type=
+	 * notify) from the daemon itself, before the parent returns */
+	rc = notify_send("READY=1\nSTATUS=primary: %s mounted at %s, %s%s%s",
+			 m->c.store, m->c.mountpoint, m->c.peer ? "peer " : "local only",
+			 m->c.peer ? m->c.peer : "",
+			 m->c.peer ? (m->c.mode == CONF_MODE_SYNC ? " (sync)" : " (async)") : "");
+	if (rc < 0)
+		log_warn("cannot tell the service manager we are ready", "err=\"%s\"",
+			 strerror(-rc));
 	if (!m->foreground) {
 		/* The parent has what it needs; from now on we are a daemon. */
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
+		char file[PATH_MAX];
+
+		/* syslog, or STATE/twinfs.log where no syslog socket exists */
+		snprintf(file, sizeof(file), "%s/twinfs.log", m->c.state);
+		log_set_file(file, 0);
 		log_setup("twinfs", log_get_level(), LOG_SINK_SYSLOG);
 		if (null >= 0) {
 			dup2(null, STDIN_FILENO);
@@ -235,10 +263,75 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 	}
 	o.journal = m->journal;
 	rc = fs_run(&o);
+	/* unmounted; flushing to the peer may take up to MOUNT_FLUSH_MS */
+	notify_send("STOPPING=1\nSTATUS=primary: unmounted, flushing to the peer");
 	primary_stop(m->primary, MOUNT_FLUSH_MS);
 	m->primary = NULL;
 	journal_close(m->journal);
 	return rc;
+}
+
+/*
+ * The refusals, in the order a user fixes them, before anything is
+ * created: the peer address (78: refused on its own terms), the store
+ * (66), a state directory inside the store (78), a mountpoint inside the
+ * store or around it (78), a second writer on the store (69, naming its
+ * PID), the mountpoint (a dead mount of this store is detached; anything
+ * else mounted there is 69, missing 66), a second daemon on the state
+ * directory (69, naming its PID).
+ * Then the state directory is created if missing (73, 77 permission), and
+ * the paths are made absolute for the daemon, which runs in "/".
+ * Returns EX_OK or the exit code, the reason printed as the last line.
+ */
+static int mount_preflight(struct mount_ctx *m)
+{
+	bool created;
+	int rc;
+
+	if (m->c.peer && m->c.peer[0]) {
+		char why[300];
+
+		rc = sender_check_peer(m->c.peer, m->c.insecure, why, sizeof(why));
+		if (rc < 0) {
+			fprintf(stderr, "twinfs mount: refusing to replicate: %s\n", why);
+			return rc == -EPERM ? EX_CONFIG : EX_USAGE;
+		}
+	}
+	if (mount_absolute(&m->c.store) < 0)
+		return EX_NOINPUT;
+	if (startcheck_state_outside("mount", m->c.store, m->c.state) < 0)
+		return EX_CONFIG;
+	if (startcheck_inside(m->c.store, m->c.mountpoint) ||
+	    startcheck_inside(m->c.mountpoint, m->c.store)) {
+		fprintf(stderr, "twinfs mount: refusing mountpoint %s: it and the store %s "
+			"contain one another, and the mount would serve itself\n",
+			m->c.mountpoint, m->c.store);
+		return EX_CONFIG;
+	}
+	rc = startcheck_lock("mount", "store", m->c.store, &m->store_lock);
+	if (rc < 0)
+		return cli_exit_code(rc);
+	rc = mountpoint_prepare(m->c.mountpoint, m->c.store);
+	if (rc < 0)
+		return cli_exit_code(rc);
+	if (mount_absolute(&m->c.mountpoint) < 0)
+		return EX_NOINPUT;
+	if (access(m->c.state, F_OK) == 0) {
+		rc = startcheck_lock("mount", "state directory", m->c.state, &m->state_lock);
+		if (rc < 0)
+			return cli_exit_code(rc);
+	}
+	rc = mount_check_state(m->c.state, &created);
+	if (rc < 0)
+		return rc == -EACCES || rc == -EPERM ? EX_NOPERM : EX_CANTCREAT;
+	if (created) {
+		rc = startcheck_lock("mount", "state directory", m->c.state, &m->state_lock);
+		if (rc < 0)
+			return cli_exit_code(rc);
+	}
+	if (mount_absolute(&m->c.state) < 0)
+		return EX_CANTCREAT;
+	return EX_OK;
 }
 
 /* Forks; the parent returns the exit code once the child reported
@@ -250,13 +343,13 @@ static int mount_detach(int *ready_fd)
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) < 0) {
-		perror("twinfs mount: pipe");
-		return EX_OSERR;
+		fprintf(stderr, "twinfs mount: cannot detach: pipe: %s\n", strerror(errno));
+		return EX_SOFTWARE;
 	}
 	pid = fork();
 	if (pid < 0) {
-		perror("twinfs mount: fork");
-		return EX_OSERR;
+		fprintf(stderr, "twinfs mount: cannot detach: fork: %s\n", strerror(errno));
+		return EX_SOFTWARE;
 	}
 	if (pid == 0) {
 		close(p[0]);
@@ -301,14 +394,17 @@ int mount_cmd_main(int argc, char **argv)
 	/* Flags are collected first and applied after the file. */
 	struct { const char *key, *value; } set[16];
 	struct conf_diag diag = { 0 };
-	static struct mount_ctx m;
+	static struct mount_ctx m = {
+		.store_lock = DIRLOCK_INIT, .state_lock = DIRLOCK_INIT,
+	};
 	const char *config = NULL;
 	int nset = 0, verbose = 0, quiet = 0, ready_fd = -1;
 	bool debug = false;
 	int opt, rc, ex;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:fdvqh", opts, NULL)) != -1) {
+	opterr = 0;	/* cli_usage_error says it, in one line */
+	while ((opt = getopt_long(argc, argv, ":o:fdvqh", opts, NULL)) != -1) {
 		const char *key = NULL;
 
 		switch (opt) {
@@ -330,8 +426,13 @@ int mount_cmd_main(int argc, char **argv)
 		case 'h':
 			mount_usage(stdout);
 			return EX_OK;
+		case ':':
+			return cli_usage_error("mount", "option '%s' needs a value",
+					       argv[optind - 1]);
 		default:
-			return cli_usage_error("mount", "unknown option");
+			if (optopt)
+				return cli_usage_error("mount", "unknown option '-%c'", optopt);
+			return cli_usage_error("mount", "unknown option '%s'", argv[optind - 1]);
 		}
 		if (key && nset < (int)(sizeof(set) / sizeof(set[0]))) {
 			set[nset].key = key;
@@ -343,53 +444,65 @@ int mount_cmd_main(int argc, char **argv)
 		return cli_usage_error("mount", "unexpected argument '%s'",
 				       argv[optind]);
 
+	/* Every check that can refuse runs before the first file is made. */
 	conf_init(&m.c);
+	diag.allow_stale = true;	/* a dead mount is mountpoint_prepare's */
 	if (config && conf_load_file(&m.c, config, &diag) < 0) {
-		conf_diag_print(stderr, &diag);
-		ex = EX_CONFIG;
-		goto out_conf;
+		/* what a flag overrides is the flag's business (mount(8) passes
+		 * the mountpoint; the file's need not exist) */
+		for (int k = 0; k < nset; k++)
+			conf_diag_drop_key(&diag, set[k].key);
+		if (diag.n_errors) {
+			conf_diag_print(stderr, &diag);
+			ex = mount_conf_exit(&diag, true);
+			goto out_conf;
+		}
 	}
+	conf_diag_print(stderr, &diag);	/* warnings */
+	conf_diag_free(&diag);
+	diag = (struct conf_diag){ .allow_stale = true };
 	for (int k = 0; k < nset; k++) {
 		if (conf_set(&m.c, set[k].key, set[k].value, &diag) < 0) {
 			conf_diag_print(stderr, &diag);
-			if (strcmp(set[k].key, "store") == 0 ||
-			    strcmp(set[k].key, "mountpoint") == 0)
-				ex = mount_path_exit(set[k].value, true);
-			else
-				ex = EX_USAGE;
+			ex = mount_conf_exit(&diag, false);
 			goto out_conf;
 		}
 	}
 	if (conf_validate(&m.c, CONF_FOR_MOUNT, &diag) < 0) {
 		conf_diag_print(stderr, &diag);
-		ex = config ? EX_CONFIG : EX_USAGE;
-		if (!config)
-			fprintf(stderr, "Try 'twinfs mount --help'.\n");
+		ex = mount_conf_exit(&diag, config != NULL);
 		goto out_conf;
 	}
 	log_set_level(m.c.log_level);
 	log_adjust(verbose, quiet);
-	rc = mount_check_state(m.c.state);
-	if (rc < 0) {
-		ex = cli_exit_code(rc);
+	ex = mount_preflight(&m);
+	if (ex != EX_OK)
 		goto out_conf;
-	}
-	/* The daemon runs in "/": keep the paths absolute. */
-	if (mount_absolute(&m.c.store) < 0 || mount_absolute(&m.c.state) < 0 ||
-	    mount_absolute(&m.c.mountpoint) < 0) {
-		ex = EX_OSERR;
-		goto out_conf;
-	}
 	if (!m.foreground) {
 		ex = mount_detach(&ready_fd);
 		if (ex >= 0)
 			goto out_conf;
 		if (chdir("/") < 0)
 			log_warn("cannot chdir to /", "err=\"%s\"", strerror(errno));
+		/* the locks were taken by the parent, which exits now */
+		if (dirlock_rebind(&m.store_lock) < 0 || dirlock_rebind(&m.state_lock) < 0) {
+			ssize_t w;
+
+			rc = -EBUSY;	/* the parent exits 69 with this */
+			log_error("lost the store or state directory lock while detaching: "
+				  "another twinfs took it", "store=%s state=%s", m.c.store,
+				  m.c.state);
+			w = write(ready_fd, &rc, sizeof(rc));
+			(void)w;
+			ex = EX_UNAVAILABLE;
+			goto out_conf;
+		}
 	}
 	rc = mount_serve(&m, ready_fd, debug);
 	ex = rc < 0 ? cli_exit_code(rc) : EX_OK;
 out_conf:
+	dirlock_release(&m.state_lock);
+	dirlock_release(&m.store_lock);
 	conf_diag_free(&diag);
 	conf_free(&m.c);
 	return ex;

@@ -24,6 +24,7 @@
 #include "netsync/control/control.h"
 #include "journal/journal.h"
 #include "netsync/control/ctljson.h"
+#include "netsync/control/ctlstate.h"
 #include "netsync/roles/mountrec.h"
 
 #define STATUS_TIMEOUT_MS 5000
@@ -32,9 +33,12 @@ static void status_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: twinfs status --state DIR [--json] [--watch] [--pending [--store DIR]]\n"
+		"       twinfs status --config FILE [OPTIONS]\n"
 		"Shows the state of the twinfs daemon (mount or serve) using DIR:\n"
 		"role, peer, connected, lag, last ack, errors, pid, version, uptime.\n\n"
 		"  --state DIR   the daemon's state directory\n"
+		"  --config FILE the YAML file the daemon was started from: its\n"
+		"                state (and store, for --pending); --state wins\n"
 		"  --json        print one JSON object instead of text; with no daemon\n"
 		"                {\"running\": false, \"reason\": \"...\"} (still exit 69)\n"
 		"  --watch       redraw every second like watch(1) until Ctrl-C; when\n"
@@ -49,7 +53,8 @@ static void status_usage(FILE *out)
 		"The lag is counted in operations and bytes: the journal keeps no time\n"
 		"per record, so the age of the oldest change the peer lacks is unknown.\n\n"
 		"Exit: 0 ok, 69 no daemon runs with this state directory, 75 it did not\n"
-		"answer, 64 usage. --watch exits 0 on Ctrl-C.\n");
+		"answer, 64 usage, 66 the config file is missing, 78 it names no state\n"
+		"directory. --watch exits 0 on Ctrl-C.\n");
 }
 
 
@@ -342,6 +347,7 @@ int status_cmd_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "store", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "watch", no_argument, NULL, 'w' },
@@ -349,32 +355,46 @@ int status_cmd_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *state = NULL, *store = NULL;
+	const char *state_flag = NULL, *store_flag = NULL, *config = NULL;
 	bool as_json = false, pending = false, watch = false;
-	int c;
+	char *state = NULL, *store = NULL;
+	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	opterr = 0;	/* cli_usage_error says it, in one line */
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': state = optarg; break;
-		case 'S': store = optarg; break;
+		case 's': state_flag = optarg; break;
+		case 'c': config = optarg; break;
+		case 'S': store_flag = optarg; break;
 		case 'j': as_json = true; break;
 		case 'w': watch = true; break;
 		case 'p': pending = true; break;
 		case 'h': status_usage(stdout); return EX_OK;
-		default: return cli_usage_error("status", "unknown option");
+		case ':':
+			return cli_usage_error("status", "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			if (optopt)
+				return cli_usage_error("status", "unknown option '-%c'", optopt);
+			return cli_usage_error("status", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error("status", "unexpected argument '%s'", argv[optind]);
-	if (!state)
-		return cli_usage_error("status", "--state DIR is required");
 	if (pending && watch)
 		return cli_usage_error("status", "--pending reads the journal once; "
 				       "it does not combine with --watch");
+	rc = ctlstate_resolve("status", state_flag, config, &state, &store);
+	if (rc != EX_OK)
+		return rc;
 	if (pending)
-		return status_pending(state, store);
-	if (watch)
-		return status_watch(state, as_json);
-	return status_once(state, as_json, false);
+		rc = status_pending(state, store_flag ? store_flag : store);
+	else if (watch)
+		rc = status_watch(state, as_json);
+	else
+		rc = status_once(state, as_json, false);
+	free(state);
+	free(store);
+	return rc;
 }

@@ -24,6 +24,7 @@
 #include "common/progress.h"
 #include "netsync/control/control.h"
 #include "netsync/control/ctljson.h"
+#include "netsync/control/ctlstate.h"
 
 #define SYNC_ASK_TIMEOUT_MS 5000
 /* Without --timeout the wait is unbounded; the socket wait gets a day. */
@@ -33,9 +34,12 @@ static void sync_usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: twinfs sync --state DIR [--timeout SEC] [--verify]\n"
+		"       twinfs sync --config FILE [--timeout SEC] [--verify]\n"
 		"Blocks until the peer has acknowledged, durably, every change made to\n"
 		"the mount using state directory DIR before this call.\n\n"
 		"  --state DIR     the mount's state directory\n"
+		"  --config FILE   the YAML file the mount was started from (its\n"
+		"                  state:); --state wins\n"
 		"  --timeout SEC   give up after SEC seconds (default: wait as long as\n"
 		"                  it takes)\n"
 		"  --progress WHEN auto (default: when stderr is a terminal and not\n"
@@ -48,7 +52,8 @@ static void sync_usage(FILE *out)
 		"  -h, --help      show this help\n\n"
 		"Exit: 0 the peer has everything, 75 timed out (the reason is printed),\n"
 		"65 --verify found a difference,\n"
-		"69 no mount runs with DIR, 74 flushing the mount failed, 64 usage.\n");
+		"69 no mount runs with DIR, 74 flushing the mount failed, 64 usage,\n"
+		"66 the config file is missing, 78 it names no state directory.\n");
 }
 
 /*
@@ -142,51 +147,15 @@ static void sync_with_progress(struct sync_call *sc)
 	progress_done(&p);
 }
 
-int sync_cmd_main(int argc, char **argv)
+/* The sync itself, once the state directory is known: an exit code. */
+static int sync_run(const char *state, double timeout_s, double t0, bool quiet, int show,
+		    bool verify)
 {
-	static const struct option opts[] = {
-		{ "state", required_argument, NULL, 's' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "progress", required_argument, NULL, 'P' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verify", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *state = NULL, *progress = "auto";
-	char *reply = NULL, *end, role[32], mp[4096], err[1024];
-	double timeout_s = 0, t0 = clock_mono_s();
-	bool quiet = false, ok = false, verify = false;
-	uint64_t acked = 0;
-	int c, rc, ms, show;
+	char *reply = NULL, role[32], mp[4096], err[1024];
 	struct sync_call sc = { 0 };
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's': state = optarg; break;
-		case 't':
-			timeout_s = strtod(optarg, &end);
-			if (*end || timeout_s <= 0 || timeout_s > 86400)
-				return cli_usage_error("sync", "--timeout wants seconds "
-						       "(0 < SEC <= 86400), got '%s'", optarg);
-			break;
-		case 'P': progress = optarg; break;
-		case 'q': quiet = true; break;
-		case 'V': verify = true; break;
-		case 'h': sync_usage(stdout); return EX_OK;
-		default: return cli_usage_error("sync", "unknown option");
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("sync", "unexpected argument '%s'", argv[optind]);
-	if (!state)
-		return cli_usage_error("sync", "--state DIR is required");
-	if (progress_mode(progress, &show) < 0)
-		return cli_usage_error("sync", "--progress '%s': use auto, always or never",
-				       progress);
-	if (quiet && strcmp(progress, "auto") == 0)
-		show = 0;	/* bench copy runs `sync --quiet` under its own line */
+	uint64_t acked = 0;
+	bool ok = false;
+	int rc, ms;
 
 	rc = control_call(state, "status", SYNC_ASK_TIMEOUT_MS, &reply);
 	if (rc < 0)
@@ -244,4 +213,62 @@ int sync_cmd_main(int argc, char **argv)
 	fprintf(stderr, "twinfs sync: %s\n", err);
 	free(reply);
 	return strcmp(role, "timeout") == 0 ? EX_TEMPFAIL : EX_UNAVAILABLE;
+}
+
+int sync_cmd_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "progress", required_argument, NULL, 'P' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verify", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *state_flag = NULL, *config = NULL, *progress = "auto";
+	double timeout_s = 0, t0 = clock_mono_s();
+	bool quiet = false, verify = false;
+	char *state = NULL, *end;
+	int c, rc, show;
+
+	optind = 1;
+	opterr = 0;	/* cli_usage_error says it, in one line */
+	while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': state_flag = optarg; break;
+		case 'c': config = optarg; break;
+		case 't':
+			timeout_s = strtod(optarg, &end);
+			if (*end || timeout_s <= 0 || timeout_s > 86400)
+				return cli_usage_error("sync", "--timeout wants seconds "
+						       "(0 < SEC <= 86400), got '%s'", optarg);
+			break;
+		case 'P': progress = optarg; break;
+		case 'q': quiet = true; break;
+		case 'V': verify = true; break;
+		case 'h': sync_usage(stdout); return EX_OK;
+		case ':':
+			return cli_usage_error("sync", "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			if (optopt)
+				return cli_usage_error("sync", "unknown option '-%c'", optopt);
+			return cli_usage_error("sync", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("sync", "unexpected argument '%s'", argv[optind]);
+	if (progress_mode(progress, &show) < 0)
+		return cli_usage_error("sync", "--progress '%s': use auto, always or never",
+				       progress);
+	if (quiet && strcmp(progress, "auto") == 0)
+		show = 0;	/* bench copy runs `sync --quiet` under its own line */
+	rc = ctlstate_resolve("sync", state_flag, config, &state, NULL);
+	if (rc != EX_OK)
+		return rc;
+	rc = sync_run(state, timeout_s, t0, quiet, show, verify);
+	free(state);
+	return rc;
 }

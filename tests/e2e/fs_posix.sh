@@ -74,8 +74,11 @@ rm -f "$T/plain/suidfile" "$T/mnt/suidfile"
 check "store holds exactly the user's files" \
 	sh -c '[ "$(cd "$1/plain" && ls -A | sort)" = "$(cd "$1/store" && ls -A | sort)" ]' _ "$T"
 
-# Errors and exit codes; nothing is mounted by a failed attempt.
-"$TWINFS_BIN" mount --store "$T/store" --state "$T/state2" --mountpoint "$T/mnt" \
+# Errors and exit codes; nothing is mounted by a failed attempt. (Another
+# store: a second mount of the same one is refused before the mountpoint
+# is looked at, as its second writer.)
+mkdir -p "$T/store-b"
+"$TWINFS_BIN" mount --store "$T/store-b" --state "$T/state2" --mountpoint "$T/mnt" \
 	>/dev/null 2>"$T/err"; rc=$?
 check "busy mountpoint fails" [ $rc -ne 0 ]
 check "busy mountpoint says so" grep -qi "busy" "$T/err"
@@ -102,11 +105,13 @@ check "the refusal says to use --insecure" grep -q -- "--insecure" "$T/err"
 check "missing --state is a usage error (64)" [ $rc -eq 64 ]
 check "no stray mount on the plain dir" sh -c '! grep -qs " $1 fuse" /proc/mounts' _ "$T/plain"
 
-# The same mount from a config file; a flag overrides the file.
-mkdir -p "$T/mnt2"
+# A mount from a config file; a flag overrides the file. (Its own store:
+# the first mount is still the writer of $T/store.)
+mkdir -p "$T/mnt2" "$T/store-cfg"
+: >"$T/store-cfg/a"
 track_mount "$T/mnt2"
 cat >"$T/twinfs.yaml" <<YAML
-store: $T/store
+store: $T/store-cfg
 state: $T/state-cfg
 mountpoint: $T/plain
 YAML

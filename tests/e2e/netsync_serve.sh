@@ -73,10 +73,11 @@ check "silent: serve logs the timeout" grep -q 'primary silent for too long' "$T
 "$TWINFS_BIN" serve --store "$S" --state "$ST" --listen "127.0.0.1:$(free_port)" -f \
 	>"$T/second.log" 2>&1; rc=$?
 check "second serve on the same state exits 69" [ $rc -eq 69 ]
-check "second serve says why" grep -q 'another daemon uses this state directory' "$T/second.log"
+check "second serve says why, naming the holder's pid" grep -q "is in use by another twinfs process (pid $SPID)" "$T/second.log"
 
 # a detaching serve that cannot listen (port taken) exits with the reason
-"$TWINFS_BIN" serve --store "$S" --state "$T/state-busy" --listen "127.0.0.1:$PORT" \
+mkdir -p "$T/store-busy"
+"$TWINFS_BIN" serve --store "$T/store-busy" --state "$T/state-busy" --listen "127.0.0.1:$PORT" \
 	>"$T/busy.out" 2>&1; rc=$?
 check "detached serve on a taken port exits 69" [ $rc -eq 69 ]
 check "detached serve on a taken port says so" grep -q 'Address already in use' "$T/busy.out"
@@ -91,14 +92,14 @@ check "log says stopped" grep -q 'msg="stopped"' "$T/serve.log"
 # refuses a non-loopback address without --insecure (before binding)
 "$TWINFS_BIN" serve --store "$S" --state "$ST" --listen "0.0.0.0:$PORT" -f \
 	>"$T/nl.out" 2>&1; rc=$?
-check "non-loopback listen exits 64" [ $rc -eq 64 ]
+check "non-loopback listen exits 78 (refused on its own terms)" [ $rc -eq 78 ]
 check "non-loopback message is clear" grep -q 'not a loopback address' "$T/nl.out"
 check "non-loopback message names --insecure" grep -q -- '--insecure' "$T/nl.out"
 "$TWINFS_BIN" serve --store "$S" --state "$ST" -f >/dev/null 2>&1; rc=$?
 check "missing --listen exits 64" [ $rc -eq 64 ]
 "$TWINFS_BIN" serve --store "$T/missing" --state "$ST" --listen "127.0.0.1:$PORT" -f \
 	>"$T/ms.out" 2>&1; rc=$?
-check "missing store exits 64" [ $rc -eq 64 ]
+check "missing store exits 66, as for mount" [ $rc -eq 66 ]
 check "missing store is named" grep -q "$T/missing" "$T/ms.out"
 
 # a full disk on the secondary: ERROR apply with the errno text, shown in
@@ -151,7 +152,7 @@ check "bad config error has file:line" grep -q "bad.yaml:4:" "$T/bad.out"
 # the state directory may not live inside the store
 "$TWINFS_BIN" serve --store "$S" --state "$S/d1/.state" --listen "127.0.0.1:$PORT" -f \
 	>"$T/in.out" 2>&1; rc=$?
-check "state inside the store exits 64" [ $rc -eq 64 ]
+check "state inside the store exits 78" [ $rc -eq 78 ]
 check "state inside the store is explained" grep -q 'inside the store' "$T/in.out"
 check "state inside the store not created" [ ! -e "$S/d1/.state" ]
 

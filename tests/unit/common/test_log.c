@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -65,12 +67,52 @@ static void test_adjust(void **state)
 	assert_int_equal(log_get_level(), LOG_ERR);
 }
 
+/* The file sink (no syslog socket, not under systemd): lines go to the
+ * file, and past the cap it is renamed FILE.1 once and started afresh. */
+static void test_file_rotates_once(void **state)
+{
+	char dir[] = "/tmp/twinfs-logtest.XXXXXX", path[256], old[260], cmd[300];
+	struct stat st, st1;
+
+	if (access("/dev/log", F_OK) == 0)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/twinfs.log", dir);
+	snprintf(old, sizeof(old), "%s.1", path);
+	unsetenv("JOURNAL_STREAM");
+	unsetenv("NOTIFY_SOCKET");
+	log_set_file(path, 1000);
+	{
+		/* the switch is announced on stderr: keep it off the test output */
+		int saved = dup(2), null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		log_setup("twinfs", LOG_INFO, LOG_SINK_SYSLOG);
+		dup2(saved, 2);
+		close(null);
+		close(saved);
+	}
+	assert_int_equal(log_get_sink(), LOG_SINK_FILE);
+	for (int i = 0; i < 100; i++)
+		log_msg(LOG_NOTICE, "a line of about eighty bytes", "i=%d", i);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(stat(old, &st1), 0);
+	assert_true(st.st_size <= 1000);
+	assert_true(st1.st_size <= 1000 && st1.st_size > 500);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	log_setup("twinfs", LOG_NOTICE, LOG_SINK_STDERR);
+	log_set_file(NULL, 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_level_parse),
 		cmocka_unit_test(test_line_format),
 		cmocka_unit_test(test_adjust),
+		cmocka_unit_test(test_file_rotates_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
