@@ -96,6 +96,9 @@ static const struct conf_key conf_keys[] = {
 	  "seconds a sync-mode fsync waits for the peer before degrading to async" },
 	{ "net.heartbeat", CT_UINT, F(heartbeat_s), "1", 1, 60,
 	  "seconds between heartbeats; the link is declared dead after 5 missed" },
+	{ "metrics.listen", CT_ADDR, F(metrics_listen), NULL, 0, 0,
+	  "HOST:PORT to serve Prometheus /metrics on (none: off; loopback unless "
+	  "tls.insecure)" },
 	{ "log.level", CT_LOGLEVEL, F(log_level), "notice", 0, 0,
 	  "error, warn, notice, info or debug" },
 	{ "fuse.options", CT_STRING, F(fuse_options), NULL, 0, 0,

@@ -26,6 +26,7 @@ struct conf {
 	char *tls_key;		/* tls.key */
 	char *tls_peer_cert;	/* tls.peer_cert (pinned) */
 	char *tls_peer_id;	/* tls.peer_id (pinned fingerprints) */
+	char *metrics_listen;	/* metrics.listen */
 	bool insecure;		/* tls.insecure: allow non-loopback without keys */
 	uint64_t journal_size_limit;	/* journal.size_limit, bytes */
 	uint32_t journal_commit_ms;	/* journal.commit_ms: group-commit window */

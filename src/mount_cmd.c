@@ -44,6 +44,8 @@
 #include "journal/journal.h"
 #include "netsync/primary/primary.h"
 #include "netsync/primary/sender.h"
+#include "netsync/control/metrics.h"
+#include "netsync/wire/tls.h"
 #include "src/mountpoint.h"
 
 struct mount_ctx {
@@ -85,6 +87,11 @@ static void mount_usage(FILE *out)
 		"                     written file wait until the peer has the data\n"
 		"                     (for at most sync.timeout, then degrades to\n"
 		"                     async until the peer has caught up)\n"
+		"  --psk-file FILE    secure the link with this pre-shared key (TLS 1.3;\n"
+		"                     the same file on the peer; 'twinfs keygen --psk');\n"
+		"                     pinned keys instead: tls.peer_id in the config\n"
+		"  --metrics HOST:PORT serve Prometheus /metrics there (metrics.listen;\n"
+		"                     loopback unless --insecure)\n"
 		"  --insecure         allow a non-loopback peer without TLS keys\n"
 		"                     (traffic is neither encrypted nor authenticated)\n"
 		"  -o OPTIONS         extra FUSE mount options (comma list)\n"
@@ -289,12 +296,35 @@ static int mount_preflight(struct mount_ctx *m)
 	int rc;
 
 	if (m->c.peer && m->c.peer[0]) {
-		char why[300];
+		struct tls_ctx *tls = NULL;
+		struct tls_opts to;
+		char why[512];
 
-		rc = sender_check_peer(m->c.peer, m->c.insecure, why, sizeof(why));
+		/* the keys are loaded once here only to refuse bad ones before
+		 * anything is created; the replication thread loads its own */
+		rc = tls_opts_init(&to, m->c.state, m->c.psk_file, m->c.tls_cert, m->c.tls_key,
+				   m->c.tls_peer_id, m->c.tls_peer_cert, why, sizeof(why));
+		if (rc == 0 && tls_opts_enabled(&to))
+			rc = tls_ctx_new(&to, false, &tls, why, sizeof(why));
+		tls_ctx_free(tls);
+		if (rc < 0) {
+			fprintf(stderr, "twinfs mount: cannot secure the link: %s\n", why);
+			return EX_CONFIG;
+		}
+		rc = sender_check_peer(m->c.peer, m->c.insecure || tls_opts_enabled(&to), why,
+				       sizeof(why));
 		if (rc < 0) {
 			fprintf(stderr, "twinfs mount: refusing to replicate: %s\n", why);
 			return rc == -EPERM ? EX_CONFIG : EX_USAGE;
+		}
+	}
+	if (m->c.metrics_listen) {
+		char why[300];
+
+		rc = metrics_check(m->c.metrics_listen, m->c.insecure, why, sizeof(why));
+		if (rc < 0) {
+			fprintf(stderr, "twinfs mount: refusing: %s\n", why);
+			return EX_CONFIG;
 		}
 	}
 	if (mount_absolute(&m->c.store) < 0)
@@ -381,6 +411,7 @@ int mount_cmd_main(int argc, char **argv)
 		{ "peer", required_argument, NULL, 'p' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "psk-file", required_argument, NULL, 'k' },
+		{ "metrics", required_argument, NULL, 'X' },
 		{ "insecure", no_argument, NULL, 'I' },
 		{ "no-passthrough", no_argument, NULL, 'P' },
 		{ "no-uring", no_argument, NULL, 'U' },
@@ -415,6 +446,7 @@ int mount_cmd_main(int argc, char **argv)
 		case 'p': key = "peer"; break;
 		case 'M': key = "mode"; break;
 		case 'k': key = "tls.psk_file"; break;
+		case 'X': key = "metrics.listen"; break;
 		case 'I': key = "tls.insecure"; optarg = "true"; break;
 		case 'o': key = "fuse.options"; break;
 		case 'P': key = "fuse.passthrough"; optarg = "false"; break;

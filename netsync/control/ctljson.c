@@ -180,6 +180,22 @@ int ctljson_get_u64(const char *text, const char *key, uint64_t *val)
 	return 0;
 }
 
+int ctljson_get_double(const char *text, const char *key, double *val)
+{
+	const char *p = ctljson_find(text, key);
+	char *end;
+
+	if (!p)
+		return -ENOENT;
+	if (strncmp(p, "null", 4) == 0)
+		return -ENOENT;
+	errno = 0;
+	*val = strtod(p, &end);
+	if (errno || end == p)
+		return -EINVAL;
+	return 0;
+}
+
 int ctljson_get_bool(const char *text, const char *key, bool *val)
 {
 	const char *p = ctljson_find(text, key);

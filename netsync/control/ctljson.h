@@ -40,5 +40,7 @@ static inline struct json *ctljson_json(struct ctljson *j) { return &j->w; }
 int ctljson_get_str(const char *text, const char *key, char *buf, size_t len);
 int ctljson_get_u64(const char *text, const char *key, uint64_t *val);
 int ctljson_get_bool(const char *text, const char *key, bool *val);
+/* A number (integer or not); null reads as -ENOENT (no value to report). */
+int ctljson_get_double(const char *text, const char *key, double *val);
 
 #endif

@@ -26,6 +26,7 @@
 #include "netsync/control/control.h"
 #include "journal/journal.h"
 #include "netsync/control/ctljson.h"
+#include "netsync/control/metrics.h"
 #include "netsync/control/statusinfo.h"
 #include "netsync/roles/mountrec.h"
 #include "netsync/primary/sender.h"
@@ -52,6 +53,7 @@ struct primary {
 	bool insecure;
 	struct tls_ctx *tls;	/* the link's keys; NULL: plaintext */
 	struct tls_opts tls_opts;	/* where they came from (for `twinfs verify`) */
+	struct metrics *metrics;	/* /metrics, when metrics.listen is set */
 
 	pthread_t thread;
 	struct event_base *base;
@@ -246,6 +248,11 @@ static int primary_on_sync(struct control_req *req, int argc, char **argv,
 	return 0;
 }
 
+static void primary_metrics_status(void *arg, struct evbuffer *out)
+{
+	primary_status_json(arg, out);
+}
+
 static int primary_on_status(struct control_req *req, int argc, char **argv,
 			     void *ctx)
 {
@@ -370,6 +377,7 @@ static void primary_free(struct primary *p)
 		free(wt);
 	}
 	control_server_stop(p->ctl);
+	metrics_stop(p->metrics);
 	sender_free(p->snd);
 	tls_ctx_free(p->tls);
 	if (p->notify_ev)
@@ -483,6 +491,17 @@ int primary_start(struct journal *j, const struct conf *c,
 	rc = sender_new(p->base, j, &so, &p->snd);
 	if (rc < 0)
 		goto out_free;
+	if (c->metrics_listen) {
+		char why[300];
+
+		rc = metrics_start(p->base, c->metrics_listen, c->insecure, primary_metrics_status,
+				   p, &p->metrics, why, sizeof(why));
+		if (rc < 0) {
+			log_error("cannot serve metrics", "why=\"%s\"", why);
+			fprintf(stderr, "twinfs mount: %s\n", why);
+			goto out_free;
+		}
+	}
 	rc = control_server_start(p->base, p->state_dir, primary_cmds, p, &p->ctl);
 	if (rc < 0) {
 		log_error("cannot serve the control socket; is another twinfs using "

@@ -36,6 +36,7 @@
 #include "netsync/wire/addr.h"
 #include "netsync/control/control.h"
 #include "netsync/control/ctljson.h"
+#include "netsync/control/metrics.h"
 #include "netsync/control/statusinfo.h"
 #include "netsync/wire/proto.h"
 #include "netsync/wire/tls.h"
@@ -91,6 +92,7 @@ struct serve {
 	struct receiver *recv;
 	struct gate *gate;	/* connections not yet admitted */
 	struct verifier *verifier;	/* a `twinfs verify` being answered */
+	struct metrics *metrics;	/* /metrics, when asked for */
 	struct syncer *syncer;	/* syncfs off the loop */
 	uint64_t commit_seq;	/* sync thread only: last seq recorded */
 	struct state_node node;
@@ -784,14 +786,15 @@ static void serve_signal_cb(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(s->base, NULL);
 }
 
-static int serve_ctl_status(struct control_req *req, int argc, char **argv, void *arg)
+/* The status reply: `twinfs status` and /metrics read the same numbers. */
+static void serve_status_json(void *arg, struct evbuffer *out)
 {
 	struct serve *s = arg;
 	struct receiver_stats st;
 	struct ctljson j;
 
 	receiver_get_stats(s->recv, &st);
-	ctljson_begin(&j, control_req_out(req));
+	ctljson_begin(&j, out);
 	ctljson_bool(&j, "ok", true);
 	ctljson_str(&j, "role", "secondary");
 	ctljson_bool(&j, "connected", s->state == PEER_HELLO || s->state == PEER_STREAMING);
@@ -819,6 +822,11 @@ static int serve_ctl_status(struct control_req *req, int argc, char **argv, void
 	ctljson_str(&j, "peer_auth", s->bev && s->peer_auth[0] ? s->peer_auth : NULL);
 	statusinfo_json(&j, &s->si, NULL, s->o->state, s->o->store);
 	ctljson_end(&j);
+}
+
+static int serve_ctl_status(struct control_req *req, int argc, char **argv, void *arg)
+{
+	serve_status_json(arg, control_req_out(req));
 	control_req_send(req);
 	return 0;
 }
@@ -953,6 +961,16 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 	rc = serve_listen(&s);
 	if (rc < 0)
 		goto out_syncer;
+	if (o->metrics_listen) {
+		char why[300];
+
+		rc = metrics_start(s.base, o->metrics_listen, o->insecure, serve_status_json, &s,
+				   &s.metrics, why, sizeof(why));
+		if (rc < 0) {
+			log_error("cannot serve metrics", "why=\"%s\"", why);
+			goto out_lis;
+		}
+	}
 	rc = control_server_start(s.base, o->state, serve_ctl_cmds, &s, &s.ctl);
 	if (rc < 0) {
 		log_error("cannot serve the control socket", "state=%s err=\"%s\"%s", o->state,
@@ -1002,6 +1020,7 @@ out_events:
 		event_free(s.sigint);
 	control_server_stop(s.ctl);
 out_lis:
+	metrics_stop(s.metrics);
 	evconnlistener_free(s.lis);
 out_syncer:
 	verifier_free(s.verifier);

@@ -20,6 +20,7 @@ struct serve_opts {
 	const char *node_name;	/* NULL: the hostname */
 	bool insecure;		/* accept non-loopback peers without keys */
 	struct tls_ctx *tls;	/* NULL: plaintext (loopback, or --insecure) */
+	const char *metrics_listen;	/* HOST:PORT for /metrics, or NULL */
 	uint32_t heartbeat_s;	/* >= 1 */
 };
 

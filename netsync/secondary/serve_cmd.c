@@ -31,6 +31,7 @@
 #include "common/notify.h"
 #include "common/startcheck.h"
 #include "conf/conf.h"
+#include "netsync/control/metrics.h"
 #include "netsync/secondary/serve.h"
 #include "netsync/wire/addr.h"
 #include "netsync/wire/tls.h"
@@ -48,6 +49,8 @@ static void serve_usage(FILE *out)
 		"  --psk-file FILE     secure the link with this pre-shared key (TLS 1.3;\n"
 		"                      the same file on the primary; 'twinfs keygen --psk')\n"
 		"                      Pinned keys instead: tls.peer_id in the config\n"
+		"  --metrics HOST:PORT serve Prometheus /metrics there (metrics.listen;\n"
+		"                      loopback unless --insecure)\n"
 		"  --insecure          allow a non-loopback address without TLS keys\n"
 		"                      (peers are NOT authenticated; trusted networks only)\n"
 		"  --config FILE       read these settings from a YAML file; flags override\n"
@@ -187,6 +190,11 @@ static int serve_preflight(const struct conf *c, struct dirlock *store_lock,
 			"--insecure on a network you trust\n", c->listen);
 		return EX_CONFIG;
 	}
+	if (c->metrics_listen &&
+	    metrics_check(c->metrics_listen, c->insecure, why, sizeof(why)) < 0) {
+		fprintf(stderr, "twinfs serve: refusing: %s\n", why);
+		return EX_CONFIG;
+	}
 	if (startcheck_state_outside("serve", c->store, c->state) < 0)
 		return EX_CONFIG;
 	rc = startcheck_lock("serve", "store", c->store, store_lock);
@@ -254,13 +262,14 @@ static int serve_daemonize(int *ready_fd)
 
 int serve_cmd_main(int argc, char **argv)
 {
-	enum { O_STORE = 256, O_STATE, O_LISTEN, O_INSECURE, O_CONFIG, O_PSK };
+	enum { O_STORE = 256, O_STATE, O_LISTEN, O_INSECURE, O_CONFIG, O_PSK, O_METRICS };
 	static const struct option opts[] = {
 		{ "store", required_argument, NULL, O_STORE },
 		{ "state", required_argument, NULL, O_STATE },
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "insecure", no_argument, NULL, O_INSECURE },
 		{ "psk-file", required_argument, NULL, O_PSK },
+		{ "metrics", required_argument, NULL, O_METRICS },
 		{ "config", required_argument, NULL, O_CONFIG },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -269,6 +278,7 @@ int serve_cmd_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *store = NULL, *state = NULL, *listen = NULL, *config = NULL, *psk = NULL;
+	const char *metrics = NULL;
 	struct tls_ctx *tls = NULL;
 	bool insecure = false, foreground = false;
 	int verbose = 0, quiet = 0, opt, rc, ready_fd = -1;
@@ -287,6 +297,7 @@ int serve_cmd_main(int argc, char **argv)
 		case O_LISTEN: listen = optarg; break;
 		case O_INSECURE: insecure = true; break;
 		case O_PSK: psk = optarg; break;
+		case O_METRICS: metrics = optarg; break;
 		case O_CONFIG: config = optarg; break;
 		case 'f': foreground = true; break;
 		case 'v': verbose++; break;
@@ -328,7 +339,8 @@ int serve_cmd_main(int argc, char **argv)
 	    (state && conf_set(&c, "state", state, &diag) < 0) ||
 	    (listen && conf_set(&c, "listen", listen, &diag) < 0) ||
 	    (insecure && conf_set(&c, "tls.insecure", "true", &diag) < 0) ||
-	    (psk && conf_set(&c, "tls.psk_file", psk, &diag) < 0)) {
+	    (psk && conf_set(&c, "tls.psk_file", psk, &diag) < 0) ||
+	    (metrics && conf_set(&c, "metrics.listen", metrics, &diag) < 0)) {
 		conf_diag_print(stderr, &diag);
 		rc = serve_conf_exit(&diag, false);
 		goto out_conf;
@@ -382,6 +394,7 @@ int serve_cmd_main(int argc, char **argv)
 	so.node_name = c.node_name;
 	so.insecure = c.insecure;
 	so.tls = tls;
+	so.metrics_listen = c.metrics_listen;
 	so.heartbeat_s = c.heartbeat_s ? c.heartbeat_s : 1;
 	rc = serve_run(&so, ready_fd, !foreground);
 	/* serve_run closed ready_fd only if it got ready; either way the relay

@@ -21,3 +21,4 @@ twinfs_e2e_test(e2e_replication_tls tests/e2e/replication_tls.sh TIMEOUT 180)
 # per fault, a table of the results in the build folder.
 twinfs_e2e_test(e2e_faults tests/faults/faults.py TIMEOUT 600)
 twinfs_e2e_test(e2e_replication_verify tests/e2e/replication_verify.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_metrics tests/e2e/metrics.sh TIMEOUT 120)

@@ -1,0 +1,57 @@
+#!/bin/sh
+# /metrics from both daemons in the Prometheus text format: promtool
+# accepts it; the lag rises while the peer is stopped (SIGSTOP) and falls
+# to 0 once it resumes and catches up; the numbers are status's; a
+# non-loopback metrics address is refused without --insecure.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/replication_lib.sh"
+command -v promtool >/dev/null || skip "promtool missing (apt install prometheus)"
+
+MP=$(free_port); MA=$(free_port)
+start_serve --metrics "127.0.0.1:$MP"
+start_mount --metrics "127.0.0.1:$MA"
+get() { python3 -c 'import sys,urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "http://127.0.0.1:$1/metrics"; }
+val() { get "$1" | awk -v n="$2" '$1 == n {print $2}'; }
+
+get "$MA" >"$T/a.prom" && get "$MP" >"$T/p.prom"
+check "both daemons serve /metrics" [ -s "$T/a.prom" ] && [ -s "$T/p.prom" ]
+check "promtool accepts the mount's metrics" sh -c "promtool check metrics <'$T/a.prom'"
+check "promtool accepts the peer's metrics" sh -c "promtool check metrics <'$T/p.prom'"
+promtool check metrics <"$T/a.prom" 2>&1 | sed 's/^/# /' | head -5
+check "the mount says primary" grep -q 'twinfs_info{role="primary"' "$T/a.prom"
+check "the peer says secondary" grep -q 'twinfs_info{role="secondary"' "$T/p.prom"
+check "connected is 1" [ "$(val "$MA" twinfs_connected)" = 1 ]
+
+kill -STOP "$SERVE_PID"
+on_exit 'kill -CONT $SERVE_PID 2>/dev/null'
+head -c 3000000 /dev/urandom >"$MNT/big"
+mkdir "$MNT/d"; for i in 1 2 3 4 5; do echo "$i" >"$MNT/d/f$i"; done
+lagging() { l=$(val "$MA" twinfs_lag_bytes); [ "${l%.*}" -gt 0 ] 2>/dev/null; }
+check "the lag rises while the peer is stopped" wait_until 10 lagging
+ops=$(val "$MA" twinfs_lag_operations)
+check "so does the lag in operations ($ops)" [ "${ops%.*}" -gt 0 ]
+kill -CONT "$SERVE_PID"
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60 >/dev/null
+check "sync after resuming" [ $? -eq 0 ]
+caught_up() { [ "$(val "$MA" twinfs_lag_bytes)" = 0 ] && [ "$(val "$MA" twinfs_lag_operations)" = 0 ]; }
+check "the lag falls to 0" wait_until 10 caught_up
+acked=$("$TWINFS_BIN" status --state "$A_STATE" --json | sed -n 's/.*"acked_seq":\([0-9]*\).*/\1/p')
+check "the numbers are status's (acked seq $acked)" [ "$(val "$MA" twinfs_acked_sequence)" = "$acked" ]
+check "the peer counts what it received" sh -c "[ \"\$(printf '%.0f' $(val "$MP" twinfs_received_bytes_total))\" -gt 3000000 ]"
+python3 -c 'import sys,urllib.request
+try:
+    urllib.request.urlopen("http://127.0.0.1:%s/other" % sys.argv[1], timeout=5)
+except urllib.error.HTTPError as e:
+    sys.exit(0 if e.code == 404 else 1)
+sys.exit(1)' "$MA"
+check "another path is 404" [ $? -eq 0 ]
+stop_mount
+kill_serve
+"$TWINFS_BIN" serve --store "$P_STORE" --state "$T/s2" --listen "127.0.0.1:$(free_port)" \
+	--metrics "192.0.2.1:9100" -f >"$T/o" 2>"$T/e" &
+s2=$!
+wait_until 10 sh -c "! kill -0 $s2 2>/dev/null"
+wait "$s2"; rc=$?
+check "a non-loopback metrics address is refused without --insecure" [ $rc -ne 0 ]
+check "with the reason" grep -q 'not a loopback address' "$T/e"
+finish
