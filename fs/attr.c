@@ -18,11 +18,22 @@
 #include "fs/fs_internal.h"
 #include "fs/record.h"
 
-static int fs_stat_inode(struct inode *i, struct stat *st)
+static int fs_stat_fd(int fd, struct stat *st)
 {
-	if (fstatat(i->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	return 0;
+}
+
+static int fs_stat_inode(struct fs *fs, struct inode *i, struct stat *st)
+{
+	int fd = inode_fd_get(fs->itab, i), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = fs_stat_fd(fd, st);
+	inode_fd_put(fs->itab, i, fd);
+	return rc;
 }
 
 void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -34,7 +45,7 @@ void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (fi)
 		rc = fstat(fs_file_of(fi)->fd, &st) < 0 ? -errno : 0;
 	else
-		rc = fs_stat_inode(inode_get(fs->itab, ino), &st);
+		rc = fs_stat_inode(fs, inode_get(fs->itab, ino), &st);
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
@@ -43,14 +54,14 @@ void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 /* Applies the changes of one setattr to the store; returns 0 or -errno,
  * and in *done the JATTR_* bits that were applied before any failure. */
-static int fs_apply_setattr(struct inode *i, int fd, const struct stat *attr,
-			    int to_set, uint32_t *done)
+static int fs_apply_setattr(struct inode *i, int ifd, int fd,
+			    const struct stat *attr, int to_set, uint32_t *done)
 {
 	char proc[FS_PROCPATH_MAX];
 	int r;
 
 	*done = 0;
-	fs_procpath(proc, i->fd);
+	fs_procpath(proc, ifd);
 	if (to_set & FUSE_SET_ATTR_MODE) {
 		if (i->type == S_IFLNK)
 			return -EOPNOTSUPP;
@@ -63,7 +74,7 @@ static int fs_apply_setattr(struct inode *i, int fd, const struct stat *attr,
 		uid_t uid = to_set & FUSE_SET_ATTR_UID ? attr->st_uid : (uid_t)-1;
 		gid_t gid = to_set & FUSE_SET_ATTR_GID ? attr->st_gid : (gid_t)-1;
 
-		if (fchownat(i->fd, "", uid, gid,
+		if (fchownat(ifd, "", uid, gid,
 			     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 			return -errno;
 		*done |= (to_set & FUSE_SET_ATTR_UID ? JATTR_UID : 0) |
@@ -93,7 +104,7 @@ static int fs_apply_setattr(struct inode *i, int fd, const struct stat *attr,
 		else if (to_set & FUSE_SET_ATTR_MTIME)
 			tv[1] = attr->st_mtim;
 		r = fd >= 0 ? futimens(fd, tv) :
-			      utimensat(i->fd, "", tv,
+			      utimensat(ifd, "", tv,
 					AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
 		if (r < 0)
 			return -errno;
@@ -113,11 +124,15 @@ void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct journal_op *op = &rec.op;
 	struct stat st;
 	uint32_t done;
-	int rc, r;
+	int rc, r, ifd = inode_fd_get(fs->itab, i);
 
+	if (ifd < 0) {
+		fuse_reply_err(req, -ifd);
+		return;
+	}
 	record_begin(fs, &rec, JOP_SETATTR, i, NULL, NULL, NULL);
-	rc = fs_apply_setattr(i, fd, attr, to_set, &done);
-	r = fs_stat_inode(i, &st);
+	rc = fs_apply_setattr(i, ifd, fd, attr, to_set, &done);
+	r = fs_stat_fd(ifd, &st);
 	if (done && r == 0) {
 		/* Record the values the store now holds (UTIME_NOW and the
 		 * kernel's setgid clearing resolved), so the peer gets the
@@ -138,6 +153,7 @@ void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			record_truncate(fs, i, st.st_size);
 	}
 	record_end(fs, &rec, done && r == 0);
+	inode_fd_put(fs->itab, i, ifd);
 	if (rc == 0)
 		rc = r;
 	if (rc < 0)
@@ -151,8 +167,14 @@ void fs_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct fs *fs = fs_of(req);
 	struct statvfs sv;
 
-	if (fstatvfs(inode_root(fs->itab)->fd, &sv) < 0)
-		fuse_reply_err(req, errno);
+	struct inode *root = inode_root(fs->itab);
+	int fd = inode_fd_get(fs->itab, root), rc = 0;
+
+	if (fd < 0 || fstatvfs(fd, &sv) < 0)
+		rc = fd < 0 ? -fd : errno;
+	inode_fd_put(fs->itab, root, fd);
+	if (rc)
+		fuse_reply_err(req, rc);
 	else
 		fuse_reply_statfs(req, &sv);
 }
@@ -170,7 +192,7 @@ void fs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	mode_t bits;
 	int rc, n;
 
-	rc = fs_stat_inode(inode_get(fs->itab, ino), &st);
+	rc = fs_stat_inode(fs, inode_get(fs->itab, ino), &st);
 	if (rc < 0) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -211,7 +233,8 @@ void fs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 static struct inode *fs_xattr_change_begin(fuse_req_t req, fuse_ino_t ino,
 					   const char *name,
 					   enum journal_op_type type,
-					   struct record *rec, char *proc)
+					   struct record *rec, char *proc,
+					   int *fd)
 {
 	struct fs *fs = fs_of(req);
 	struct inode *i = inode_get(fs->itab, ino);
@@ -220,9 +243,14 @@ static struct inode *fs_xattr_change_begin(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_err(req, EPERM);
 		return NULL;
 	}
+	*fd = inode_fd_get(fs->itab, i);
+	if (*fd < 0) {
+		fuse_reply_err(req, -*fd);
+		return NULL;
+	}
 	if (strcmp(name, FS_XATTR_CAPS) == 0)
 		__atomic_store_n(&i->no_caps, false, __ATOMIC_RELAXED);
-	fs_procpath(proc, i->fd);
+	fs_procpath(proc, *fd);
 	record_begin(fs, rec, type, i, NULL, NULL, NULL);
 	rec->op.xname = name;
 	return i;
@@ -234,9 +262,11 @@ void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	struct fs *fs = fs_of(req);
 	struct record rec;
 	char proc[FS_PROCPATH_MAX];
-	int rc = 0;
+	struct inode *i;
+	int rc = 0, fd;
 
-	if (!fs_xattr_change_begin(req, ino, name, JOP_SETXATTR, &rec, proc))
+	i = fs_xattr_change_begin(req, ino, name, JOP_SETXATTR, &rec, proc, &fd);
+	if (!i)
 		return;
 	rec.op.xvalue = value;
 	rec.op.xsize = size;
@@ -244,6 +274,7 @@ void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	if (setxattr(proc, name, value, size, flags) < 0)
 		rc = -errno;
 	record_end(fs, &rec, rc == 0);
+	inode_fd_put(fs->itab, i, fd);
 	fuse_reply_err(req, -rc);
 }
 
@@ -267,6 +298,7 @@ void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	char proc[FS_PROCPATH_MAX];
 	char *buf = NULL;
 	ssize_t n;
+	int fd, e;
 
 	/* SELinux labels a FUSE mount as a whole (genfscon or context=),
 	 * never per file, and a label is per-host policy that must not be
@@ -297,12 +329,21 @@ void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
-	fs_procpath(proc, i->fd);
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = getxattr(proc, name, buf, size);
+	fd = inode_fd_get(fs->itab, i);
+	if (fd >= 0) {
+		fs_procpath(proc, fd);
+		n = getxattr(proc, name, buf, size);
+		e = errno;
+		inode_fd_put(fs->itab, i, fd);
+		errno = e;
+	} else {
+		n = -1;
+		errno = -fd;
+	}
 	fs_reply_xattr_call(req, n, buf);
 	free(buf);
 }
@@ -314,6 +355,7 @@ void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	char proc[FS_PROCPATH_MAX];
 	char *buf = NULL;
 	ssize_t n;
+	int fd, e;
 
 	if (i->type == S_IFLNK) {
 		if (size == 0)
@@ -322,12 +364,21 @@ void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 			fuse_reply_buf(req, NULL, 0);
 		return;
 	}
-	fs_procpath(proc, i->fd);
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = listxattr(proc, buf, size);
+	fd = inode_fd_get(fs->itab, i);
+	if (fd >= 0) {
+		fs_procpath(proc, fd);
+		n = listxattr(proc, buf, size);
+		e = errno;
+		inode_fd_put(fs->itab, i, fd);
+		errno = e;
+	} else {
+		n = -1;
+		errno = -fd;
+	}
 	fs_reply_xattr_call(req, n, buf);
 	free(buf);
 }
@@ -337,12 +388,15 @@ void fs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct fs *fs = fs_of(req);
 	struct record rec;
 	char proc[FS_PROCPATH_MAX];
-	int rc = 0;
+	struct inode *i;
+	int rc = 0, fd;
 
-	if (!fs_xattr_change_begin(req, ino, name, JOP_REMOVEXATTR, &rec, proc))
+	i = fs_xattr_change_begin(req, ino, name, JOP_REMOVEXATTR, &rec, proc, &fd);
+	if (!i)
 		return;
 	if (removexattr(proc, name) < 0)
 		rc = -errno;
 	record_end(fs, &rec, rc == 0);
+	inode_fd_put(fs->itab, i, fd);
 	fuse_reply_err(req, -rc);
 }

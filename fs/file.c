@@ -105,13 +105,16 @@ static int fs_file_choose(struct fs *fs, struct fs_file *f,
 	return 0;
 }
 
-static struct fs_file *fs_file_new(int fd, struct inode *i)
+/* The inode stays attached while it has open files (fs/inode.c: an
+ * unlinked one could not be reopened). */
+static struct fs_file *fs_file_new(struct fs *fs, int fd, struct inode *i)
 {
 	struct fs_file *f = calloc(1, sizeof(*f));
 
 	if (f) {
 		f->fd = fd;
 		f->inode = i;
+		inode_open_pin(fs->itab, i, fd);
 	}
 	return f;
 }
@@ -130,6 +133,7 @@ static void fs_file_free(struct fs *fs, struct fs_file *f)
 		pthread_mutex_unlock(&fs->ptw_mu);
 	}
 	backing_release(fs, f);
+	inode_open_unpin(fs->itab, f->inode);
 	close(f->fd);
 	free(f);
 }
@@ -275,32 +279,36 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int base = fs_store_flags(fs, fi) & ~O_TRUNC;
 	int flags = backing_store_flags(fs, fi->flags, base);
 	bool created = true;
-	int fd, rc = 0;
+	int fd, rc = 0, dfd;
 
+	dfd = inode_fd_get(fs->itab, dir);
+	if (dfd < 0) {
+		fuse_reply_err(req, -dfd);
+		return;
+	}
 	record_begin(fs, &rec, JOP_CREATE, dir, name, NULL, NULL);
 	cred_enter(req, &cs);
-	fd = openat(dir->fd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW,
+	/* open(2) takes its fd before it creates: EMFILE leaves no file. */
+	fd = openat(dfd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW,
 		    mode & 07777);
-	if (fd < 0 && fs_fd_shortage(fs))
-		fd = openat(dir->fd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW,
-			    mode & 07777);
 	if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
 		/* Lost a race with another create of the same name: open
 		 * the existing file as open(2) would. */
 		created = false;
-		fd = openat(dir->fd, name, flags | (fi->flags & O_TRUNC));
+		fd = openat(dfd, name, flags | (fi->flags & O_TRUNC));
 		if (fd < 0 && errno == EACCES && flags != base)
-			fd = openat(dir->fd, name, base | (fi->flags & O_TRUNC));
+			fd = openat(dfd, name, base | (fi->flags & O_TRUNC));
 	}
 	if (fd < 0)
 		rc = -errno;
 	cred_leave(&cs);
+	inode_fd_put(fs->itab, dir, dfd);
 	if (rc < 0)
 		goto out_unlock;
 	rc = fs_do_lookup(fs, dir, name, &e);
 	if (rc < 0)
 		goto out_close;
-	f = fs_file_new(fd, inode_get(fs->itab, e.ino));
+	f = fs_file_new(fs, fd, inode_get(fs->itab, e.ino));
 	if (!f) {
 		rc = -ENOMEM;
 		inode_unref(fs->itab, inode_get(fs->itab, e.ino), 1);
@@ -349,23 +357,28 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	char proc[FS_PROCPATH_MAX];
 	struct fs_file *f;
 	struct stat st;
-	int fd, base, flags, rc;
+	int fd, base, flags, rc, e;
 	bool fresh = false;
 
 	/* O_TRUNC reaches us only as a separate setattr (we do not ask for
 	 * atomic_o_trunc), so the truncate is journalled there. O_NOFOLLOW
 	 * was already honoured by the kernel on the user's path; on our
 	 * /proc/self/fd magic link it would fail every open with ELOOP. */
-	fs_procpath(proc, i->fd);
+	rc = inode_fd_get(fs->itab, i);
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fs_procpath(proc, rc);
 	base = fs_store_flags(fs, fi) & ~(O_TRUNC | O_NOFOLLOW);
 	flags = backing_store_flags(fs, fi->flags, base);
 	fd = open(proc, flags);
-	if (fd < 0 && flags != base)
+	if (fd < 0 && flags != base && errno != EMFILE && errno != ENFILE)
 		fd = open(proc, base);	/* EROFS, ETXTBSY, immutable... */
-	if (fd < 0 && fs_fd_shortage(fs))
-		fd = open(proc, base);
+	e = errno;
+	inode_fd_put(fs->itab, i, rc);
 	if (fd < 0) {
-		fuse_reply_err(req, errno);
+		fuse_reply_err(req, e);
 		return;
 	}
 	/* Kernel readahead arrives as parallel 1 MiB reads that several
@@ -375,7 +388,7 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * went from ~0.4x to ~0.9x of native). Random readers are not
 	 * hurt: the kernel still only reads ahead on sequential misses. */
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	f = fs_file_new(fd, i);
+	f = fs_file_new(fs, fd, i);
 	if (!f) {
 		close(fd);
 		fuse_reply_err(req, ENOMEM);

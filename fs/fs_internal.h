@@ -87,18 +87,6 @@ struct fs_dir {
 	struct dirent *entry;	/* read but not yet returned */
 };
 
-/* After an open that failed: true if it failed for want of fds and some
- * were freed (fs/evict.c), so that one retry may succeed; errno is kept
- * when it returns false. */
-static inline bool fs_fd_shortage(struct fs *fs)
-{
-	int e = errno;
-	bool retry = (e == EMFILE || e == ENFILE) && evict_relieve(fs->evict);
-
-	errno = e;
-	return retry;
-}
-
 static inline struct fs *fs_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
