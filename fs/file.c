@@ -82,10 +82,10 @@ static void fs_file_opts(struct fuse_file_info *fi)
 
 /* Passthrough or not (fs/backing.c). A passthrough file we may write to
  * is marked before its first write, as fs_write_buf would. */
-static int fs_file_choose(struct fs *fs, struct fs_file *f,
+static int fs_file_choose(struct fs *fs, fuse_req_t req, struct fs_file *f,
 			  struct fuse_file_info *fi, bool fresh)
 {
-	int rc = backing_choose(fs, f, fi->flags, fresh);
+	int rc = backing_choose(fs, req, f, fi->flags, fresh);
 
 	if (rc < 0)
 		return rc;
@@ -119,7 +119,7 @@ static struct fs_file *fs_file_new(struct fs *fs, int fd, struct inode *i)
 	return f;
 }
 
-static void fs_file_free(struct fs *fs, struct fs_file *f)
+static void fs_file_free(struct fs *fs, fuse_req_t req, struct fs_file *f)
 {
 	if (f->pt_write) {
 		record_unpin(fs, f->inode);	/* its release marked it */
@@ -132,7 +132,7 @@ static void fs_file_free(struct fs *fs, struct fs_file *f)
 			f->ptw_next->ptw_prev = f->ptw_prev;
 		pthread_mutex_unlock(&fs->ptw_mu);
 	}
-	backing_release(fs, f);
+	backing_release(fs, req, f);
 	inode_open_unpin(fs->itab, f->inode);
 	close(f->fd);
 	free(f);
@@ -327,7 +327,7 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	record_end(fs, &rec, created);
 	fi->fh = (uintptr_t)f;
 	fs_file_opts(fi);
-	rc = fs_file_choose(fs, f, fi, created || e.attr.st_size == 0);
+	rc = fs_file_choose(fs, req, f, fi, created || e.attr.st_size == 0);
 	if (rc < 0) {
 		fuse_reply_err(req, -rc);
 		goto out_forget;
@@ -338,7 +338,7 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 out_forget:
 	/* The kernel never got the entry: drop fs_do_lookup's reference. */
 	inode = f->inode;
-	fs_file_free(fs, f);
+	fs_file_free(fs, req, f);
 	inode_unref(fs->itab, inode, 1);
 	return;
 out_close:
@@ -400,14 +400,14 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (__atomic_load_n(&fs->pt_on, __ATOMIC_RELAXED) &&
 	    (fi->flags & O_ACCMODE) == O_WRONLY)
 		fresh = fstat(fd, &st) == 0 && st.st_size == 0;
-	rc = fs_file_choose(fs, f, fi, fresh);
+	rc = fs_file_choose(fs, req, f, fi, fresh);
 	if (rc < 0) {
-		fs_file_free(fs, f);
+		fs_file_free(fs, req, f);
 		fuse_reply_err(req, -rc);
 		return;
 	}
 	if (backing_reply(req, fs, f, NULL, fi) < 0)
-		fs_file_free(fs, f);
+		fs_file_free(fs, req, f);
 }
 
 /*
@@ -616,7 +616,7 @@ void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fs_file_sync_peer(fs, f);
 	else
 		fs_file_mark_all(fs, f);
-	fs_file_free(fs, f);
+	fs_file_free(fs, req, f);
 	fuse_reply_err(req, 0);
 }
 

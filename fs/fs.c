@@ -43,6 +43,7 @@
 #include "fs/backing.h"
 #include "fs/cred.h"
 #include "fs/fs_internal.h"
+#include "fs/fuse314.h"
 #include "fs/record.h"
 #include "fs/ring.h"
 
@@ -62,6 +63,7 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	/* Passthrough excludes the writeback cache (fs/backing.c). */
 	if (backing_negotiate(fs))
 		want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	fuse314_init(fs, conn);
 	conn->want |= conn->capable & want;
 	/* Ring replies must come to the writev hook (fs/ring.c), and libfuse
 	 * would splice read data to /dev/fuse past it (it also asks for
@@ -416,7 +418,8 @@ int fs_run(const struct fs_opts *o)
 			  "mountpoint busy or not permitted?", "mountpoint=%s", mnt);
 		goto out_signals;
 	}
-	rc = backing_setup(&fs, o->passthrough);
+	fs.pt_want = o->passthrough;
+	rc = fuse314_setup(&fs);
 	if (rc < 0) {
 		log_error("cannot hook the FUSE session", "err=\"%s\"",
 			  strerror(-rc));

@@ -15,6 +15,10 @@ need_fuse
 command -v prlimit >/dev/null || skip "prlimit missing (util-linux)"
 command -v setpriv >/dev/null || skip "setpriv missing (util-linux)"
 command -v mountpoint >/dev/null || skip "mountpoint missing (util-linux)"
+# The abort switch of a hung mount lives in fusectl.
+grep -qs " /sys/fs/fuse/connections fusectl" /proc/mounts ||
+	mount -t fusectl fusectl /sys/fs/fuse/connections ||
+	skip "cannot mount fusectl (needed to abort a hung mount)"
 LOAD="$TWINFS_SRC/tests/e2e/fs/nsload.py"
 # fds one request may hold beyond the cached ones (a reopened inode and
 # its parent), times the threads that serve requests (16 workers, and 4
