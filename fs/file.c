@@ -162,11 +162,9 @@ static void fs_file_free(struct fs *fs, fuse_req_t req, struct fs_file *f)
  * output and keeps it open), at most once per FS_PTW_SPACING_S; a file
  * written without pause (a big copy) only every FS_PTW_BUSY_S or size /
  * FS_PTW_RESEND_BPS, whichever is longer, which bounds the re-reading to
- * 64 MiB/s. Before the sender skipped held blocks, each mark sent the
- * prefix again (an 80 MiB file written over 8 s, marked from 5 s after
- * the open: 213 MiB) and the interval was 60 s; now a file written
- * without pause for 14 s is on the peer while it is written, and still
- * goes over once (e2e_replication_open_writer). The lag shows in status
+ * 64 MiB/s. A file written without pause is thus on the peer while it
+ * is written, and its data still goes over once
+ * (e2e_replication_open_writer). The lag shows in status
  * (unmarked_files).
  * Between two marks of a file, each tick pins its durability mark if it
  * was written since the last one (journal_pin): a mark counts for one
@@ -384,9 +382,9 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* Kernel readahead arrives as parallel 1 MiB reads that several
 	 * workers serve out of order, which keeps resetting the store
 	 * file's own readahead window; the doubled window of SEQUENTIAL
-	 * keeps the disk streaming (measured: cold reads of a large file
-	 * went from ~0.4x to ~0.9x of native). Random readers are not
-	 * hurt: the kernel still only reads ahead on sequential misses. */
+	 * keeps the disk streaming (docs/benchmarks.md, "cold reads").
+	 * Random readers are not hurt: the kernel still only reads ahead
+	 * on sequential misses. */
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	f = fs_file_new(fs, fd, i);
 	if (!f) {
@@ -414,13 +412,10 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
  * Reads served by the daemon (no passthrough: a mount by a non-root user,
  * --no-passthrough, a file open for writing through us) are read into a
  * buffer that is then sent as is: on a ring, the ring's own reply buffer
- * (fs/ring.c), else one per worker thread, kept for its next reads. Handing
- * libfuse 3.14 the fd instead made it malloc a fresh buffer per request
- * (or splice through a pipe), whose page faults dominated: 1 GiB read
- * back through a --no-passthrough mount, store file cached, three reads:
- * 3.44-4.64 s through /dev/fuse with 20.0 s of daemon CPU before, 0.60-1.47
- * s with 4.0 s now; on the rings 7.19-7.79 s before, 0.89-1.73 s now
- * (2026-12-01; the figures in the README).
+ * (fs/ring.c), else one per worker thread, kept for its next reads.
+ * Handing libfuse 3.14 the fd makes it malloc a fresh buffer per request
+ * (or splice through a pipe), whose page faults dominate the daemon's CPU
+ * (docs/benchmarks.md, "daemon-served reads").
  */
 struct fs_rdbuf {
 	size_t cap;

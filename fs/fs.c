@@ -19,7 +19,7 @@
  * so `ls -l` does not cost an ACL round trip per file. Splice is offered
  * to libfuse (not with the io_uring rings, fs/ring.c), but reads the
  * daemon serves are answered from a reused buffer (fs/file.c), which
- * measured far cheaper than libfuse's splice or per-request buffers.
+ * costs far less CPU than libfuse's splice or per-request buffers.
  * Known difference: the kernel applies the umask before a create reaches
  * us even when the parent has a default ACL (which should replace it).
  */
@@ -303,8 +303,8 @@ static void fs_bdi_set(dev_t dev, const char *name, const char *value)
  * Readahead of the mount goes to 1 MiB, one FUSE read of maximum size, so
  * a cold sequential read costs one round trip per MiB (the kernel's
  * default is 128 KiB). The kernel's strict 1% dirty budget for FUSE
- * mounts is kept on purpose: measured, it makes a large copy stream to
- * us while it runs, instead of all at close. Root only (sysfs).
+ * mounts is kept on purpose: it makes a large copy stream to us while
+ * it runs, instead of all at close. Root only (sysfs).
  */
 static void fs_tune_bdi(dev_t dev)
 {

@@ -99,14 +99,11 @@ static inline struct fs_file *fs_file_of(struct fuse_file_info *fi)
 
 /* st_blksize we report, which programs size their IO by (cp, most
  * stdio): 128 KiB, coreutils' own minimum, so they cross the kernel
- * boundary in large steps (4 KiB would cost a syscall per page). It was
- * 1 MiB, the largest FUSE write, but writes reach us through the writeback
- * cache or not at all (passthrough), so the size of a write(2) sets no
- * request size, and a 1 MiB buffer does not stay in the CPU cache: `cp -a`
- * of a 1 GiB file into a local-only mount (passthrough, cold source)
- * returned in 0.48-0.51 s against 1.25-2.77 s (three interleaved pairs,
- * 2026-12-01). 10,000 small files: 8.37-9.08 s against 7.96-8.27 s, within
- * this machine's noise (each file needs one read and write either way). */
+ * boundary in large steps (4 KiB would cost a syscall per page). Not the
+ * largest FUSE write (1 MiB): writes reach us through the writeback cache
+ * or not at all (passthrough), so a write(2)'s size sets no request size,
+ * and a 1 MiB buffer falls out of the CPU cache (docs/benchmarks.md,
+ * "st_blksize"). */
 #define FS_IO_SIZE (128 << 10)
 
 static inline void fs_fix_stat(struct stat *st)

@@ -11,7 +11,7 @@
  * path is the one the record's position in the journal implies. Writes
  * never need a path (the journal resolves it when sending).
  *
- * That readlink was a tenth of the daemon's CPU in a `cp -a` (three
+ * That readlink is a large share of the daemon's CPU in a copy (three
  * records per file, each resolving the same directory), so the result is
  * kept on the inode (rpath) until the next rename, unlink or rmdir: only
  * those change what an existing inode's fd resolves to, and they all run

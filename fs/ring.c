@@ -8,20 +8,17 @@
  * requests (lookup, create, getxattr per write, setattr, setxattr, and a
  * getattr of the parent). Through /dev/fuse each wakes a worker thread
  * that the scheduler may place on the other CPU, and the reply wakes the
- * application there in turn; on the 2-CPU VM these cross-CPU wake-ups and
- * the TLB shootdowns they bring dominated (`perf`: __wake_up and
- * flush_tlb_mm_range under cp). Pinning cp and the workers to one CPU by
- * hand made the copy of the 1 GiB + 10,000-file set into a replicating
- * mount 9.5-10.8 s instead of 11.4-15.6 s. The io_uring transport gives
- * that without pinning the application: the kernel queues a request to
- * the ring of the CPU its caller runs on, whose threads are pinned there,
- * and one io_uring_enter commits a reply and waits for the next request.
+ * application there in turn; these cross-CPU wake-ups and the TLB
+ * shootdowns they bring dominate a small-file copy (docs/benchmarks.md,
+ * "FUSE over io_uring"). The io_uring transport keeps both on one CPU
+ * without pinning the application: the kernel queues a request to the
+ * ring of the CPU its caller runs on, whose threads are pinned there, and
+ * one io_uring_enter commits a reply and waits for the next request.
  *
  * Not SCHED_IDLE, although the scheduler would then see the CPU as idle
  * when the reply wakes the caller and keep it there instead of moving it
- * to the other CPU: that made a small-file copy 5-15 % faster, but with
- * both CPUs busy (a shell loop on each) 300 creates took 38 s instead of
- * 0.16 s (median 120 ms instead of 0.27 ms; /dev/fuse: 0.69 ms).
+ * to the other CPU: with every CPU busy, ring threads that only run when
+ * a CPU is idle starve, and each request waits for a scheduler tick.
  *
  * Layout: for every possible CPU (the kernel wants a queue per CPU before
  * it switches) RING_SLOTS threads, each with its own small io_uring and
