@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "fs/fs_internal.h"
+#include "fs/fuse314.h"
 #include "fs/record.h"
 
 static int fs_stat_fd(int fd, struct stat *st)
@@ -114,6 +115,78 @@ static int fs_apply_setattr(struct inode *i, int ifd, int fd,
 	return 0;
 }
 
+/* Is REQ's caller in group GID? */
+static bool fs_caller_in_group(fuse_req_t req, gid_t gid)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	gid_t groups[64];
+	int n;
+
+	if (ctx->gid == gid)
+		return true;
+	n = fuse_req_getgroups(req, 64, groups);
+	for (int k = 0; k < n && k < 64; k++)
+		if (groups[k] == gid)
+			return true;
+	return false;
+}
+
+/* ST's mode without the bits a write or truncate by REQ's caller, who
+ * lacks CAP_FSETID, clears (setattr_should_drop_suidgid in the kernel):
+ * set-user-ID always, set-group-ID if group-executable or if the caller
+ * is not in the file's group. */
+static mode_t fs_killed_mode(fuse_req_t req, const struct stat *st)
+{
+	mode_t kill = S_ISUID;
+
+	if ((st->st_mode & S_ISGID) &&
+	    ((st->st_mode & S_IXGRP) || !fs_caller_in_group(req, st->st_gid)))
+		kill |= S_ISGID;
+	return st->st_mode & ~kill;
+}
+
+/* Clears them through IFD (an O_PATH fd: by its /proc link) or FD.
+ * Returns 1 if the mode changed, 0 if nothing was set, or -errno. */
+static int fs_apply_kill(fuse_req_t req, int ifd, int fd, struct stat *st)
+{
+	char proc[FS_PROCPATH_MAX];
+	mode_t m = fs_killed_mode(req, st) & 07777;
+
+	if (!S_ISREG(st->st_mode) || m == (st->st_mode & 07777))
+		return 0;
+	fs_procpath(proc, ifd);
+	if ((fd >= 0 ? fchmod(fd, m) : chmod(proc, m)) < 0)
+		return -errno;
+	st->st_mode = (st->st_mode & S_IFMT) | m;
+	return 1;
+}
+
+int fs_kill_suidgid(fuse_req_t req, struct fs *fs, struct inode *i, int fd,
+		    struct stat *st)
+{
+	struct record rec;
+	int rc;
+
+	if (fstat(fd, st) < 0)
+		return -errno;
+	if (!S_ISREG(st->st_mode) || fs_killed_mode(req, st) == st->st_mode)
+		return 0;
+	record_begin(fs, &rec, JOP_SETATTR, i, NULL, NULL, NULL);
+	rc = fs_apply_kill(req, -1, fd, st);
+	if (rc > 0) {
+		rec.op.attr_mask = JATTR_MODE;
+		rec.op.mode = st->st_mode;
+		rec.op.uid = st->st_uid;
+		rec.op.gid = st->st_gid;
+	}
+	record_end(fs, &rec, rc > 0);
+	/* The kernel keeps the old mode cached (the write's reply carries
+	 * no attributes). */
+	if (rc > 0)
+		fuse_lowlevel_notify_inval_inode(fs->se, inode_id(fs->itab, i), -1, 0);
+	return rc < 0 ? rc : 0;
+}
+
 void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		int to_set, struct fuse_file_info *fi)
 {
@@ -133,6 +206,18 @@ void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	record_begin(fs, &rec, JOP_SETATTR, i, NULL, NULL, NULL);
 	rc = fs_apply_setattr(i, ifd, fd, attr, to_set, &done);
 	r = fs_stat_fd(ifd, &st);
+	/* A truncate or chown by a caller without CAP_FSETID (the kernel
+	 * says so) clears set-id bits; the store would not, as we are root.
+	 * An explicit mode in the same request is the caller's choice. */
+	if (rc == 0 && r == 0 && fs->kp2_on && fuse314_kill_suidgid() &&
+	    !(to_set & FUSE_SET_ATTR_MODE)) {
+		int k = fs_apply_kill(req, ifd, fd, &st);
+
+		if (k > 0)
+			done |= JATTR_MODE;
+		else if (k < 0)
+			rc = k;
+	}
 	if (done && r == 0) {
 		/* Record the values the store now holds (UTIME_NOW and the
 		 * kernel's setgid clearing resolved), so the peer gets the
@@ -310,15 +395,14 @@ void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 		return;
 	}
 	/*
-	 * The kernel asks for security.capability before every write(2) to
-	 * a file (file_remove_privs: a write must drop file capabilities),
-	 * because FUSE cannot tell it that a file has none (that takes
-	 * FUSE_HANDLE_KILLPRIV_V2, which libfuse 3.14 cannot negotiate, and
-	 * even then it asks once per inode). The round trip stays; the
-	 * store lookup through /proc need not: a file this mount created
-	 * has none, and only this mount can add one (fs_setxattr clears the
-	 * mark first). A stale "none" would need a setxattr racing this
-	 * getxattr, which has no defined order anyway.
+	 * The kernel asks for security.capability before a write(2) to a
+	 * file (file_remove_privs: a write must drop file capabilities):
+	 * once per inode with FUSE_HANDLE_KILLPRIV_V2 (fs->kp2_on), before
+	 * every write without it. The store lookup through /proc need not
+	 * follow: a file this mount created has none, and only this mount
+	 * can add one (fs_setxattr clears the mark first). A stale "none"
+	 * would need a setxattr racing this getxattr, which has no defined
+	 * order anyway.
 	 */
 	if (strcmp(name, FS_XATTR_CAPS) == 0 &&
 	    __atomic_load_n(&i->no_caps, __ATOMIC_RELAXED)) {

@@ -16,6 +16,9 @@
  * data (databases, images, logs appended to) keep going through us, so
  * the peer gets only the changed ranges. While such a file stays open,
  * fs_scan_writers marks it again whenever it changed (fs/file.c).
+ * A file with set-id bits is written through us as well: an unprivileged
+ * write must clear them (fs_kill_suidgid), and a passthrough write would
+ * reach the store with our root credentials, which clear nothing.
  * Sync mode gives no writer passthrough: each fsync of a file written
  * that way must send the whole file again, and a bulk copy only starts
  * for the peer at the file's close (docs/benchmarks.md, "sync mode and

@@ -21,7 +21,8 @@ struct fs_file;
 bool backing_negotiate(struct fs *fs);
 
 /* Decides whether the open F (for REQ) (fd open on the store file, FLAGS the
- * application's open flags, FRESH: the file was just created or is empty)
+ * application's open flags, FRESH: the file was just created or is empty,
+ * and has no set-id bits)
  * is served by passthrough, and if so registers the backing file. Sets
  * f->backing (>0) and f->pt_write. Returns 0, falling back to the path
  * through us when passthrough is not possible, or -ETXTBSY for a write

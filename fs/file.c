@@ -35,6 +35,7 @@
 #include "fs/backing.h"
 #include "fs/cred.h"
 #include "fs/fs_internal.h"
+#include "fs/fuse314.h"
 #include "fs/record.h"
 #include "fs/ring.h"
 
@@ -325,7 +326,8 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	record_end(fs, &rec, created);
 	fi->fh = (uintptr_t)f;
 	fs_file_opts(fi);
-	rc = fs_file_choose(fs, req, f, fi, created || e.attr.st_size == 0);
+	rc = fs_file_choose(fs, req, f, fi, (created || e.attr.st_size == 0) &&
+			    !(e.attr.st_mode & (S_ISUID | S_ISGID)));
 	if (rc < 0) {
 		fuse_reply_err(req, -rc);
 		goto out_forget;
@@ -397,7 +399,8 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* Only a write-only open asks whether the file is empty. */
 	if (__atomic_load_n(&fs->pt_on, __ATOMIC_RELAXED) &&
 	    (fi->flags & O_ACCMODE) == O_WRONLY)
-		fresh = fstat(fd, &st) == 0 && st.st_size == 0;
+		fresh = fstat(fd, &st) == 0 && st.st_size == 0 &&
+			!(st.st_mode & (S_ISUID | S_ISGID));
 	rc = fs_file_choose(fs, req, f, fi, fresh);
 	if (rc < 0) {
 		fs_file_free(fs, req, f);
@@ -506,6 +509,18 @@ void fs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = f->fd;
 	out.buf[0].pos = off;
+	/* A write by a caller without CAP_FSETID clears set-id bits first,
+	 * as file_remove_privs does on a local filesystem (the store would
+	 * not: we write as root). Capabilities the store clears itself. */
+	if (fs->kp2_on && fuse314_kill_suidgid()) {
+		struct stat st;
+		int rc = fs_kill_suidgid(req, fs, f->inode, f->fd, &st);
+
+		if (rc < 0) {
+			fuse_reply_err(req, -rc);
+			return;
+		}
+	}
 	record_write_begin(fs, f->inode, f->fd);
 	n = fuse_buf_copy(&out, in, 0);
 	if (n < 0) {

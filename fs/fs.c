@@ -17,7 +17,8 @@
  * run at once, and clone_fd gives every worker its own /dev/fuse queue.
  * POSIX ACLs are enforced and cached by the kernel (FUSE_CAP_POSIX_ACL),
  * so `ls -l` does not cost an ACL round trip per file. Splice is offered
- * to libfuse (not with the io_uring rings, fs/ring.c), but reads the
+ * to libfuse (not with the io_uring rings, fs/ring.c; for replies only
+ * when the kernel takes FUSE_HANDLE_KILLPRIV_V2, see fs_init), but reads the
  * daemon serves are answered from a reused buffer (fs/file.c), which
  * costs far less CPU than libfuse's splice or per-request buffers.
  * Known difference: the kernel applies the umask before a create reaches
@@ -65,6 +66,15 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 		want &= ~FUSE_CAP_WRITEBACK_CACHE;
 	fuse314_init(fs, conn);
 	conn->want |= conn->capable & want;
+	/* Set-id bits and capabilities are ours to clear (fs_kill_suidgid;
+	 * the store clears capabilities on every write by itself), so the
+	 * kernel need not ask for security.capability before every write.
+	 * The kernel flags the requests that must clear set-id bits in
+	 * their arguments, which we read in the /dev/fuse read hook: libfuse
+	 * must not splice requests past it. */
+	fs->kp2_on = fs->kp2_offered;
+	if (fs->kp2_on)
+		conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_MOVE);
 	/* Ring replies must come to the writev hook (fs/ring.c), and libfuse
 	 * would splice read data to /dev/fuse past it (it also asks for
 	 * splice reads by default). */
@@ -82,9 +92,9 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_readahead = FS_MAX_WRITE;
 	conn->time_gran = 1;
 	log_info("kernel connection negotiated", "capable=0x%x want=0x%x "
-		 "writeback=%d passthrough=%d uring=%d max_write=%u",
+		 "writeback=%d passthrough=%d uring=%d killpriv_v2=%d max_write=%u",
 		 conn->capable, conn->want, fs->writeback, fs->pt_on,
-		 fs->ring_on, conn->max_write);
+		 fs->ring_on, fs->kp2_on, conn->max_write);
 }
 
 static const struct fuse_lowlevel_ops fs_ops = {

@@ -39,6 +39,11 @@ struct fs {
 	 * mode), offered by the kernel (INIT request), on (asked for in our
 	 * INIT reply), and the rings once started. */
 	bool ring_want, ring_offered, ring_on;
+	/* FUSE_HANDLE_KILLPRIV_V2 (fs/fuse314.c): offered by the kernel,
+	 * and on (asked for): then the kernel asks for security.capability
+	 * once per inode, not before every write, and we clear set-id bits
+	 * where it flags a request (fs_kill_suidgid). */
+	bool kp2_offered, kp2_on;
 	struct ring *ring;
 	pthread_t main_thread;	/* runs fs_run; a SIGTERM there unmounts */
 	bool (*peer_begin)(void *arg, uint64_t *ticket);	/* fs_opts */
@@ -113,6 +118,14 @@ static inline void fs_fix_stat(struct stat *st)
 
 /* The xattr holding file capabilities (XATTR_NAME_CAPS). */
 #define FS_XATTR_CAPS "security.capability"
+
+/* Clears the set-id bits of inode I through FD (any fd on it) that a
+ * write by REQ's caller clears on a local filesystem, records the change
+ * and drops the kernel's cached attributes: for the requests the kernel
+ * flags (fuse314_kill_suidgid: a caller without CAP_FSETID). *ST is
+ * updated. Returns 0 or -errno. */
+int fs_kill_suidgid(fuse_req_t req, struct fs *fs, struct inode *i, int fd,
+		    struct stat *st);
 
 /* "/proc/self/fd/N" for an fd, to open or chmod an inode we hold O_PATH. */
 #define FS_PROCPATH_MAX 32

@@ -30,6 +30,33 @@
 
 /* Backing id the next open reply of this thread carries (3.14). */
 static __thread int f314_reply_id;
+/* The request this thread serves asked for set-id bits to be cleared. */
+static __thread bool f314_kill;
+
+void fuse314_note_request(const void *buf, size_t len)
+{
+	const struct fuse_in_header *h = buf;
+	const char *arg = (const char *)buf + sizeof(*h);
+	uint32_t v;
+
+	f314_kill = false;
+	if (len < sizeof(*h))
+		return;
+	if (h->opcode == FUSE_WRITE &&
+	    len >= sizeof(*h) + offsetof(struct fuse_write_in, write_flags) + 4) {
+		memcpy(&v, arg + offsetof(struct fuse_write_in, write_flags), 4);
+		f314_kill = v & KABI_FUSE_WRITE_KILL_SUIDGID;
+	} else if (h->opcode == FUSE_SETATTR &&
+		   len >= sizeof(*h) + offsetof(struct fuse_setattr_in, valid) + 4) {
+		memcpy(&v, arg + offsetof(struct fuse_setattr_in, valid), 4);
+		f314_kill = v & KABI_FATTR_KILL_SUIDGID;
+	}
+}
+
+bool fuse314_kill_suidgid(void)
+{
+	return f314_kill;
+}
 
 static ssize_t f314_read(int fd, void *buf, size_t len, void *userdata)
 {
@@ -38,6 +65,10 @@ static ssize_t f314_read(int fd, void *buf, size_t len, void *userdata)
 	const struct fuse_in_header *h = buf;
 	struct kabi_fuse_init_in in;
 
+	/* libfuse serves what it read in this thread (no splice reads while
+	 * kp2_on, see fs_init). */
+	if (n > 0)
+		fuse314_note_request(buf, (size_t)n);
 	if (!fs->init_replied && n >= (ssize_t)(sizeof(*h) + sizeof(in)) &&
 	    h->opcode == FUSE_INIT) {
 		memcpy(&in, (const char *)buf + sizeof(*h), sizeof(in));
@@ -45,12 +76,14 @@ static ssize_t f314_read(int fd, void *buf, size_t len, void *userdata)
 				 (in.flags2 & KABI_FUSE_PASSTHROUGH_FLAGS2);
 		fs->ring_offered = (in.flags & KABI_FUSE_INIT_EXT) &&
 				   (in.flags2 & KABI_FUSE_OVER_IO_URING_FLAGS2);
+		fs->kp2_offered = in.flags & KABI_FUSE_HANDLE_KILLPRIV_V2;
 	}
 	return n;
 }
 
-/* Adds passthrough and the stack depth (3.14), and the io_uring
- * transport, to the INIT reply (iov[1]) as negotiated in fs_init. Returns
+/* Adds passthrough and the stack depth (3.14), the io_uring transport
+ * and FUSE_HANDLE_KILLPRIV_V2 (which libfuse 3.14 cannot ask for) to the
+ * INIT reply (iov[1]) as negotiated in fs_init. Returns
  * true if the reply now asks for the rings (then *MAX_WRITE and
  * *MAX_PAGES are the reply's, which size the ring buffers). */
 static bool f314_patch_init(struct fs *fs, struct iovec *iov, int count,
@@ -61,7 +94,7 @@ static bool f314_patch_init(struct fs *fs, struct iovec *iov, int count,
 	bool pt = fs->pt_negotiated && !F314_LIB_PASSTHROUGH;
 
 	/* Up to max_stack_depth at least; libfuse 3.14 sends 64 bytes. */
-	if ((!pt && !fs->ring_on) || count != 2 || h->error != 0 ||
+	if ((!pt && !fs->ring_on && !fs->kp2_on) || count != 2 || h->error != 0 ||
 	    iov[1].iov_len < offsetof(struct kabi_fuse_init_out, max_stack_depth) +
 			     sizeof(out->max_stack_depth) ||
 	    iov[1].iov_len > sizeof(*out))
@@ -74,6 +107,8 @@ static bool f314_patch_init(struct fs *fs, struct iovec *iov, int count,
 	}
 	if (fs->ring_on)
 		out->flags2 |= KABI_FUSE_OVER_IO_URING_FLAGS2;
+	if (fs->kp2_on)
+		out->flags |= KABI_FUSE_HANDLE_KILLPRIV_V2;
 	*max_write = out->max_write;
 	*max_pages = out->max_pages;
 	iov[1].iov_base = out;

@@ -25,6 +25,14 @@ struct fs;
  * 0 or -errno. */
 int fuse314_setup(struct fs *fs);
 
+/* For the handler of the request the calling thread is serving: did the
+ * kernel ask for set-id bits to be cleared (FUSE_WRITE_KILL_SUIDGID on a
+ * write, FATTR_KILL_SUIDGID on a setattr)? Only with fs->kp2_on. */
+bool fuse314_kill_suidgid(void);
+/* fs/ring.c: the request in BUF (as /dev/fuse delivers it) is about to be
+ * served by this thread. */
+void fuse314_note_request(const void *buf, size_t len);
+
 /* From fs_init, once fs->pt_negotiated is decided: asks for passthrough
  * where the library can (3.17+; with 3.14 the INIT hook does it). */
 void fuse314_init(struct fs *fs, struct fuse_conn_info *conn);

@@ -61,6 +61,7 @@
 
 #include "common/log.h"
 #include "fs/fs_internal.h"
+#include "fs/fuse314.h"
 #include "fs/kabi.h"
 
 #define RING_PARAM "/sys/module/fuse/parameters/enable_uring"
@@ -269,6 +270,7 @@ static void ring_handle(struct ring_thr *t)
 	memcpy(start + sizeof(in), t->hdr->op_in, op);
 	b.mem = start;
 	b.size = in.len;
+	fuse314_note_request(start, in.len);
 	fuse_session_process_buf(t->r->fs->se, &b);
 	t->served++;
 	if (!t->replied) {
