@@ -439,7 +439,8 @@ static struct inode *inode_ref_common(struct inode_table *t, int fd,
 		if (inode_fd_room(t)) {
 			inode_attach(t, fresh, fd);
 		} else {
-			fresh->fh = inode_handle(fd, "", AT_EMPTY_PATH);
+			if (!fresh->fh)
+				fresh->fh = inode_handle(fd, "", AT_EMPTY_PATH);
 			if (fresh->fh)
 				close(fd);
 			else
@@ -574,6 +575,7 @@ static int inode_check(const struct inode *i, int fd)
 int inode_fd_get(struct inode_table *t, struct inode *i)
 {
 	struct file_handle *fh = NULL;
+	bool by_handle;
 	int fd, e;
 
 	pthread_mutex_lock(&t->lock);
@@ -598,18 +600,23 @@ int inode_fd_get(struct inode_table *t, struct inode *i)
 	/* By name first: that gives a connected path (fs/record.c reads
 	 * it), where a handle may give a disconnected one. */
 	fd = inode_check(i, inode_reopen_by_name(t, i));
-	if (fd < 0 && fh) {
+	by_handle = fd < 0 && fh;
+	if (by_handle) {
 		fd = open_by_handle_at(t->mount_fd, fh, INODE_OPEN_FLAGS);
 		fd = inode_check(i, fd < 0 ? -errno : fd);
-		free(fh);
-		if (fd < 0)
-			return fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM ?
-			       fd : -ESTALE;
 	}
-	if (fd < 0)
-		return fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM ?
-		       fd : -ENOENT;
+	free(fh);
 	pthread_mutex_lock(&t->lock);
+	if (fd < 0) {
+		if (i->fd >= 0) {	/* attached meanwhile by another borrower */
+			i->users++;
+			fd = i->fd;
+		} else if (fd != -EMFILE && fd != -ENFILE && fd != -ENOMEM) {
+			fd = by_handle ? -ESTALE : -ENOENT;
+		}
+		pthread_mutex_unlock(&t->lock);
+		return fd;
+	}
 	if (i->fd >= 0) {
 		/* Another borrower attached it meanwhile. */
 		e = fd;
