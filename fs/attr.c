@@ -16,13 +16,25 @@
 
 #include "common/log.h"
 #include "fs/fs_internal.h"
+#include "fs/fuse314.h"
 #include "fs/record.h"
 
-static int fs_stat_inode(struct inode *i, struct stat *st)
+static int fs_stat_fd(int fd, struct stat *st)
 {
-	if (fstatat(i->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	return 0;
+}
+
+static int fs_stat_inode(struct fs *fs, struct inode *i, struct stat *st)
+{
+	int fd = inode_fd_get(fs->itab, i), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = fs_stat_fd(fd, st);
+	inode_fd_put(fs->itab, i, fd);
+	return rc;
 }
 
 void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -34,7 +46,7 @@ void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (fi)
 		rc = fstat(fs_file_of(fi)->fd, &st) < 0 ? -errno : 0;
 	else
-		rc = fs_stat_inode(inode_get(fs->itab, ino), &st);
+		rc = fs_stat_inode(fs, inode_get(fs->itab, ino), &st);
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
@@ -43,14 +55,14 @@ void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 /* Applies the changes of one setattr to the store; returns 0 or -errno,
  * and in *done the JATTR_* bits that were applied before any failure. */
-static int fs_apply_setattr(struct inode *i, int fd, const struct stat *attr,
-			    int to_set, uint32_t *done)
+static int fs_apply_setattr(struct inode *i, int ifd, int fd,
+			    const struct stat *attr, int to_set, uint32_t *done)
 {
 	char proc[FS_PROCPATH_MAX];
 	int r;
 
 	*done = 0;
-	fs_procpath(proc, i->fd);
+	fs_procpath(proc, ifd);
 	if (to_set & FUSE_SET_ATTR_MODE) {
 		if (i->type == S_IFLNK)
 			return -EOPNOTSUPP;
@@ -63,7 +75,7 @@ static int fs_apply_setattr(struct inode *i, int fd, const struct stat *attr,
 		uid_t uid = to_set & FUSE_SET_ATTR_UID ? attr->st_uid : (uid_t)-1;
 		gid_t gid = to_set & FUSE_SET_ATTR_GID ? attr->st_gid : (gid_t)-1;
 
-		if (fchownat(i->fd, "", uid, gid,
+		if (fchownat(ifd, "", uid, gid,
 			     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 			return -errno;
 		*done |= (to_set & FUSE_SET_ATTR_UID ? JATTR_UID : 0) |
@@ -93,7 +105,7 @@ static int fs_apply_setattr(struct inode *i, int fd, const struct stat *attr,
 		else if (to_set & FUSE_SET_ATTR_MTIME)
 			tv[1] = attr->st_mtim;
 		r = fd >= 0 ? futimens(fd, tv) :
-			      utimensat(i->fd, "", tv,
+			      utimensat(ifd, "", tv,
 					AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
 		if (r < 0)
 			return -errno;
@@ -101,6 +113,78 @@ static int fs_apply_setattr(struct inode *i, int fd, const struct stat *attr,
 			 (to_set & FUSE_SET_ATTR_MTIME ? JATTR_MTIME : 0);
 	}
 	return 0;
+}
+
+/* Is REQ's caller in group GID? */
+static bool fs_caller_in_group(fuse_req_t req, gid_t gid)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	gid_t groups[64];
+	int n;
+
+	if (ctx->gid == gid)
+		return true;
+	n = fuse_req_getgroups(req, 64, groups);
+	for (int k = 0; k < n && k < 64; k++)
+		if (groups[k] == gid)
+			return true;
+	return false;
+}
+
+/* ST's mode without the bits a write or truncate by REQ's caller, who
+ * lacks CAP_FSETID, clears (setattr_should_drop_suidgid in the kernel):
+ * set-user-ID always, set-group-ID if group-executable or if the caller
+ * is not in the file's group. */
+static mode_t fs_killed_mode(fuse_req_t req, const struct stat *st)
+{
+	mode_t kill = S_ISUID;
+
+	if ((st->st_mode & S_ISGID) &&
+	    ((st->st_mode & S_IXGRP) || !fs_caller_in_group(req, st->st_gid)))
+		kill |= S_ISGID;
+	return st->st_mode & ~kill;
+}
+
+/* Clears them through IFD (an O_PATH fd: by its /proc link) or FD.
+ * Returns 1 if the mode changed, 0 if nothing was set, or -errno. */
+static int fs_apply_kill(fuse_req_t req, int ifd, int fd, struct stat *st)
+{
+	char proc[FS_PROCPATH_MAX];
+	mode_t m = fs_killed_mode(req, st) & 07777;
+
+	if (!S_ISREG(st->st_mode) || m == (st->st_mode & 07777))
+		return 0;
+	fs_procpath(proc, ifd);
+	if ((fd >= 0 ? fchmod(fd, m) : chmod(proc, m)) < 0)
+		return -errno;
+	st->st_mode = (st->st_mode & S_IFMT) | m;
+	return 1;
+}
+
+int fs_kill_suidgid(fuse_req_t req, struct fs *fs, struct inode *i, int fd,
+		    struct stat *st)
+{
+	struct record rec;
+	int rc;
+
+	if (fstat(fd, st) < 0)
+		return -errno;
+	if (!S_ISREG(st->st_mode) || fs_killed_mode(req, st) == st->st_mode)
+		return 0;
+	record_begin(fs, &rec, JOP_SETATTR, i, NULL, NULL, NULL);
+	rc = fs_apply_kill(req, -1, fd, st);
+	if (rc > 0) {
+		rec.op.attr_mask = JATTR_MODE;
+		rec.op.mode = st->st_mode;
+		rec.op.uid = st->st_uid;
+		rec.op.gid = st->st_gid;
+	}
+	record_end(fs, &rec, rc > 0);
+	/* The kernel keeps the old mode cached (the write's reply carries
+	 * no attributes). */
+	if (rc > 0)
+		fuse_lowlevel_notify_inval_inode(fs->se, inode_id(fs->itab, i), -1, 0);
+	return rc < 0 ? rc : 0;
 }
 
 void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
@@ -113,11 +197,27 @@ void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct journal_op *op = &rec.op;
 	struct stat st;
 	uint32_t done;
-	int rc, r;
+	int rc, r, ifd = inode_fd_get(fs->itab, i);
 
+	if (ifd < 0) {
+		fuse_reply_err(req, -ifd);
+		return;
+	}
 	record_begin(fs, &rec, JOP_SETATTR, i, NULL, NULL, NULL);
-	rc = fs_apply_setattr(i, fd, attr, to_set, &done);
-	r = fs_stat_inode(i, &st);
+	rc = fs_apply_setattr(i, ifd, fd, attr, to_set, &done);
+	r = fs_stat_fd(ifd, &st);
+	/* A truncate or chown by a caller without CAP_FSETID (the kernel
+	 * says so) clears set-id bits; the store would not, as we are root.
+	 * An explicit mode in the same request is the caller's choice. */
+	if (rc == 0 && r == 0 && fs->kp2_on && fuse314_kill_suidgid() &&
+	    !(to_set & FUSE_SET_ATTR_MODE)) {
+		int k = fs_apply_kill(req, ifd, fd, &st);
+
+		if (k > 0)
+			done |= JATTR_MODE;
+		else if (k < 0)
+			rc = k;
+	}
 	if (done && r == 0) {
 		/* Record the values the store now holds (UTIME_NOW and the
 		 * kernel's setgid clearing resolved), so the peer gets the
@@ -138,6 +238,7 @@ void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			record_truncate(fs, i, st.st_size);
 	}
 	record_end(fs, &rec, done && r == 0);
+	inode_fd_put(fs->itab, i, ifd);
 	if (rc == 0)
 		rc = r;
 	if (rc < 0)
@@ -151,8 +252,14 @@ void fs_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct fs *fs = fs_of(req);
 	struct statvfs sv;
 
-	if (fstatvfs(inode_root(fs->itab)->fd, &sv) < 0)
-		fuse_reply_err(req, errno);
+	struct inode *root = inode_root(fs->itab);
+	int fd = inode_fd_get(fs->itab, root), rc = 0;
+
+	if (fd < 0 || fstatvfs(fd, &sv) < 0)
+		rc = fd < 0 ? -fd : errno;
+	inode_fd_put(fs->itab, root, fd);
+	if (rc)
+		fuse_reply_err(req, rc);
 	else
 		fuse_reply_statfs(req, &sv);
 }
@@ -170,7 +277,7 @@ void fs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	mode_t bits;
 	int rc, n;
 
-	rc = fs_stat_inode(inode_get(fs->itab, ino), &st);
+	rc = fs_stat_inode(fs, inode_get(fs->itab, ino), &st);
 	if (rc < 0) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -211,7 +318,8 @@ void fs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 static struct inode *fs_xattr_change_begin(fuse_req_t req, fuse_ino_t ino,
 					   const char *name,
 					   enum journal_op_type type,
-					   struct record *rec, char *proc)
+					   struct record *rec, char *proc,
+					   int *fd)
 {
 	struct fs *fs = fs_of(req);
 	struct inode *i = inode_get(fs->itab, ino);
@@ -220,9 +328,14 @@ static struct inode *fs_xattr_change_begin(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_err(req, EPERM);
 		return NULL;
 	}
+	*fd = inode_fd_get(fs->itab, i);
+	if (*fd < 0) {
+		fuse_reply_err(req, -*fd);
+		return NULL;
+	}
 	if (strcmp(name, FS_XATTR_CAPS) == 0)
 		__atomic_store_n(&i->no_caps, false, __ATOMIC_RELAXED);
-	fs_procpath(proc, i->fd);
+	fs_procpath(proc, *fd);
 	record_begin(fs, rec, type, i, NULL, NULL, NULL);
 	rec->op.xname = name;
 	return i;
@@ -234,9 +347,11 @@ void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	struct fs *fs = fs_of(req);
 	struct record rec;
 	char proc[FS_PROCPATH_MAX];
-	int rc = 0;
+	struct inode *i;
+	int rc = 0, fd;
 
-	if (!fs_xattr_change_begin(req, ino, name, JOP_SETXATTR, &rec, proc))
+	i = fs_xattr_change_begin(req, ino, name, JOP_SETXATTR, &rec, proc, &fd);
+	if (!i)
 		return;
 	rec.op.xvalue = value;
 	rec.op.xsize = size;
@@ -244,6 +359,7 @@ void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	if (setxattr(proc, name, value, size, flags) < 0)
 		rc = -errno;
 	record_end(fs, &rec, rc == 0);
+	inode_fd_put(fs->itab, i, fd);
 	fuse_reply_err(req, -rc);
 }
 
@@ -267,6 +383,7 @@ void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	char proc[FS_PROCPATH_MAX];
 	char *buf = NULL;
 	ssize_t n;
+	int fd, e;
 
 	/* SELinux labels a FUSE mount as a whole (genfscon or context=),
 	 * never per file, and a label is per-host policy that must not be
@@ -278,15 +395,14 @@ void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 		return;
 	}
 	/*
-	 * The kernel asks for security.capability before every write(2) to
-	 * a file (file_remove_privs: a write must drop file capabilities),
-	 * because FUSE cannot tell it that a file has none (that takes
-	 * FUSE_HANDLE_KILLPRIV_V2, which libfuse 3.14 cannot negotiate, and
-	 * even then it asks once per inode). The round trip stays; the
-	 * store lookup through /proc need not: a file this mount created
-	 * has none, and only this mount can add one (fs_setxattr clears the
-	 * mark first). A stale "none" would need a setxattr racing this
-	 * getxattr, which has no defined order anyway.
+	 * The kernel asks for security.capability before a write(2) to a
+	 * file (file_remove_privs: a write must drop file capabilities):
+	 * once per inode with FUSE_HANDLE_KILLPRIV_V2 (fs->kp2_on), before
+	 * every write without it. The store lookup through /proc need not
+	 * follow: a file this mount created has none, and only this mount
+	 * can add one (fs_setxattr clears the mark first). A stale "none"
+	 * would need a setxattr racing this getxattr, which has no defined
+	 * order anyway.
 	 */
 	if (strcmp(name, FS_XATTR_CAPS) == 0 &&
 	    __atomic_load_n(&i->no_caps, __ATOMIC_RELAXED)) {
@@ -297,12 +413,21 @@ void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
-	fs_procpath(proc, i->fd);
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = getxattr(proc, name, buf, size);
+	fd = inode_fd_get(fs->itab, i);
+	if (fd >= 0) {
+		fs_procpath(proc, fd);
+		n = getxattr(proc, name, buf, size);
+		e = errno;
+		inode_fd_put(fs->itab, i, fd);
+		errno = e;
+	} else {
+		n = -1;
+		errno = -fd;
+	}
 	fs_reply_xattr_call(req, n, buf);
 	free(buf);
 }
@@ -314,6 +439,7 @@ void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	char proc[FS_PROCPATH_MAX];
 	char *buf = NULL;
 	ssize_t n;
+	int fd, e;
 
 	if (i->type == S_IFLNK) {
 		if (size == 0)
@@ -322,12 +448,21 @@ void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 			fuse_reply_buf(req, NULL, 0);
 		return;
 	}
-	fs_procpath(proc, i->fd);
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = listxattr(proc, buf, size);
+	fd = inode_fd_get(fs->itab, i);
+	if (fd >= 0) {
+		fs_procpath(proc, fd);
+		n = listxattr(proc, buf, size);
+		e = errno;
+		inode_fd_put(fs->itab, i, fd);
+		errno = e;
+	} else {
+		n = -1;
+		errno = -fd;
+	}
 	fs_reply_xattr_call(req, n, buf);
 	free(buf);
 }
@@ -337,12 +472,15 @@ void fs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct fs *fs = fs_of(req);
 	struct record rec;
 	char proc[FS_PROCPATH_MAX];
-	int rc = 0;
+	struct inode *i;
+	int rc = 0, fd;
 
-	if (!fs_xattr_change_begin(req, ino, name, JOP_REMOVEXATTR, &rec, proc))
+	i = fs_xattr_change_begin(req, ino, name, JOP_REMOVEXATTR, &rec, proc, &fd);
+	if (!i)
 		return;
 	if (removexattr(proc, name) < 0)
 		rc = -errno;
 	record_end(fs, &rec, rc == 0);
+	inode_fd_put(fs->itab, i, fd);
 	fuse_reply_err(req, -rc);
 }

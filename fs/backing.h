@@ -1,10 +1,8 @@
 /*
- * backing — FUSE passthrough: opens whose reads and writes the kernel
- * sends straight to the store file, without a round trip to us. Owns the
- * kernel negotiation of the feature (through the session's custom
- * /dev/fuse io), the choice per open, the backing ids registered with the
- * kernel and the per-inode open counts that keep that choice consistent.
- * Any worker thread; one mutex.
+ * backing — FUSE passthrough policy: which opens the kernel serves from
+ * the store file itself, the backing ids registered for them and the
+ * per-inode open counts that keep that choice consistent. The transport
+ * is fs/fuse314.c. Any worker thread; one mutex.
  */
 #ifndef TWINFS_FS_BACKING_H
 #define TWINFS_FS_BACKING_H
@@ -17,24 +15,21 @@
 struct fs;
 struct fs_file;
 
-/* Installs the /dev/fuse hooks on the mounted session (after
- * fuse_session_mount). With WANT false they only pass data through.
- * Returns 0 or -errno. */
-int backing_setup(struct fs *fs, bool want);
-
 /* From the init callback: true if passthrough will be negotiated (the
  * kernel offered it, we want it and may use it). The caller must then not
  * ask for the writeback cache, which the kernel does not combine with it. */
 bool backing_negotiate(struct fs *fs);
 
-/* Decides whether the open F (fd open on the store file, FLAGS the
- * application's open flags, FRESH: the file was just created or is empty)
+/* Decides whether the open F (for REQ) (fd open on the store file, FLAGS the
+ * application's open flags, FRESH: the file was just created or is empty,
+ * and has no set-id bits)
  * is served by passthrough, and if so registers the backing file. Sets
  * f->backing (>0) and f->pt_write. Returns 0, falling back to the path
  * through us when passthrough is not possible, or -ETXTBSY for a write
  * open while the file is open for passthrough from a read-only store fd
  * (the kernel allows neither kind of open then). */
-int backing_choose(struct fs *fs, struct fs_file *f, int flags, bool fresh);
+int backing_choose(struct fs *fs, fuse_req_t req, struct fs_file *f, int flags,
+		   bool fresh);
 
 /* STORE_FLAGS (for an application open with APP_FLAGS) as passthrough
  * wants them: read-write, so that one backing file serves every later
@@ -50,8 +45,8 @@ int backing_store_flags(struct fs *fs, int app_flags, int store_flags);
 int backing_reply(fuse_req_t req, struct fs *fs, struct fs_file *f,
 		  const struct fuse_entry_param *e, struct fuse_file_info *fi);
 
-/* F is released: drops its count and, with the last passthrough open of
+/* F is released (REQ: the release, or the open that failed): drops its count and, with the last passthrough open of
  * the inode, the backing id. */
-void backing_release(struct fs *fs, struct fs_file *f);
+void backing_release(struct fs *fs, fuse_req_t req, struct fs_file *f);
 
 #endif

@@ -25,7 +25,13 @@ void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	fd = openat(i->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	rc = inode_fd_get(fs->itab, i);
+	if (rc < 0) {
+		rc = -rc;
+		goto out_free;
+	}
+	fd = openat(rc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	inode_fd_put(fs->itab, i, rc);
 	if (fd < 0) {
 		rc = errno;
 		goto out_free;

@@ -28,27 +28,42 @@ int fs_do_lookup(struct fs *fs, struct inode *parent, const char *name,
 		 struct fuse_entry_param *e)
 {
 	struct inode *i;
-	int fd, rc = 0;
+	int fd, pfd, rc = 0;
 
 	memset(e, 0, sizeof(*e));
 	e->attr_timeout = fs->timeout;
 	e->entry_timeout = fs->timeout;
-	fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && fs_fd_shortage(fs))
-		fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+	pfd = inode_fd_get(fs->itab, parent);
+	if (pfd < 0)
+		return pfd;
+	fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+			rc = -errno;
+			close(fd);
+			goto out_put;
+		}
+		fs_fix_stat(&e->attr);
+		i = inode_ref(fs->itab, fd, &e->attr, parent, name, &rc);
+	} else if (errno == EMFILE || errno == ENFILE) {
+		/* Descriptors taken by open files: the entry is made without
+		 * an fd (fs/inode.c), so that a name just made through us is
+		 * never reported as a failure. */
+		if (fstatat(pfd, name, &e->attr, AT_SYMLINK_NOFOLLOW) < 0) {
+			rc = -errno;
+			goto out_put;
+		}
+		fs_fix_stat(&e->attr);
+		i = inode_ref_at(fs->itab, pfd, &e->attr, parent, name, &rc);
+	} else {
 		rc = -errno;
-		close(fd);
-		return rc;
+		goto out_put;
 	}
-	fs_fix_stat(&e->attr);
-	i = inode_ref(fs->itab, fd, &e->attr, parent, name, &rc);
-	if (!i)
-		return rc;
-	e->ino = inode_id(fs->itab, i);
-	return 0;
+	if (i)
+		e->ino = inode_id(fs->itab, i);
+out_put:
+	inode_fd_put(fs->itab, parent, pfd);
+	return rc;
 }
 
 void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -103,19 +118,25 @@ static void fs_make(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fuse_entry_param e;
 	struct record rec;
 	struct cred_saved cs;
-	int rc = 0, r;
+	int rc = 0, r, dfd;
 
+	/* Every fd the op needs is in hand before the store changes. */
+	dfd = inode_fd_get(fs->itab, dir);
+	if (dfd < 0) {
+		fuse_reply_err(req, -dfd);
+		return;
+	}
 	record_begin(fs, &rec, type, dir, name, NULL, NULL);
 	cred_enter(req, &cs);
 	switch (type) {
 	case JOP_MKDIR:
-		r = mkdirat(dir->fd, name, mode);
+		r = mkdirat(dfd, name, mode);
 		break;
 	case JOP_SYMLINK:
-		r = symlinkat(link, dir->fd, name);
+		r = symlinkat(link, dfd, name);
 		break;
 	default:
-		r = mknodat(dir->fd, name, mode, rdev);
+		r = mknodat(dfd, name, mode, rdev);
 		break;
 	}
 	if (r < 0)
@@ -136,6 +157,7 @@ static void fs_make(fuse_req_t req, fuse_ino_t parent, const char *name,
 out_unlock:
 	/* A made node whose lookup failed is still in the store: record it. */
 	record_end(fs, &rec, r == 0);
+	inode_fd_put(fs->itab, dir, dfd);
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
@@ -171,14 +193,21 @@ void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	struct record rec;
 	char proc[FS_PROCPATH_MAX];
 	bool linked = false;
-	int rc = 0;
+	int rc = 0, fd, dfd;
 
+	fd = inode_fd_get(fs->itab, i);
+	dfd = fd < 0 ? fd : inode_fd_get(fs->itab, dir);
+	if (dfd < 0) {
+		inode_fd_put(fs->itab, i, fd);
+		fuse_reply_err(req, -dfd);
+		return;
+	}
 	record_begin(fs, &rec, JOP_LINK, i, NULL, dir, newname);
 	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the /proc link works for
 	 * any owner of the fd, and lands on the inode itself (a symlink is
 	 * not followed further). */
-	fs_procpath(proc, i->fd);
-	if (linkat(AT_FDCWD, proc, dir->fd, newname, AT_SYMLINK_FOLLOW) < 0) {
+	fs_procpath(proc, fd);
+	if (linkat(AT_FDCWD, proc, dfd, newname, AT_SYMLINK_FOLLOW) < 0) {
 		rc = -errno;
 		goto out_unlock;
 	}
@@ -186,6 +215,8 @@ void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	rc = fs_do_lookup(fs, dir, newname, &e);
 out_unlock:
 	record_end(fs, &rec, linked);
+	inode_fd_put(fs->itab, dir, dfd);
+	inode_fd_put(fs->itab, i, fd);
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
@@ -198,12 +229,17 @@ static void fs_remove(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fs *fs = fs_of(req);
 	struct inode *dir = inode_get(fs->itab, parent);
 	struct record rec;
-	int rc = 0;
+	int rc = 0, dfd = inode_fd_get(fs->itab, dir);
 
+	if (dfd < 0) {
+		fuse_reply_err(req, -dfd);
+		return;
+	}
 	record_begin(fs, &rec, type, dir, name, NULL, NULL);
-	if (unlinkat(dir->fd, name, type == JOP_RMDIR ? AT_REMOVEDIR : 0) < 0)
+	if (unlinkat(dfd, name, type == JOP_RMDIR ? AT_REMOVEDIR : 0) < 0)
 		rc = -errno;
 	record_end(fs, &rec, rc == 0);
+	inode_fd_put(fs->itab, dir, dfd);
 	fuse_reply_err(req, -rc);
 }
 
@@ -224,24 +260,34 @@ void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct inode *from = inode_get(fs->itab, parent);
 	struct inode *to = inode_get(fs->itab, newparent);
 	struct record rec;
-	int rc = 0;
+	int rc = 0, ffd, tfd;
 
+	ffd = inode_fd_get(fs->itab, from);
+	tfd = ffd < 0 ? ffd : inode_fd_get(fs->itab, to);
+	if (tfd < 0) {
+		inode_fd_put(fs->itab, from, ffd);
+		fuse_reply_err(req, -tfd);
+		return;
+	}
 	record_begin(fs, &rec, JOP_RENAME, from, name, to, newname);
 	rec.op.flags = flags;
-	if (renameat2(from->fd, name, to->fd, newname, flags) < 0)
+	if (renameat2(ffd, name, tfd, newname, flags) < 0)
 		rc = -errno;
-	record_end(fs, &rec, rc == 0);
-	fuse_reply_err(req, -rc);
 	if (rc == 0) {
 		struct stat st;
 
-		/* Keep the names fs/evict.c would invalidate current. */
-		if (fstatat(to->fd, newname, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		/* Keep the names fs/evict.c invalidates and fs/inode.c
+		 * reopens by current, before another rename can run. */
+		if (fstatat(tfd, newname, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			inode_renamed(fs->itab, &st, to, newname);
 		if ((flags & RENAME_EXCHANGE) &&
-		    fstatat(from->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		    fstatat(ffd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			inode_renamed(fs->itab, &st, from, name);
 	}
+	record_end(fs, &rec, rc == 0);
+	inode_fd_put(fs->itab, to, tfd);
+	inode_fd_put(fs->itab, from, ffd);
+	fuse_reply_err(req, -rc);
 }
 
 void fs_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -250,10 +296,18 @@ void fs_readlink(fuse_req_t req, fuse_ino_t ino)
 	struct inode *i = inode_get(fs->itab, ino);
 	char buf[PATH_MAX + 1];
 	ssize_t n;
+	int fd = inode_fd_get(fs->itab, i);
 
-	n = readlinkat(i->fd, "", buf, sizeof(buf));
+	if (fd < 0) {
+		fuse_reply_err(req, -fd);
+		return;
+	}
+	n = readlinkat(fd, "", buf, sizeof(buf));
+	if (n < 0)
+		n = -errno;
+	inode_fd_put(fs->itab, i, fd);
 	if (n < 0) {
-		fuse_reply_err(req, errno);
+		fuse_reply_err(req, (int)-n);
 		return;
 	}
 	if ((size_t)n >= sizeof(buf)) {

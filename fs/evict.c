@@ -21,8 +21,6 @@
 #define EVICT_BATCH 256
 /* How often the thread looks at the table when nobody kicks it. */
 #define EVICT_PERIOD_MS 100
-/* How long a worker short of fds waits for the table to shrink. */
-#define EVICT_RELIEVE_MS 250
 
 struct evict {
 	struct fuse_session *se;
@@ -31,10 +29,6 @@ struct evict {
 	pthread_t tid;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;	/* the thread waits here; lock */
-	pthread_cond_t done;	/* workers wait for a pass here; lock */
-	/* lock: kicks from workers short of fds, numbered; the number of
-	 * the last kick a finished pass had seen */
-	unsigned long kicked, served;
 	bool stop;		/* lock */
 	bool pressed;		/* lock: the table passed the budget */
 	bool logged;		/* the thread only */
@@ -115,15 +109,9 @@ static void *evict_main(void *arg)
 	pthread_setname_np(pthread_self(), "tw-evict");
 	pthread_mutex_lock(&e->lock);
 	while (!e->stop) {
-		size_t n = inode_count(e->t), want = 0;
-		unsigned long seen = e->kicked;
-		bool urgent = seen != e->served;
+		size_t n = inode_count(e->t);
 
-		if (n > e->high)
-			want = n - e->low;
-		if (urgent && want < n / 8 + 64)
-			want = n / 8 + 64;	/* fds went elsewhere too */
-		if (want > 0 && v && !gone) {
+		if (n > e->high && v && !gone) {
 			if (!e->logged) {
 				log_notice("the kernel caches more inodes than the "
 					 "open-file budget; asking it to drop "
@@ -132,12 +120,10 @@ static void *evict_main(void *arg)
 				e->logged = true;
 			}
 			pthread_mutex_unlock(&e->lock);
-			gone = evict_pass(e, v, want) < 0;
+			gone = evict_pass(e, v, n - e->low) < 0;
 			pthread_mutex_lock(&e->lock);
 		}
-		e->served = seen;
-		pthread_cond_broadcast(&e->done);
-		if (e->stop || e->kicked != e->served || e->pressed) {
+		if (e->stop || e->pressed) {
 			e->pressed = false;
 			continue;
 		}
@@ -172,13 +158,15 @@ int evict_start(struct fuse_session *se, struct inode_table *t,
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&e->wake, &ca);
-	pthread_cond_init(&e->done, &ca);
 	pthread_condattr_destroy(&ca);
 	rc = -pthread_create(&e->tid, NULL, evict_main, e);
-	if (rc == 0)
+	if (rc == 0) {
 		inode_set_pressure_fn(t, evict_kick, e, e->high);
+		inode_set_fd_cap(t, e->high);
+		log_notice("inode fd budget", "fd_budget=%zu nofile=%llu", e->high,
+			 (unsigned long long)rl.rlim_cur);
+	}
 	if (rc < 0) {
-		pthread_cond_destroy(&e->done);
 		pthread_cond_destroy(&e->wake);
 		pthread_mutex_destroy(&e->lock);
 		free(e);
@@ -195,10 +183,8 @@ void evict_stop(struct evict *e)
 	pthread_mutex_lock(&e->lock);
 	e->stop = true;
 	pthread_cond_broadcast(&e->wake);
-	pthread_cond_broadcast(&e->done);
 	pthread_mutex_unlock(&e->lock);
 	pthread_join(e->tid, NULL);
-	pthread_cond_destroy(&e->done);
 	pthread_cond_destroy(&e->wake);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
@@ -207,35 +193,4 @@ void evict_stop(struct evict *e)
 bool evict_over(struct evict *e)
 {
 	return e && inode_count(e->t) > e->high;
-}
-
-bool evict_relieve(struct evict *e)
-{
-	struct timespec ts;
-	size_t before;
-	unsigned long mine;
-
-	if (!e)
-		return false;
-	before = inode_count(e->t);
-	evict_deadline(&ts, EVICT_RELIEVE_MS);
-	pthread_mutex_lock(&e->lock);
-	mine = ++e->kicked;
-	pthread_cond_signal(&e->wake);
-	/* Wait for a pass that saw this kick to end, then for the kernel's
-	 * forgets (served by other workers) to close fds. */
-	while (!e->stop && (long)(e->served - mine) < 0 &&
-	       pthread_cond_timedwait(&e->done, &e->lock, &ts) == 0)
-		;
-	pthread_mutex_unlock(&e->lock);
-	while (inode_count(e->t) >= before) {
-		struct timespec now, nap = { 0, 5 * 1000000L };
-
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > ts.tv_sec ||
-		    (now.tv_sec == ts.tv_sec && now.tv_nsec >= ts.tv_nsec))
-			return false;
-		nanosleep(&nap, NULL);
-	}
-	return true;
 }

@@ -35,6 +35,7 @@
 #include "fs/backing.h"
 #include "fs/cred.h"
 #include "fs/fs_internal.h"
+#include "fs/fuse314.h"
 #include "fs/record.h"
 #include "fs/ring.h"
 
@@ -82,10 +83,10 @@ static void fs_file_opts(struct fuse_file_info *fi)
 
 /* Passthrough or not (fs/backing.c). A passthrough file we may write to
  * is marked before its first write, as fs_write_buf would. */
-static int fs_file_choose(struct fs *fs, struct fs_file *f,
+static int fs_file_choose(struct fs *fs, fuse_req_t req, struct fs_file *f,
 			  struct fuse_file_info *fi, bool fresh)
 {
-	int rc = backing_choose(fs, f, fi->flags, fresh);
+	int rc = backing_choose(fs, req, f, fi->flags, fresh);
 
 	if (rc < 0)
 		return rc;
@@ -105,18 +106,21 @@ static int fs_file_choose(struct fs *fs, struct fs_file *f,
 	return 0;
 }
 
-static struct fs_file *fs_file_new(int fd, struct inode *i)
+/* The inode stays attached while it has open files (fs/inode.c: an
+ * unlinked one could not be reopened). */
+static struct fs_file *fs_file_new(struct fs *fs, int fd, struct inode *i)
 {
 	struct fs_file *f = calloc(1, sizeof(*f));
 
 	if (f) {
 		f->fd = fd;
 		f->inode = i;
+		inode_open_pin(fs->itab, i, fd);
 	}
 	return f;
 }
 
-static void fs_file_free(struct fs *fs, struct fs_file *f)
+static void fs_file_free(struct fs *fs, fuse_req_t req, struct fs_file *f)
 {
 	if (f->pt_write) {
 		record_unpin(fs, f->inode);	/* its release marked it */
@@ -129,7 +133,8 @@ static void fs_file_free(struct fs *fs, struct fs_file *f)
 			f->ptw_next->ptw_prev = f->ptw_prev;
 		pthread_mutex_unlock(&fs->ptw_mu);
 	}
-	backing_release(fs, f);
+	backing_release(fs, req, f);
+	inode_open_unpin(fs->itab, f->inode);
 	close(f->fd);
 	free(f);
 }
@@ -158,11 +163,9 @@ static void fs_file_free(struct fs *fs, struct fs_file *f)
  * output and keeps it open), at most once per FS_PTW_SPACING_S; a file
  * written without pause (a big copy) only every FS_PTW_BUSY_S or size /
  * FS_PTW_RESEND_BPS, whichever is longer, which bounds the re-reading to
- * 64 MiB/s. Before the sender skipped held blocks, each mark sent the
- * prefix again (an 80 MiB file written over 8 s, marked from 5 s after
- * the open: 213 MiB) and the interval was 60 s; now a file written
- * without pause for 14 s is on the peer while it is written, and still
- * goes over once (e2e_replication_open_writer). The lag shows in status
+ * 64 MiB/s. A file written without pause is thus on the peer while it
+ * is written, and its data still goes over once
+ * (e2e_replication_open_writer). The lag shows in status
  * (unmarked_files).
  * Between two marks of a file, each tick pins its durability mark if it
  * was written since the last one (journal_pin): a mark counts for one
@@ -275,32 +278,36 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int base = fs_store_flags(fs, fi) & ~O_TRUNC;
 	int flags = backing_store_flags(fs, fi->flags, base);
 	bool created = true;
-	int fd, rc = 0;
+	int fd, rc = 0, dfd;
 
+	dfd = inode_fd_get(fs->itab, dir);
+	if (dfd < 0) {
+		fuse_reply_err(req, -dfd);
+		return;
+	}
 	record_begin(fs, &rec, JOP_CREATE, dir, name, NULL, NULL);
 	cred_enter(req, &cs);
-	fd = openat(dir->fd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW,
+	/* open(2) takes its fd before it creates: EMFILE leaves no file. */
+	fd = openat(dfd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW,
 		    mode & 07777);
-	if (fd < 0 && fs_fd_shortage(fs))
-		fd = openat(dir->fd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW,
-			    mode & 07777);
 	if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
 		/* Lost a race with another create of the same name: open
 		 * the existing file as open(2) would. */
 		created = false;
-		fd = openat(dir->fd, name, flags | (fi->flags & O_TRUNC));
+		fd = openat(dfd, name, flags | (fi->flags & O_TRUNC));
 		if (fd < 0 && errno == EACCES && flags != base)
-			fd = openat(dir->fd, name, base | (fi->flags & O_TRUNC));
+			fd = openat(dfd, name, base | (fi->flags & O_TRUNC));
 	}
 	if (fd < 0)
 		rc = -errno;
 	cred_leave(&cs);
+	inode_fd_put(fs->itab, dir, dfd);
 	if (rc < 0)
 		goto out_unlock;
 	rc = fs_do_lookup(fs, dir, name, &e);
 	if (rc < 0)
 		goto out_close;
-	f = fs_file_new(fd, inode_get(fs->itab, e.ino));
+	f = fs_file_new(fs, fd, inode_get(fs->itab, e.ino));
 	if (!f) {
 		rc = -ENOMEM;
 		inode_unref(fs->itab, inode_get(fs->itab, e.ino), 1);
@@ -319,7 +326,8 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	record_end(fs, &rec, created);
 	fi->fh = (uintptr_t)f;
 	fs_file_opts(fi);
-	rc = fs_file_choose(fs, f, fi, created || e.attr.st_size == 0);
+	rc = fs_file_choose(fs, req, f, fi, (created || e.attr.st_size == 0) &&
+			    !(e.attr.st_mode & (S_ISUID | S_ISGID)));
 	if (rc < 0) {
 		fuse_reply_err(req, -rc);
 		goto out_forget;
@@ -330,7 +338,7 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 out_forget:
 	/* The kernel never got the entry: drop fs_do_lookup's reference. */
 	inode = f->inode;
-	fs_file_free(fs, f);
+	fs_file_free(fs, req, f);
 	inode_unref(fs->itab, inode, 1);
 	return;
 out_close:
@@ -349,33 +357,38 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	char proc[FS_PROCPATH_MAX];
 	struct fs_file *f;
 	struct stat st;
-	int fd, base, flags, rc;
+	int fd, base, flags, rc, e;
 	bool fresh = false;
 
 	/* O_TRUNC reaches us only as a separate setattr (we do not ask for
 	 * atomic_o_trunc), so the truncate is journalled there. O_NOFOLLOW
 	 * was already honoured by the kernel on the user's path; on our
 	 * /proc/self/fd magic link it would fail every open with ELOOP. */
-	fs_procpath(proc, i->fd);
+	rc = inode_fd_get(fs->itab, i);
+	if (rc < 0) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fs_procpath(proc, rc);
 	base = fs_store_flags(fs, fi) & ~(O_TRUNC | O_NOFOLLOW);
 	flags = backing_store_flags(fs, fi->flags, base);
 	fd = open(proc, flags);
-	if (fd < 0 && flags != base)
+	if (fd < 0 && flags != base && errno != EMFILE && errno != ENFILE)
 		fd = open(proc, base);	/* EROFS, ETXTBSY, immutable... */
-	if (fd < 0 && fs_fd_shortage(fs))
-		fd = open(proc, base);
+	e = errno;
+	inode_fd_put(fs->itab, i, rc);
 	if (fd < 0) {
-		fuse_reply_err(req, errno);
+		fuse_reply_err(req, e);
 		return;
 	}
 	/* Kernel readahead arrives as parallel 1 MiB reads that several
 	 * workers serve out of order, which keeps resetting the store
 	 * file's own readahead window; the doubled window of SEQUENTIAL
-	 * keeps the disk streaming (measured: cold reads of a large file
-	 * went from ~0.4x to ~0.9x of native). Random readers are not
-	 * hurt: the kernel still only reads ahead on sequential misses. */
+	 * keeps the disk streaming (docs/benchmarks.md, "cold reads").
+	 * Random readers are not hurt: the kernel still only reads ahead
+	 * on sequential misses. */
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	f = fs_file_new(fd, i);
+	f = fs_file_new(fs, fd, i);
 	if (!f) {
 		close(fd);
 		fuse_reply_err(req, ENOMEM);
@@ -386,28 +399,26 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* Only a write-only open asks whether the file is empty. */
 	if (__atomic_load_n(&fs->pt_on, __ATOMIC_RELAXED) &&
 	    (fi->flags & O_ACCMODE) == O_WRONLY)
-		fresh = fstat(fd, &st) == 0 && st.st_size == 0;
-	rc = fs_file_choose(fs, f, fi, fresh);
+		fresh = fstat(fd, &st) == 0 && st.st_size == 0 &&
+			!(st.st_mode & (S_ISUID | S_ISGID));
+	rc = fs_file_choose(fs, req, f, fi, fresh);
 	if (rc < 0) {
-		fs_file_free(fs, f);
+		fs_file_free(fs, req, f);
 		fuse_reply_err(req, -rc);
 		return;
 	}
 	if (backing_reply(req, fs, f, NULL, fi) < 0)
-		fs_file_free(fs, f);
+		fs_file_free(fs, req, f);
 }
 
 /*
  * Reads served by the daemon (no passthrough: a mount by a non-root user,
  * --no-passthrough, a file open for writing through us) are read into a
  * buffer that is then sent as is: on a ring, the ring's own reply buffer
- * (fs/ring.c), else one per worker thread, kept for its next reads. Handing
- * libfuse 3.14 the fd instead made it malloc a fresh buffer per request
- * (or splice through a pipe), whose page faults dominated: 1 GiB read
- * back through a --no-passthrough mount, store file cached, three reads:
- * 3.44-4.64 s through /dev/fuse with 20.0 s of daemon CPU before, 0.60-1.47
- * s with 4.0 s now; on the rings 7.19-7.79 s before, 0.89-1.73 s now
- * (2026-12-01; the figures in the README).
+ * (fs/ring.c), else one per worker thread, kept for its next reads.
+ * Handing libfuse 3.14 the fd makes it malloc a fresh buffer per request
+ * (or splice through a pipe), whose page faults dominate the daemon's CPU
+ * (docs/benchmarks.md, "daemon-served reads").
  */
 struct fs_rdbuf {
 	size_t cap;
@@ -498,6 +509,18 @@ void fs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = f->fd;
 	out.buf[0].pos = off;
+	/* A write by a caller without CAP_FSETID clears set-id bits first,
+	 * as file_remove_privs does on a local filesystem (the store would
+	 * not: we write as root). Capabilities the store clears itself. */
+	if (fs->kp2_on && fuse314_kill_suidgid()) {
+		struct stat st;
+		int rc = fs_kill_suidgid(req, fs, f->inode, f->fd, &st);
+
+		if (rc < 0) {
+			fuse_reply_err(req, -rc);
+			return;
+		}
+	}
 	record_write_begin(fs, f->inode, f->fd);
 	n = fuse_buf_copy(&out, in, 0);
 	if (n < 0) {
@@ -603,7 +626,7 @@ void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fs_file_sync_peer(fs, f);
 	else
 		fs_file_mark_all(fs, f);
-	fs_file_free(fs, f);
+	fs_file_free(fs, req, f);
 	fuse_reply_err(req, 0);
 }
 

@@ -17,9 +17,10 @@
  * run at once, and clone_fd gives every worker its own /dev/fuse queue.
  * POSIX ACLs are enforced and cached by the kernel (FUSE_CAP_POSIX_ACL),
  * so `ls -l` does not cost an ACL round trip per file. Splice is offered
- * to libfuse (not with the io_uring rings, fs/ring.c), but reads the
+ * to libfuse (not with the io_uring rings, fs/ring.c; for replies only
+ * when the kernel takes FUSE_HANDLE_KILLPRIV_V2, see fs_init), but reads the
  * daemon serves are answered from a reused buffer (fs/file.c), which
- * measured far cheaper than libfuse's splice or per-request buffers.
+ * costs far less CPU than libfuse's splice or per-request buffers.
  * Known difference: the kernel applies the umask before a create reaches
  * us even when the parent has a default ACL (which should replace it).
  */
@@ -43,6 +44,7 @@
 #include "fs/backing.h"
 #include "fs/cred.h"
 #include "fs/fs_internal.h"
+#include "fs/fuse314.h"
 #include "fs/record.h"
 #include "fs/ring.h"
 
@@ -62,7 +64,17 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	/* Passthrough excludes the writeback cache (fs/backing.c). */
 	if (backing_negotiate(fs))
 		want &= ~FUSE_CAP_WRITEBACK_CACHE;
+	fuse314_init(fs, conn);
 	conn->want |= conn->capable & want;
+	/* Set-id bits and capabilities are ours to clear (fs_kill_suidgid;
+	 * the store clears capabilities on every write by itself), so the
+	 * kernel need not ask for security.capability before every write.
+	 * The kernel flags the requests that must clear set-id bits in
+	 * their arguments, which we read in the /dev/fuse read hook: libfuse
+	 * must not splice requests past it. */
+	fs->kp2_on = fs->kp2_offered;
+	if (fs->kp2_on)
+		conn->want &= ~(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_MOVE);
 	/* Ring replies must come to the writev hook (fs/ring.c), and libfuse
 	 * would splice read data to /dev/fuse past it (it also asks for
 	 * splice reads by default). */
@@ -80,9 +92,9 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_readahead = FS_MAX_WRITE;
 	conn->time_gran = 1;
 	log_info("kernel connection negotiated", "capable=0x%x want=0x%x "
-		 "writeback=%d passthrough=%d uring=%d max_write=%u",
+		 "writeback=%d passthrough=%d uring=%d killpriv_v2=%d max_write=%u",
 		 conn->capable, conn->want, fs->writeback, fs->pt_on,
-		 fs->ring_on, conn->max_write);
+		 fs->ring_on, fs->kp2_on, conn->max_write);
 }
 
 static const struct fuse_lowlevel_ops fs_ops = {
@@ -301,8 +313,8 @@ static void fs_bdi_set(dev_t dev, const char *name, const char *value)
  * Readahead of the mount goes to 1 MiB, one FUSE read of maximum size, so
  * a cold sequential read costs one round trip per MiB (the kernel's
  * default is 128 KiB). The kernel's strict 1% dirty budget for FUSE
- * mounts is kept on purpose: measured, it makes a large copy stream to
- * us while it runs, instead of all at close. Root only (sysfs).
+ * mounts is kept on purpose: it makes a large copy stream to us while
+ * it runs, instead of all at close. Root only (sysfs).
  */
 static void fs_tune_bdi(dev_t dev)
 {
@@ -416,7 +428,8 @@ int fs_run(const struct fs_opts *o)
 			  "mountpoint busy or not permitted?", "mountpoint=%s", mnt);
 		goto out_signals;
 	}
-	rc = backing_setup(&fs, o->passthrough);
+	fs.pt_want = o->passthrough;
+	rc = fuse314_setup(&fs);
 	if (rc < 0) {
 		log_error("cannot hook the FUSE session", "err=\"%s\"",
 			  strerror(-rc));

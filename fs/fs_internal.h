@@ -39,6 +39,11 @@ struct fs {
 	 * mode), offered by the kernel (INIT request), on (asked for in our
 	 * INIT reply), and the rings once started. */
 	bool ring_want, ring_offered, ring_on;
+	/* FUSE_HANDLE_KILLPRIV_V2 (fs/fuse314.c): offered by the kernel,
+	 * and on (asked for): then the kernel asks for security.capability
+	 * once per inode, not before every write, and we clear set-id bits
+	 * where it flags a request (fs_kill_suidgid). */
+	bool kp2_offered, kp2_on;
 	struct ring *ring;
 	pthread_t main_thread;	/* runs fs_run; a SIGTERM there unmounts */
 	bool (*peer_begin)(void *arg, uint64_t *ticket);	/* fs_opts */
@@ -87,18 +92,6 @@ struct fs_dir {
 	struct dirent *entry;	/* read but not yet returned */
 };
 
-/* After an open that failed: true if it failed for want of fds and some
- * were freed (fs/evict.c), so that one retry may succeed; errno is kept
- * when it returns false. */
-static inline bool fs_fd_shortage(struct fs *fs)
-{
-	int e = errno;
-	bool retry = (e == EMFILE || e == ENFILE) && evict_relieve(fs->evict);
-
-	errno = e;
-	return retry;
-}
-
 static inline struct fs *fs_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
@@ -111,14 +104,11 @@ static inline struct fs_file *fs_file_of(struct fuse_file_info *fi)
 
 /* st_blksize we report, which programs size their IO by (cp, most
  * stdio): 128 KiB, coreutils' own minimum, so they cross the kernel
- * boundary in large steps (4 KiB would cost a syscall per page). It was
- * 1 MiB, the largest FUSE write, but writes reach us through the writeback
- * cache or not at all (passthrough), so the size of a write(2) sets no
- * request size, and a 1 MiB buffer does not stay in the CPU cache: `cp -a`
- * of a 1 GiB file into a local-only mount (passthrough, cold source)
- * returned in 0.48-0.51 s against 1.25-2.77 s (three interleaved pairs,
- * 2026-12-01). 10,000 small files: 8.37-9.08 s against 7.96-8.27 s, within
- * this machine's noise (each file needs one read and write either way). */
+ * boundary in large steps (4 KiB would cost a syscall per page). Not the
+ * largest FUSE write (1 MiB): writes reach us through the writeback cache
+ * or not at all (passthrough), so a write(2)'s size sets no request size,
+ * and a 1 MiB buffer falls out of the CPU cache (docs/benchmarks.md,
+ * "st_blksize"). */
 #define FS_IO_SIZE (128 << 10)
 
 static inline void fs_fix_stat(struct stat *st)
@@ -128,6 +118,14 @@ static inline void fs_fix_stat(struct stat *st)
 
 /* The xattr holding file capabilities (XATTR_NAME_CAPS). */
 #define FS_XATTR_CAPS "security.capability"
+
+/* Clears the set-id bits of inode I through FD (any fd on it) that a
+ * write by REQ's caller clears on a local filesystem, records the change
+ * and drops the kernel's cached attributes: for the requests the kernel
+ * flags (fuse314_kill_suidgid: a caller without CAP_FSETID). *ST is
+ * updated. Returns 0 or -errno. */
+int fs_kill_suidgid(fuse_req_t req, struct fs *fs, struct inode *i, int fd,
+		    struct stat *st);
 
 /* "/proc/self/fd/N" for an fd, to open or chmod an inode we hold O_PATH. */
 #define FS_PROCPATH_MAX 32

@@ -1,9 +1,12 @@
 /*
  * inode — the table of store inodes the kernel knows about. Each entry
- * holds an O_PATH fd on the store inode (so it survives renames and
- * unlinks) and the kernel's lookup count; the FUSE node id is the entry's
- * address (the root is FUSE_ROOT_ID). Thread-safe: one mutex guards the
- * hash table and every lookup count.
+ * holds the kernel's lookup count and, while it is among the most recently
+ * used, an O_PATH fd on the store inode (so it survives renames and
+ * unlinks); the FUSE node id is the entry's address (the root is
+ * FUSE_ROOT_ID). The fds are a cache under a hard cap: handlers borrow an
+ * entry's fd with inode_fd_get/inode_fd_put, which reopen an entry whose fd
+ * was closed. Thread-safe: one mutex guards the hash table, every lookup
+ * count and the fds.
  */
 #ifndef TWINFS_FS_INODE_H
 #define TWINFS_FS_INODE_H
@@ -15,8 +18,21 @@
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
 
+struct file_handle;
+
 struct inode {
-	int fd;			/* O_PATH|O_NOFOLLOW on the store inode; immutable */
+	/* O_PATH|O_NOFOLLOW on the store inode, or -1 while detached (the
+	 * table was at its fd cap); table lock. Handlers never read it:
+	 * they borrow it (inode_fd_get). */
+	int fd;
+	int users;		/* borrowers of fd; table lock (never detached) */
+	int n_open;		/* open files of the inode (inode_open_pin): an
+				 * unlinked file must stay reachable; table lock */
+	bool stale;		/* detached and its store inode is gone (the
+				 * number was reused): out of the hash; lock */
+	struct file_handle *fh;	/* to reopen when detached; table lock */
+	struct inode *fd_prev, *fd_next;	/* attached entries, most
+						 * recently borrowed first */
 	dev_t dev;		/* immutable */
 	ino_t ino;		/* immutable */
 	mode_t type;		/* S_IFMT bits; immutable */
@@ -64,6 +80,38 @@ struct inode *inode_root(struct inode_table *t);
  * already known. Returns the inode or NULL (-ENOMEM in *err). */
 struct inode *inode_ref(struct inode_table *t, int fd, const struct stat *st,
 			const struct inode *parent, const char *name, int *err);
+
+/* The same for a new name whose O_PATH open failed for want of fds:
+ * the entry is made detached (from DIRFD/NAME's file handle), so that a
+ * name just created is never reported as failed. */
+struct inode *inode_ref_at(struct inode_table *t, int dirfd,
+			   const struct stat *st, const struct inode *parent,
+			   const char *name, int *err);
+
+/*
+ * Borrowing fds. inode_fd_get returns an O_PATH fd on I's store inode for
+ * the caller to use until inode_fd_put(t, i, fd), or -errno (-ESTALE: its
+ * file handle says the store inode is gone; -ENOENT: unreachable by name
+ * and no handle may be used, non-root). A detached entry is reopened by its last name
+ * (from the nearest attached ancestor) or its file handle, and attached
+ * again if the cap allows (closing the least recently borrowed idle fd),
+ * else the fd is the caller's alone and put closes it. Any thread; never
+ * waits for anything but the table lock.
+ */
+int inode_fd_get(struct inode_table *t, struct inode *i);
+void inode_fd_put(struct inode_table *t, struct inode *i, int fd);
+
+/* At most CAP attached fds besides the root's (0: no cap). Entries past
+ * it are detached, least recently borrowed first; on a store without file
+ * handles the cap cannot hold and is only a target. */
+void inode_set_fd_cap(struct inode_table *t, size_t cap);
+/* Entries with an fd (the root excluded): tests, stats. */
+size_t inode_attached(struct inode_table *t);
+
+/* An open file of I (on FILE_FD) exists (pin) or went (unpin): I keeps
+ * its fd, and gets one from FILE_FD if it had lost it meanwhile. */
+void inode_open_pin(struct inode_table *t, struct inode *i, int file_fd);
+void inode_open_unpin(struct inode_table *t, struct inode *i);
 
 /* Records that the inode ST (dev, ino) is now NAME in PARENT (a rename),
  * if the table holds it. */

@@ -11,7 +11,7 @@
  * path is the one the record's position in the journal implies. Writes
  * never need a path (the journal resolves it when sending).
  *
- * That readlink was a tenth of the daemon's CPU in a `cp -a` (three
+ * That readlink is a large share of the daemon's CPU in a copy (three
  * records per file, each resolving the same directory), so the result is
  * kept on the inode (rpath) until the next rename, unlink or rmdir: only
  * those change what an existing inode's fd resolves to, and they all run
@@ -68,19 +68,25 @@ int record_path(struct fs *fs, struct inode *dir, const char *name,
 	char *abs;
 	ssize_t n;
 	const char *rel;
-	int rc = 0;
+	int rc = 0, fd;
 
 	if (dir->rpath && dir->rpath_gen == fs->ns_gen)
 		return record_join(dir->rpath, name, buf, len);
 	abs = malloc(PATH_MAX + 1);
 	if (!abs)
 		return -ENOMEM;
-	fs_procpath(proc, dir->fd);
-	n = readlink(proc, abs, PATH_MAX);
-	if (n < 0) {
-		rc = -errno;
+	fd = inode_fd_get(fs->itab, dir);
+	if (fd < 0) {
+		rc = fd;
 		goto out_free;
 	}
+	fs_procpath(proc, fd);
+	n = readlink(proc, abs, PATH_MAX);
+	if (n < 0)
+		rc = -errno;
+	inode_fd_put(fs->itab, dir, fd);
+	if (n < 0)
+		goto out_free;
 	abs[n] = '\0';
 	if ((size_t)n < fs->store_len ||
 	    memcmp(abs, fs->store, fs->store_len) != 0 ||
@@ -108,12 +114,18 @@ out_free:
 #define RECORD_PATH_MAX (PATH_MAX + NAME_MAX + 2)
 
 /* Under the ns lock, so the answer holds until the rename runs. */
-static bool record_is_dir(struct inode *dir, const char *name)
+static bool record_is_dir(struct fs *fs, struct inode *dir, const char *name)
 {
 	struct stat st;
+	int fd;
+	bool is_dir;
 
-	return dir && name && fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       S_ISDIR(st.st_mode);
+	if (!dir || !name || (fd = inode_fd_get(fs->itab, dir)) < 0)
+		return false;
+	is_dir = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		 S_ISDIR(st.st_mode);
+	inode_fd_put(fs->itab, dir, fd);
+	return is_dir;
 }
 
 void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
@@ -136,7 +148,7 @@ void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
 	if (rc < 0)
 		goto out_log;
 	r->op.path = r->paths;
-	if (type == JOP_RENAME && (record_is_dir(dir, name) || record_is_dir(dir2, name2)))
+	if (type == JOP_RENAME && (record_is_dir(fs, dir, name) || record_is_dir(fs, dir2, name2)))
 		r->op.mode = S_IFDIR;	/* the journal must know a directory moves */
 	if (dir2) {
 		rc = record_path(fs, dir2, name2, r->paths + RECORD_PATH_MAX,
@@ -252,11 +264,15 @@ void record_truncate(struct fs *fs, struct inode *i, uint64_t size)
 void record_forget(struct fs *fs, struct inode *i)
 {
 	struct stat st;
+	int fd;
 
 	if (!fs->journal || i->type != S_IFREG)
 		return;
-	if (fstat(i->fd, &st) == 0 && st.st_nlink == 0)
+	/* -ESTALE: its file handle says the store inode is gone. */
+	fd = inode_fd_get(fs->itab, i);
+	if (fd == -ESTALE || (fd >= 0 && fstat(fd, &st) == 0 && st.st_nlink == 0))
 		journal_forget(fs->journal, i->ino);
+	inode_fd_put(fs->itab, i, fd);
 }
 
 int record_commit(struct fs *fs)

@@ -8,20 +8,17 @@
  * requests (lookup, create, getxattr per write, setattr, setxattr, and a
  * getattr of the parent). Through /dev/fuse each wakes a worker thread
  * that the scheduler may place on the other CPU, and the reply wakes the
- * application there in turn; on the 2-CPU VM these cross-CPU wake-ups and
- * the TLB shootdowns they bring dominated (`perf`: __wake_up and
- * flush_tlb_mm_range under cp). Pinning cp and the workers to one CPU by
- * hand made the copy of the 1 GiB + 10,000-file set into a replicating
- * mount 9.5-10.8 s instead of 11.4-15.6 s. The io_uring transport gives
- * that without pinning the application: the kernel queues a request to
- * the ring of the CPU its caller runs on, whose threads are pinned there,
- * and one io_uring_enter commits a reply and waits for the next request.
+ * application there in turn; these cross-CPU wake-ups and the TLB
+ * shootdowns they bring dominate a small-file copy (docs/benchmarks.md,
+ * "FUSE over io_uring"). The io_uring transport keeps both on one CPU
+ * without pinning the application: the kernel queues a request to the
+ * ring of the CPU its caller runs on, whose threads are pinned there, and
+ * one io_uring_enter commits a reply and waits for the next request.
  *
  * Not SCHED_IDLE, although the scheduler would then see the CPU as idle
  * when the reply wakes the caller and keep it there instead of moving it
- * to the other CPU: that made a small-file copy 5-15 % faster, but with
- * both CPUs busy (a shell loop on each) 300 creates took 38 s instead of
- * 0.16 s (median 120 ms instead of 0.27 ms; /dev/fuse: 0.69 ms).
+ * to the other CPU: with every CPU busy, ring threads that only run when
+ * a CPU is idle starve, and each request waits for a scheduler tick.
  *
  * Layout: for every possible CPU (the kernel wants a queue per CPU before
  * it switches) RING_SLOTS threads, each with its own small io_uring and
@@ -40,7 +37,8 @@
  * request queued on that CPU; /dev/fuse keeps 16 workers for that.
  * Replies that are not for the calling ring thread's request (the INIT
  * reply, requests that came through /dev/fuse, notifications) go to
- * /dev/fuse as before. Kernel ABI: include/uapi/linux/fuse.h 7.42.
+ * /dev/fuse as before. Kernel ABI: fs/kabi.h. libfuse 3.18 serves the
+ * rings itself; with it this file and fs/fuse314.c can go.
  */
 #include "fs/ring.h"
 
@@ -63,39 +61,18 @@
 
 #include "common/log.h"
 #include "fs/fs_internal.h"
+#include "fs/fuse314.h"
+#include "fs/kabi.h"
 
 #define RING_PARAM "/sys/module/fuse/parameters/enable_uring"
 #define RING_SLOTS 4		/* threads (one entry each) per CPU */
 #define RING_PAD 4096		/* room for in_header + op_in before the payload */
-#define RING_OP_IN_SZ 128
-#define RING_CMD_REGISTER 1
-#define RING_CMD_COMMIT_AND_FETCH 2
+#define RING_OP_IN_SZ KABI_FUSE_URING_OP_IN_OUT_SZ
 #define RING_TAG_CMD 1
 #define RING_TAG_STOP 2
 
-/* struct fuse_uring_ent_in_out */
-struct ring_ent_io {
-	uint64_t flags;
-	uint64_t commit_id;
-	uint32_t payload_sz;
-	uint32_t padding;
-	uint64_t reserved;
-};
-
-/* struct fuse_uring_req_header */
-struct ring_header {
-	char in_out[128];	/* fuse_in_header in, fuse_out_header out */
-	char op_in[RING_OP_IN_SZ];
-	struct ring_ent_io ent;
-};
-
-/* struct fuse_uring_cmd_req, in the SQE's 80-byte command area */
-struct ring_cmd {
-	uint64_t flags;
-	uint64_t commit_id;
-	uint16_t qid;
-	uint8_t padding[6];
-};
+_Static_assert(sizeof(struct kabi_fuse_uring_cmd_req) <= 80,
+	       "the command must fit an SQE128 entry's command area");
 
 struct ring;
 
@@ -106,7 +83,7 @@ struct ring_thr {
 	uint16_t qid;
 	int evfd;
 	struct io_uring uring;
-	struct ring_header *hdr;	/* page-aligned, registered */
+	struct kabi_fuse_uring_req_header *hdr;	/* page-aligned, registered */
 	char *buf;		/* RING_PAD + payload_cap; payload at buf + RING_PAD */
 	struct iovec iov[2];
 	uint32_t last_op;
@@ -184,7 +161,7 @@ static unsigned int ring_possible_cpus(void)
 static void ring_prep(struct ring_thr *t, uint32_t op)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->uring);
-	struct ring_cmd cmd = { .qid = t->qid };
+	struct kabi_fuse_uring_cmd_req cmd = { .qid = t->qid };
 
 	/* Never NULL: one command and one poll in flight, 4 slots. */
 	if (!sqe) {
@@ -197,7 +174,7 @@ static void ring_prep(struct ring_thr *t, uint32_t op)
 	sqe->fd = t->r->devfd;
 	sqe->cmd_op = op;
 	sqe->user_data = RING_TAG_CMD;
-	if (op == RING_CMD_REGISTER) {
+	if (op == KABI_FUSE_IO_URING_CMD_REGISTER) {
 		sqe->addr = (uintptr_t)t->iov;
 		sqe->len = 2;
 	} else {
@@ -217,10 +194,10 @@ static void ring_commit(struct ring_thr *t, int error, uint32_t len)
 	};
 
 	memcpy(t->hdr->in_out, &oh, sizeof(oh));
-	t->hdr->ent.payload_sz = len;
+	t->hdr->ring_ent_in_out.payload_sz = len;
 	t->handling = false;
 	t->replied = true;
-	ring_prep(t, RING_CMD_COMMIT_AND_FETCH);
+	ring_prep(t, KABI_FUSE_IO_URING_CMD_COMMIT_AND_FETCH);
 }
 
 ssize_t ring_reply(const struct iovec *iov, int count)
@@ -271,13 +248,13 @@ static void ring_handle(struct ring_thr *t)
 {
 	struct fuse_in_header in;
 	struct fuse_buf b = { 0 };
-	uint32_t pay = t->hdr->ent.payload_sz;
+	uint32_t pay = t->hdr->ring_ent_in_out.payload_sz;
 	size_t op;
 	char *start;
 
 	memcpy(&in, t->hdr->in_out, sizeof(in));
 	t->unique = in.unique;
-	t->commit_id = t->hdr->ent.commit_id;
+	t->commit_id = t->hdr->ring_ent_in_out.commit_id;
 	t->handling = true;
 	t->replied = false;
 	if (in.len < sizeof(in) + pay || pay > t->r->payload_cap ||
@@ -293,6 +270,7 @@ static void ring_handle(struct ring_thr *t)
 	memcpy(start + sizeof(in), t->hdr->op_in, op);
 	b.mem = start;
 	b.size = in.len;
+	fuse314_note_request(start, in.len);
 	fuse_session_process_buf(t->r->fs->se, &b);
 	t->served++;
 	if (!t->replied) {
@@ -331,7 +309,7 @@ static int ring_thr_setup(struct ring_thr *t)
 
 	if (rc < 0)
 		return rc;
-	ring_prep(t, RING_CMD_REGISTER);
+	ring_prep(t, KABI_FUSE_IO_URING_CMD_REGISTER);
 	sqe = io_uring_get_sqe(&t->uring);
 	if (!sqe)
 		return -EBUSY;

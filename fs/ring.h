@@ -18,15 +18,12 @@
 
 struct fs;
 
-/* FUSE_OVER_IO_URING in fuse_init_in/out.flags2 (kernel ABI 7.42). */
-#define RING_INIT_FLAGS2 (1u << (41 - 32))
-
 /* Before the mount: if the kernel has the feature but it is off, turns
  * it on (root only; it only changes servers that ask for it in their INIT
  * reply). Returns true if the kernel may offer it. */
 bool ring_kernel_enable(void);
 
-/* After the INIT reply carrying RING_INIT_FLAGS2 went out: starts one
+/* After the INIT reply asking for FUSE_OVER_IO_URING went out: starts one
  * ring thread per CPU and slot, which register with the kernel. The
  * kernel moves requests to the rings once every CPU has one; until then,
  * and for forgets and interrupts always, they come through /dev/fuse.

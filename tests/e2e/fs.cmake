@@ -22,3 +22,6 @@ target_link_libraries(fs_pending PRIVATE twinfs_journal twinfs_common)
 twinfs_e2e_test(e2e_fs_crash tests/e2e/fs_crash.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fs_many_files tests/e2e/fs_many_files.sh TIMEOUT 60)
 twinfs_e2e_test(e2e_fs_evict tests/e2e/fs_evict.sh TIMEOUT 120)
+# Four processes making trees of files, hard links and symlinks at once,
+# at the default fd limit and at 1,024: no EMFILE, no hang, fds in budget.
+twinfs_e2e_test(e2e_fs_nsload tests/e2e/fs_nsload.sh TIMEOUT 180)

@@ -472,6 +472,72 @@ static void as_nobody(void)
 	say("nobody child: %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+/* Writes one byte at offset 0 of PATH (opened write-only, no truncate). */
+static int poke(const char *path)
+{
+	int fd = openat(rootfd, path, O_WRONLY), r;
+
+	if (fd < 0)
+		return -1;
+	r = pwrite(fd, "+", 1, 0) == 1 ? 0 : -1;
+	close(fd);
+	return r;
+}
+
+/* Set-id bits and file capabilities after writes and truncates: an
+ * unprivileged write or truncate clears set-user-ID (and set-group-ID
+ * where group-executable); any write clears capabilities. */
+static void setid_and_caps(void)
+{
+	/* security.capability v2: CAP_NET_BIND_SERVICE permitted */
+	static const unsigned char caps[20] = { 0, 0, 0, 2, 0, 4 };
+	const char *files[] = { "setid/w", "setid/t", "setid/x", "setid/r" };
+	const mode_t modes[] = { 06777, 06777, 06767, 06777 };
+	char buf[64];
+	pid_t pid;
+	int status;
+
+	res("mkdir setid", mkdirat(rootfd, "setid", 0777));
+	res("chmod setid 0777", fchmodat(rootfd, "setid", 0777, 0));
+	for (int k = 0; k < 4; k++) {
+		res("set-id file", put(files[k], "data", 0644));
+		res("chmod set-id file", fchmodat(rootfd, files[k], modes[k], 0));
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
+		    setresuid(NOBODY, NOBODY, NOBODY) < 0) {
+			perror("drop privileges");
+			_exit(1);
+		}
+		res("nobody: write 6777 file", poke("setid/w"));
+		res("nobody: truncate 6777 file", truncate("setid/t", 2) == 0 ? 0 : -1);
+		res("nobody: write 6767 file", poke("setid/x"));
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	say("nobody child: %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	res("root: write 6777 file", poke("setid/r"));
+	for (int k = 0; k < 4; k++)
+		show_stat(files[k], files[k]);
+	res("mkdir caps", mkdirat(rootfd, "caps", 0755));
+	res("file with data", put("caps/data", "data", 0755));
+	res("empty file", put("caps/empty", "", 0755));
+	res("setcap file with data", setxattr("caps/data", "security.capability", caps,
+					       sizeof(caps), 0));
+	res("setcap empty file", setxattr("caps/empty", "security.capability", caps,
+					  sizeof(caps), 0));
+	res("getcap", getxattr("caps/data", "security.capability", buf, sizeof(buf)) ==
+	    (ssize_t)sizeof(caps) ? 0 : -1);
+	res("root: write file with caps", poke("caps/data"));
+	res("root: write empty file with caps", poke("caps/empty"));
+	res("caps after write", getxattr("caps/data", "security.capability", buf,
+					 sizeof(buf)) < 0 ? -1 : 0);
+	res("caps after write to empty", getxattr("caps/empty", "security.capability",
+						  buf, sizeof(buf)) < 0 ? -1 : 0);
+}
+
 /* ---- tree dump ------------------------------------------------------- */
 
 static uint64_t fnv(int fd)
@@ -593,6 +659,7 @@ int main(int argc, char **argv)
 	data_ops();
 	deep_path();
 	as_nobody();
+	setid_and_caps();
 	res("statvfs", statvfs(".", &sv));
 	say("statvfs bsize>0: %d", sv.f_bsize > 0);
 	printf("---- tree\n");

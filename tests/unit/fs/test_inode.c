@@ -234,6 +234,108 @@ static void test_victims(void **state)
 	inode_table_free(t);
 }
 
+/* Counts the process's open fds. */
+static int count_fds(void)
+{
+	char p[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++) {
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		if (access(p, F_OK) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* The fd cap: entries past it are detached and reopened on use, by name
+ * from the nearest attached ancestor, or by handle once the name is gone;
+ * open files and borrowed fds are never closed under their users. */
+static void test_fd_cap(void **state)
+{
+	struct inode_table *t;
+	struct inode *v[6], *d, *g;
+	struct stat st, st2;
+	char name[16], p[PATH_MAX + 16], q[PATH_MAX + 16];
+	int err = 0, fd, fd2, base, root = open(tmpdir, O_PATH | O_DIRECTORY);
+
+	snprintf(p, sizeof(p), "%s/cd", tmpdir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/cd/cg", tmpdir);
+	close(open(p, O_CREAT | O_WRONLY, 0644));
+	assert_int_equal(inode_table_new(root, &t), 0);
+	inode_set_fd_cap(t, 3);
+	base = count_fds();
+	d = inode_ref(t, open_path("cd", &st), &st, inode_root(t), "cd", &err);
+	g = inode_ref(t, open_path("cd/cg", &st), &st, d, "cg", &err);
+	for (int k = 0; k < 6; k++) {
+		snprintf(name, sizeof(name), "cap%d", k);
+		snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+		close(open(p, O_CREAT | O_WRONLY, 0644));
+		v[k] = inode_ref(t, open_path(name, &st), &st, inode_root(t), name, &err);
+		assert_non_null(v[k]);
+	}
+	assert_int_equal(inode_count(t), 8);
+	assert_int_equal(inode_attached(t), 3);
+	assert_int_equal(count_fds(), base + 3);
+	/* d and g are the coldest: both detached; g reopens through d */
+	fd = inode_fd_get(t, g);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st2), 0);
+	assert_int_equal(fstat(open_path("cd/cg", &st), &st2) == 0 &&
+			 st.st_ino == st2.st_ino, 1);
+	assert_int_equal(inode_attached(t), 3);	/* another one made room */
+	/* a borrowed fd is not closed under its user */
+	for (int k = 0; k < 6; k++) {
+		fd2 = inode_fd_get(t, v[k]);
+		assert_true(fd2 >= 0);
+		inode_fd_put(t, v[k], fd2);
+	}
+	assert_int_equal(fcntl(fd, F_GETFD) >= 0, 1);
+	inode_fd_put(t, g, fd);
+	assert_true(count_fds() <= base + 3 + 2);	/* + the test's own */
+	/* renamed in the store: the name is followed (inode_renamed) */
+	snprintf(p, sizeof(p), "%s/cap0", tmpdir);
+	snprintf(q, sizeof(q), "%s/cap0.moved", tmpdir);
+	assert_int_equal(rename(p, q), 0);
+	close(open_path("cap0.moved", &st));
+	inode_renamed(t, &st, inode_root(t), "cap0.moved");
+	fd = inode_fd_get(t, v[0]);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st2), 0);
+	assert_int_equal(st2.st_ino, st.st_ino);
+	inode_fd_put(t, v[0], fd);
+	/* the name the table knows was removed, another link remains: the
+	 * handle reaches it (root), or the entry is unreachable */
+	for (int k = 1; k < 6; k++)
+		inode_fd_put(t, v[k], inode_fd_get(t, v[k]));
+	snprintf(p, sizeof(p), "%s/cap1", tmpdir);
+	snprintf(q, sizeof(q), "%s/cap1.link", tmpdir);
+	assert_int_equal(link(p, q), 0);
+	assert_int_equal(unlink(p), 0);
+	for (int k = 2; k < 6; k++)	/* push v[1] out of the cache */
+		inode_fd_put(t, v[k], inode_fd_get(t, v[k]));
+	fd = inode_fd_get(t, v[1]);
+	if (geteuid() == 0) {
+		assert_true(fd >= 0);
+		assert_int_equal(fstat(fd, &st2), 0);
+		assert_int_equal(st2.st_ino, v[1]->ino);
+	} else {
+		assert_int_equal(fd, -ENOENT);
+	}
+	inode_fd_put(t, v[1], fd);
+	/* an open file keeps its entry's fd, whatever else is borrowed */
+	inode_open_pin(t, v[2], -1);
+	fd = inode_fd_get(t, v[2]);
+	inode_fd_put(t, v[2], fd);
+	for (int k = 3; k < 6; k++)
+		inode_fd_put(t, v[k], inode_fd_get(t, v[k]));
+	inode_fd_put(t, d, inode_fd_get(t, d));
+	assert_true(v[2]->fd >= 0);
+	inode_open_unpin(t, v[2]);
+	inode_table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_growth),
 		cmocka_unit_test(test_record_path),
 		cmocka_unit_test(test_victims),
+		cmocka_unit_test(test_fd_cap),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
