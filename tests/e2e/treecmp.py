@@ -142,6 +142,14 @@ def _show(v):
     return str(v)
 
 
+def _short(path, limit=100):
+    # A difference line stays readable for very deep paths: the middle of
+    # the path is elided (the path stays unique enough to find it).
+    if len(path) <= limit:
+        return path
+    return "%s...(%d chars)...%s" % (path[:40], len(path) - 80, path[-40:])
+
+
 def compare(left, right, mtime=True, ignore=()):
     """Differences between the trees, one line each (empty if equal)."""
     def rel_ignores(root):
@@ -161,20 +169,21 @@ def compare(left, right, mtime=True, ignore=()):
     b = scan(right, mtime, ign)
     diffs = []
     for r in sorted(set(a) | set(b)):
+        sr = _short(r)
         if r not in b:
-            diffs.append("%s: exists: %s vs missing" % (r, a[r].get("type")))
+            diffs.append("%s: exists: %s vs missing" % (sr, a[r].get("type")))
             continue
         if r not in a:
-            diffs.append("%s: exists: missing vs %s" % (r, b[r].get("type")))
+            diffs.append("%s: exists: missing vs %s" % (sr, b[r].get("type")))
             continue
         ea, eb = a[r], b[r]
         if ea.get("type") != eb.get("type"):
-            diffs.append("%s: type: %s vs %s" % (r, ea.get("type"), eb.get("type")))
+            diffs.append("%s: type: %s vs %s" % (sr, ea.get("type"), eb.get("type")))
             continue
         for f in sorted(set(ea) | set(eb)):
             va, vb = ea.get(f, "<none>"), eb.get(f, "<none>")
             if va != vb:
-                diffs.append("%s: %s: %s vs %s" % (r, f, _show(va), _show(vb)))
+                diffs.append("%s: %s: %s vs %s" % (sr, f, _short(_show(va)), _short(_show(vb))))
     return diffs
 
 

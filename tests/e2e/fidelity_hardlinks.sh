@@ -1,0 +1,29 @@
+#!/bin/sh
+# Fidelity: hard links of every file type replicate as hard links: of a
+# symlink (link(2) without following it), of a char device and of a FIFO.
+# The peer must have the same link groups (treecmp compares them).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/replication_lib.sh"
+
+start_serve
+start_mount
+wait_until 15 connected || fail "the mount did not connect to the peer"
+
+echo x >"$MNT/target"
+ln -s target "$MNT/sl"
+mknod "$MNT/dev" c 1 3
+mkfifo "$MNT/fifo"
+mkdir "$MNT/d"
+check "link the symlink, the device and the FIFO" python3 -c '
+import os, sys
+m = sys.argv[1]
+os.link(m + "/sl", m + "/sl2", follow_symlinks=False)
+os.link(m + "/sl", m + "/d/sl3", follow_symlinks=False)
+os.link(m + "/dev", m + "/dev2")
+os.link(m + "/fifo", m + "/d/fifo2")
+' "$MNT"
+check "sync exits 0" synced 30
+check "the peer has the same link groups (treecmp)" stores_replicated
+
+stop_mount
+finish
