@@ -28,8 +28,14 @@ import stat
 RENAME_NOREPLACE, RENAME_EXCHANGE, RENAME_WHITEOUT = 1, 2, 4
 AT_FDCWD = -100
 
+# The name space: directories d1..d3 nested two deep, names a..f in each.
+# Directory ops mostly name a directory path, other ops a leaf, so the
+# tree keeps its shape for a while and most ops do something; sometimes a
+# leaf takes a directory's name (then ENOTDIR paths get exercised too).
 DIRS = ["", "d1", "d2", "d3", "d1/d1", "d1/d2", "d2/d3", "d3/d1"]
-NAMES = ["a", "b", "c", "d", "e", "f", "d1", "d2", "d3"]
+LEAVES = ["a", "b", "c", "d", "e", "f"]
+NAMES = LEAVES + ["d1", "d2", "d3"]
+DIR_OPS = ("mkdir", "rmdir", "rmrf", "rename", "rename_exchange", "rename_noreplace")
 FD_SLOTS = 4
 XATTRS = ["user.a", "user.b", "trusted.t", "user.long"]
 # Devices whose open is harmless: /dev/null, /dev/zero, the overlayfs
@@ -72,14 +78,16 @@ WEIGHTS = [
 ]
 
 
-def _path(r):
+def _path(r, kind=""):
+    if kind in DIR_OPS and r.random() < (0.7 if kind == "mkdir" else 0.3):
+        return r.choice(DIRS[1:])
     d = r.choice(DIRS)
-    n = r.choice(NAMES)
+    n = r.choice(LEAVES) if r.random() < 0.95 else r.choice(NAMES)
     return d + "/" + n if d else n
 
 
 def _op(r, kind):
-    p = _path(r)
+    p = _path(r, kind)
     if kind == "create":
         return [kind, p, r.choice([0, 1, 100, 4096, 70000, 200000]), r.randrange(1 << 30)]
     if kind == "creat_empty":
@@ -101,7 +109,7 @@ def _op(r, kind):
     if kind in ("mkdir", "rmdir", "unlink", "rmrf", "mkfifo", "mksock", "read"):
         return [kind, p]
     if kind.startswith("rename"):
-        return [kind, p, _path(r)]
+        return [kind, p, _path(r, kind)]
     if kind == "symlink":
         # The target: a relative name at or below the link's directory.
         t = r.choice(NAMES + ["d1/a", "d2/b", "nowhere"])
@@ -129,7 +137,8 @@ def generate(seed, n, faults=()):
     """n ops from seed; faults: the fault kinds that may appear."""
     r = random.Random(seed)
     kinds = [k for w, k in WEIGHTS for _ in range(w)]
-    ops = []
+    # The directories first (ops like the others: they shrink away too).
+    ops = [["mkdir", d] for d in DIRS[1:]]
     offline = False
     serve = "up"        # up, stopped, dead
     faults = set(faults)

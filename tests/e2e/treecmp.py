@@ -183,6 +183,8 @@ def compare(left, right, mtime=True, ignore=()):
         for f in sorted(set(ea) | set(eb)):
             va, vb = ea.get(f, "<none>"), eb.get(f, "<none>")
             if va != vb:
+                if f == "mtime_ns":     # which file types diverge matters
+                    f = "mtime_ns(%s)" % ea["type"]
                 diffs.append("%s: %s: %s vs %s" % (sr, f, _short(_show(va)), _short(_show(vb))))
     return diffs
 
