@@ -277,11 +277,20 @@ def run_mount(seq, args, base):
                 pair.start_mount()
                 ap.root = pair.M
 
-        ap.fault = fault
+        def timed_fault(kind):
+            t = time.monotonic()
+            fault(kind)
+            if args.verbose:
+                print("#   fault %s: %.2f s" % (kind, time.monotonic() - t), flush=True)
+
+        ap.fault = timed_fault
         got = []
+        t = time.monotonic()
         for op in seq:
             got.append(ap.apply(op))
         ap.close_all()
+        if args.verbose:
+            print("#   ops: %.2f s" % (time.monotonic() - t), flush=True)
         # The end state: peer up and running, store mounted.
         pair.start_serve()
         if pair.mount is None:
@@ -291,7 +300,10 @@ def run_mount(seq, args, base):
             wait_for("the mount to reconnect", pair.connected, 20)
         except HarnessError as e:
             fails["sync"] = [str(e)]
-        rc, out = pair.sync(60)
+        t = time.monotonic()
+        rc, out = pair.sync(args.sync_timeout)
+        if args.verbose:
+            print("#   sync: exit %d, %.2f s" % (rc, time.monotonic() - t), flush=True)
         if rc != 0:
             fails.setdefault("sync", []).append("twinfs sync exit %d: %s" % (rc, out))
         t = treecmp.compare(pair.A, pair.P)
@@ -356,7 +368,8 @@ def classes(fails):
                 parts = line.split(": ")
                 c = "%s %s" % (p, parts[1] if len(parts) > 2 else line)
                 if parts[1] == "exists":
-                    c += " " + parts[2]
+                    # which side lacks it; the entry's type is detail
+                    c += " (right missing)" if parts[2].endswith("vs missing") else " (left missing)"
             if c not in out:
                 out.append(c)
     # The severe ones first: a failed sync, wrong errnos, content and
@@ -431,8 +444,14 @@ def main():
     ap.add_argument("--shrink-seconds", type=float, default=300)
     ap.add_argument("--shrink-all", action="store_true",
                     help="shrink every failing seed (default: only the first)")
+    ap.add_argument("--sync-timeout", type=int, default=60,
+                    help="seconds `twinfs sync` may take at the end (a failed sync waits this long)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="time each fault and phase")
+    ap.add_argument("--class", dest="only_class", action="append", metavar="SUBSTR",
+                    help="shrink only the divergence classes containing SUBSTR (repeatable)")
     ap.add_argument("--replay", help="run the ops in FILE (one JSON list a line)")
     args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     if args.mode == "mount" and os.geteuid() != 0:
@@ -474,16 +493,19 @@ def main():
             print(json.dumps(op))
         if args.shrink_seconds > 0 and (args.shrink_all or not shrunk_one):
             shrunk_one = True
-            todo = [c for c in classes(fails) if c not in shrunk_classes]
+            todo = [c for c in classes(fails) if c not in shrunk_classes
+                    and (not args.only_class or any(o in c for o in args.only_class))]
             print("== divergence classes of seed %s: %s" % (seed, "; ".join(todo)))
             end = time.monotonic() + args.shrink_seconds
             for i, cls in enumerate(todo):
-                # Each class gets an equal share of what is left.
+                # The first (most severe) class gets half of the time, the
+                # others equal shares of what is left.
                 left = end - time.monotonic()
+                share = left / 2 if i == 0 and len(todo) > 1 else left / (len(todo) - i)
                 if left <= 1:
                     print("== no shrink time left for: %s" % "; ".join(todo[i:]))
                     break
-                small, tries = shrink(seq, cls, args, time.monotonic() + left / (len(todo) - i))
+                small, tries = shrink(seq, cls, args, time.monotonic() + share)
                 final = run_once(small, args)
                 shrunk_classes.add(cls)
                 print("== seed %s, class [%s]: shrunk to %d op(s) (%d tries)%s:" % (

@@ -22,3 +22,4 @@ twinfs_e2e_test(e2e_fidelity_offline_edit tests/e2e/fidelity_offline_edit.sh TIM
 twinfs_e2e_test(e2e_fidelity_overflow tests/e2e/fidelity_overflow.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_truncate_stopped tests/e2e/fidelity_truncate_stopped.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_whiteout tests/e2e/fidelity_whiteout.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_replication_difftest tests/e2e/replication_difftest.sh TIMEOUT 400)

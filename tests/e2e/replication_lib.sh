@@ -69,10 +69,11 @@ same_stores() {
 	python3 "$TWINFS_SRC/tests/e2e/treecmp.py" "$@" "$_l" "$_r" >&2
 }
 
-# stores_replicated: the peer's store equals the primary's by treecmp (all
-# fields), and the mount equals the peer's store with mtimes left out.
+# stores_replicated [treecmp options]: the peer's store equals the
+# primary's by treecmp (all fields), and the mount equals the peer's store
+# with mtimes left out.
 stores_replicated() {
-	same_stores "$A_STORE" "$P_STORE" && same_stores "$MNT" "$P_STORE" --no-mtime
+	same_stores "$A_STORE" "$P_STORE" "$@" && same_stores "$MNT" "$P_STORE" --no-mtime "$@"
 }
 
 # rename2 SRC DST FLAGS: renameat2(2) (FLAGS 1 NOREPLACE, 2 EXCHANGE,
