@@ -202,6 +202,15 @@ class Pair:
         for i in range(5000):
             os.chmod(a, 0o600 if i % 2 else 0o644)
 
+    def log_tail(self, n):
+        self.log.flush()
+        try:
+            with open(self.log.name, "rb") as f:
+                lines = f.read().decode(errors="replace").splitlines()
+        except OSError:
+            return []
+        return [l[:300] for l in lines[-n:]]
+
     def close(self):
         if self in _live:
             _live.remove(self)
@@ -286,16 +295,29 @@ def run_mount(seq, args, base):
         ap.fault = timed_fault
         got = []
         t = time.monotonic()
-        for op in seq:
-            got.append(ap.apply(op))
+        try:
+            for op in seq:
+                got.append(ap.apply(op))
+        except HarnessError as e:
+            # A daemon that does not come up (or back) is a finding like
+            # any other: reported, classed and shrunk.
+            ap.close_all()
+            fails["daemon"] = ["op %d %s: %s" % (len(got), json.dumps(seq[len(got)]), e)] + \
+                ["log: " + l for l in pair.log_tail(12)]
+            return fails
         ap.close_all()
         if args.verbose:
             print("#   ops: %.2f s" % (time.monotonic() - t), flush=True)
         # The end state: peer up and running, store mounted.
-        pair.start_serve()
-        if pair.mount is None:
-            pair.start_mount()
-            ap.root = pair.M
+        try:
+            pair.start_serve()
+            if pair.mount is None:
+                pair.start_mount()
+                ap.root = pair.M
+        except HarnessError as e:
+            fails["daemon"] = ["op %d [\"end\"]: %s" % (len(seq), e)] + \
+                ["log: " + l for l in pair.log_tail(12)]
+            return fails
         try:
             wait_for("the mount to reconnect", pair.connected, 20)
         except HarnessError as e:
@@ -324,7 +346,7 @@ def run_mount(seq, args, base):
     return fails
 
 
-PROPS = ["sync", "replica", "view", "errno", "local"]
+PROPS = ["daemon", "sync", "replica", "view", "errno", "local"]
 
 
 def run_once(seq, args, keep_tag=None):
@@ -364,6 +386,10 @@ def classes(fails):
                 c = "errno %s: mount %s" % (op[0], line.rsplit(": mount ", 1)[1])
             elif p == "sync":
                 c = "sync"
+            elif p == "daemon":
+                if line.startswith("log: "):
+                    continue
+                c = "daemon " + line.split(": ", 1)[1].split(" [")[0].split(": ", 1)[-1]
             else:
                 parts = line.split(": ")
                 c = "%s %s" % (p, parts[1] if len(parts) > 2 else line)
@@ -374,7 +400,7 @@ def classes(fails):
                 out.append(c)
     # The severe ones first: a failed sync, wrong errnos, content and
     # existence, then metadata.
-    rank = lambda c: (0 if c.startswith(("sync", "errno")) else
+    rank = lambda c: (0 if c.startswith(("daemon", "sync", "errno")) else
                       1 if "mtime" not in c else 2)
     return sorted(out, key=rank)
 

@@ -23,3 +23,4 @@ twinfs_e2e_test(e2e_fidelity_overflow tests/e2e/fidelity_overflow.sh TIMEOUT 120
 twinfs_e2e_test(e2e_fidelity_truncate_stopped tests/e2e/fidelity_truncate_stopped.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_whiteout tests/e2e/fidelity_whiteout.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_difftest tests/e2e/replication_difftest.sh TIMEOUT 400)
+twinfs_e2e_test(e2e_fidelity_socket tests/e2e/fidelity_socket.sh TIMEOUT 120)
