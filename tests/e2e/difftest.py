@@ -31,6 +31,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -111,6 +112,8 @@ class Pair:
         self.serve = None
         self.mount = None
         self.serve_state = "dead"
+        self.aborted = False
+        self.fuse_conns = []
         self.log = open(os.path.join(base, "daemons.log"), "ab")
         _live.append(self)
 
@@ -165,6 +168,9 @@ class Pair:
         self.mount = subprocess.Popen(cmd, stdout=self.log, stderr=self.log,
                                       stdin=subprocess.DEVNULL)
         wait_for("the mount", lambda: is_mounted(self.M) and self._status_ok(self.AS), 15)
+        # The FUSE connection's number is the minor of the mount's st_dev
+        # (for the watchdog's abort).
+        self.fuse_conns.append(os.minor(os.stat(self.M).st_dev))
 
     def stop_mount(self):
         if self.mount is None:
@@ -201,6 +207,25 @@ class Pair:
         open(a, "w").close()
         for i in range(5000):
             os.chmod(a, 0o600 if i % 2 else 0o644)
+
+    def abort(self):
+        """The run's watchdog: a hung mount would block this process in a
+        syscall on it for ever (FUSE waits are not interrupted by a mere
+        signal). Aborting the FUSE connection fails every pending and later
+        request with ENOTCONN; then the daemons are killed."""
+        self.aborted = True
+        for conn in self.fuse_conns:
+            try:
+                with open("/sys/fs/fuse/connections/%d/abort" % conn, "w") as f:
+                    f.write("1")
+            except OSError:
+                pass
+        for p in (self.mount, self.serve):
+            if p is not None:
+                try:
+                    p.kill()
+                except OSError:
+                    pass
 
     def log_tail(self, n):
         self.log.flush()
@@ -261,6 +286,10 @@ def run_mount(seq, args, base):
     small = any(op[0] == "fault" and op[1] == "overflow" for op in seq)
     pair = Pair(args.twinfs, os.path.join(base, "pair"), small)
     fails = {}
+    watchdog = threading.Timer(args.run_timeout, pair.abort)
+    watchdog.daemon = True
+    watchdog.start()
+    ap = None
     try:
         pair.start_serve()
         pair.start_mount()
@@ -297,6 +326,8 @@ def run_mount(seq, args, base):
         t = time.monotonic()
         try:
             for op in seq:
+                if pair.aborted:
+                    return fails
                 got.append(ap.apply(op))
         except HarnessError as e:
             # A daemon that does not come up (or back) is a finding like
@@ -308,6 +339,8 @@ def run_mount(seq, args, base):
         ap.close_all()
         if args.verbose:
             print("#   ops: %.2f s" % (time.monotonic() - t), flush=True)
+        if pair.aborted:
+            return fails
         # The end state: peer up and running, store mounted.
         try:
             pair.start_serve()
@@ -341,7 +374,19 @@ def run_mount(seq, args, base):
         t = treecmp.compare(pair.M, plain, mtime=False, ignore=[FILL])
         if t:
             fails["local"] = t
+    except HarnessError:
+        if not pair.aborted:
+            raise
     finally:
+        watchdog.cancel()
+        if ap is not None:
+            ap.close_all()      # an open fd keeps the mount busy
+        if pair.aborted:
+            # Whatever was found after the abort is its consequence.
+            fails.clear()       # (the dict is what a return above returns)
+            fails["daemon"] = ["run exceeded --run-timeout %d s: aborted the FUSE "
+                               "connection (a hung mount or peer)" % args.run_timeout] + \
+                ["log: " + l for l in pair.log_tail(12)]
         pair.close()
     return fails
 
@@ -472,6 +517,8 @@ def main():
                     help="shrink every failing seed (default: only the first)")
     ap.add_argument("--sync-timeout", type=int, default=60,
                     help="seconds `twinfs sync` may take at the end (a failed sync waits this long)")
+    ap.add_argument("--run-timeout", type=int, default=240,
+                    help="seconds one mount-mode run may take before its FUSE connection is aborted")
     ap.add_argument("-v", "--verbose", action="store_true", help="time each fault and phase")
     ap.add_argument("--class", dest="only_class", action="append", metavar="SUBSTR",
                     help="shrink only the divergence classes containing SUBSTR (repeatable)")
