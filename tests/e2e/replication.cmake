@@ -24,3 +24,4 @@ twinfs_e2e_test(e2e_fidelity_truncate_stopped tests/e2e/fidelity_truncate_stoppe
 twinfs_e2e_test(e2e_fidelity_whiteout tests/e2e/fidelity_whiteout.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_difftest tests/e2e/replication_difftest.sh TIMEOUT 400)
 twinfs_e2e_test(e2e_fidelity_socket tests/e2e/fidelity_socket.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_fifo_offline tests/e2e/fidelity_fifo_offline.sh TIMEOUT 150)
