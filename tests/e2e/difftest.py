@@ -117,14 +117,21 @@ class Pair:
         self.log = open(os.path.join(base, "daemons.log"), "ab")
         _live.append(self)
 
+    # A hung daemon does not answer: a status call that times out is "no".
     def _status_ok(self, state):
-        return subprocess.run([self.bin, "status", "--state", state],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              timeout=10).returncode == 0
+        try:
+            return subprocess.run([self.bin, "status", "--state", state],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  timeout=10).returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
 
     def connected(self):
-        r = subprocess.run([self.bin, "status", "--state", self.AS, "--json"],
-                           capture_output=True, text=True, timeout=10)
+        try:
+            r = subprocess.run([self.bin, "status", "--state", self.AS, "--json"],
+                               capture_output=True, text=True, timeout=10)
+        except subprocess.TimeoutExpired:
+            return False
         return '"connected":true' in r.stdout.replace(" ", "")
 
     def start_serve(self):
@@ -175,6 +182,9 @@ class Pair:
     def stop_mount(self):
         if self.mount is None:
             return
+        if not is_mounted(self.M):
+            # It never came up (or fell over): nothing to unmount.
+            self.mount.terminate()
         # fusermount3 -u fails with EBUSY while something still uses the
         # mount; retry for a while, then detach it lazily.
         end = time.monotonic() + 15
@@ -193,8 +203,11 @@ class Pair:
         self.mount = None
 
     def sync(self, timeout=60):
-        r = subprocess.run([self.bin, "sync", "--state", self.AS, "--timeout", str(timeout)],
-                           capture_output=True, text=True, timeout=timeout + 30)
+        try:
+            r = subprocess.run([self.bin, "sync", "--state", self.AS, "--timeout", str(timeout)],
+                               capture_output=True, text=True, timeout=timeout + 30)
+        except subprocess.TimeoutExpired:
+            return -1, "twinfs sync did not return within %d s" % (timeout + 30)
         return r.returncode, (r.stdout + r.stderr).strip()
 
     def overflow(self):
