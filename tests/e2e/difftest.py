@@ -409,17 +409,23 @@ PROPS = ["daemon", "sync", "replica", "view", "errno", "local"]
 
 def run_once(seq, args, keep_tag=None):
     base = tempfile.mkdtemp(prefix="twinfs-difftest.", dir="/tmp")
+    fails = None
     try:
         if args.mode == "control":
-            return run_control(seq, args, base)
-        return run_mount(seq, args, base)
+            fails = run_control(seq, args, base)
+        else:
+            fails = run_mount(seq, args, base)
+        return fails
     finally:
-        if args.keep and keep_tag:
+        # --keep: a failing run's dirs (stores, plain dir, daemon log).
+        if args.keep and keep_tag and fails:
             dst = os.path.join(args.keep, keep_tag)
             shutil.rmtree(dst, ignore_errors=True)
             shutil.copytree(base, dst, symlinks=True, dirs_exist_ok=True,
                             ignore_dangling_symlinks=True,
                             copy_function=_copy_safe)
+            with open(os.path.join(dst, "ops.jsonl"), "w") as f:
+                f.writelines(json.dumps(op) + "\n" for op in seq)
         shutil.rmtree(base, ignore_errors=True)
 
 
