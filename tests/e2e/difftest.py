@@ -25,6 +25,7 @@ import argparse
 import atexit
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -455,7 +456,7 @@ def classes(fails):
                 if "noslot" in line:
                     continue    # an fd slot differs after its open's errno did
             elif p == "sync":
-                c = "sync"
+                c = "sync" + _sync_reason(line)
             elif p == "daemon":
                 if line.startswith("log: "):
                     continue
@@ -473,6 +474,20 @@ def classes(fails):
     rank = lambda c: (0 if c.startswith(("daemon", "sync", "errno")) else
                       1 if "mtime" not in c else 2)
     return sorted(out, key=rank)
+
+
+def _sync_reason(line):
+    """The cause `twinfs sync` gives, names and numbers taken out:
+    " (cannot read P: No such device or address)" -- different causes
+    are different classes."""
+    m = re.search(r"\((?:not )?connected: (.*)\)\s*$", line)
+    if not m:
+        return " (%s)" % re.sub(r"/tmp/\S+", "DIR", line.split(": ", 1)[-1])[:80] \
+            if "did not answer" in line or "waiting for" in line else ""
+    r = re.sub(r"^peer [0-9.:]+: ", "", m.group(1))
+    r = re.sub(r"'[^']*'", "'P'", r)
+    r = re.sub(r"(read|open|apply|send) [^ :]+:", r"\1 P:", r)
+    return " (%s)" % r
 
 
 def has_class(fails, cls):
