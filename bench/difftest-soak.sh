@@ -43,6 +43,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 		[ "$rc" -eq 1 ] || echo "difftest-soak: seed $SEED: harness error (exit $rc), see $log" >&2
 		failed=$((failed + 1))
 		echo "seed $SEED: $(sed -n 's/^# seed .*: \(FAIL.*\)/\1/p' "$log") ($log)"
+		sed -n 's/^== divergence classes of seed [0-9]*: /    classes: /p' "$log" | cut -c1-300
 	fi
 	seeds=$((seeds + 1))
 	SEED=$((SEED + 1))

@@ -13,7 +13,7 @@ need_fuse
 
 DT="python3 $TWINFS_SRC/tests/e2e/difftest.py --twinfs $TWINFS_BIN"
 S=${DIFFTEST_SEED:-1}
-SHRINK=${DIFFTEST_SHRINK:-90}
+SHRINK=${DIFFTEST_SHRINK:-60}
 
 check "control: plain dirs agree (4 seeds x 1000 ops)" \
 	$DT --mode control --seed "$S" --seeds 4 --ops 1000
