@@ -25,3 +25,4 @@ twinfs_e2e_test(e2e_fidelity_whiteout tests/e2e/fidelity_whiteout.sh TIMEOUT 120
 twinfs_e2e_test(e2e_replication_difftest tests/e2e/replication_difftest.sh TIMEOUT 400)
 twinfs_e2e_test(e2e_fidelity_socket tests/e2e/fidelity_socket.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_fifo_offline tests/e2e/fidelity_fifo_offline.sh TIMEOUT 150)
+twinfs_e2e_test(e2e_fidelity_overflow_rename tests/e2e/fidelity_overflow_rename.sh TIMEOUT 120)
