@@ -35,6 +35,8 @@ import tempfile
 import threading
 import time
 
+# Its modules are imported from the source tree: no __pycache__ there.
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import difftest_ops as ops_mod  # noqa: E402
 import treecmp  # noqa: E402
