@@ -59,6 +59,39 @@ same_trees() {
 	return 0
 }
 
+# same_stores DIR1 DIR2 [treecmp options]: the complete comparison of
+# tests/e2e/treecmp.py (every file type's mtime, all xattr namespaces,
+# device numbers, hard links of every type); prints the differences.
+# same_trees stays on tree_manifest.py, whose narrower rule the older
+# tests were written against.
+same_stores() {
+	_l=$1 _r=$2; shift 2
+	python3 "$TWINFS_SRC/tests/e2e/treecmp.py" "$@" "$_l" "$_r" >&2
+}
+
+# stores_replicated [treecmp options]: the peer's store equals the
+# primary's by treecmp (all fields), and the mount equals the peer's store
+# with mtimes left out.
+stores_replicated() {
+	same_stores "$A_STORE" "$P_STORE" "$@" && same_stores "$MNT" "$P_STORE" --no-mtime "$@"
+}
+
+# rename2 SRC DST FLAGS: renameat2(2) (FLAGS 1 NOREPLACE, 2 EXCHANGE,
+# 4 WHITEOUT), which mv cannot do; exits 1 with the errno on failure.
+rename2() {
+	python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.renameat2(-100, os.fsencode(sys.argv[1]), -100, os.fsencode(sys.argv[2]), int(sys.argv[3]))
+if r != 0:
+    e = ctypes.get_errno()
+    sys.exit("renameat2 %s %s %s: %s" % (sys.argv[1], sys.argv[2], sys.argv[3], os.strerror(e)))
+' "$@"
+}
+
+# synced [TIMEOUT]: `twinfs sync` of the mount exits 0 within TIMEOUT s.
+synced() { "$TWINFS_BIN" sync --state "$A_STATE" --timeout "${1:-60}" >&2; }
+
 dump_logs() {
 	echo "---- mount.log"; tail -n 30 "$T/mount.log" 2>/dev/null
 	echo "---- serve.log"; tail -n 30 "$T/serve.log" 2>/dev/null
