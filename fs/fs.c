@@ -278,8 +278,11 @@ static int fs_session_args(const struct fs_opts *o, const struct fs *fs,
 		return rc;
 	if (o->debug && fuse_opt_add_arg(args, "-d") < 0)
 		return rc;
+	/* Mounted by root, the folder behaves as a local one would: device
+	 * nodes open and set-id bits apply (libfuse would mount nodev,nosuid;
+	 * -o nodev,nosuid, which come after these, restore that). */
 	if (asprintf(&opt, "fsname=twinfs:%s,subtype=twinfs,default_permissions%s",
-		     fs->store, geteuid() == 0 ? ",allow_other" : "") < 0)
+		     fs->store, geteuid() == 0 ? ",allow_other,dev,suid" : "") < 0)
 		return rc;
 	if (fuse_opt_add_arg(args, "-o") < 0 || fuse_opt_add_arg(args, opt) < 0)
 		goto out_free;
