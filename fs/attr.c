@@ -309,8 +309,9 @@ void fs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 }
 
 /* Extended attributes go through "/proc/self/fd/N" (O_PATH fds refuse the
- * f*xattr calls). Symlinks hold no user xattrs on Linux; we answer as
- * ext4 does for them instead of following the link. */
+ * f*xattr calls). For a symlink that path names the link itself, not its
+ * target, so the kernel's own rules apply as on ext4: no user.* xattrs on
+ * a symlink (EPERM), trusted.* and security.* allowed. */
 /* The common start of setxattr and removexattr: refuses symlinks as ext4
  * does, drops the "created without capabilities" shortcut when
  * security.capability changes, and opens the journal record. Returns the
@@ -324,10 +325,6 @@ static struct inode *fs_xattr_change_begin(fuse_req_t req, fuse_ino_t ino,
 	struct fs *fs = fs_of(req);
 	struct inode *i = inode_get(fs->itab, ino);
 
-	if (i->type == S_IFLNK) {
-		fuse_reply_err(req, EPERM);
-		return NULL;
-	}
 	*fd = inode_fd_get(fs->itab, i);
 	if (*fd < 0) {
 		fuse_reply_err(req, -*fd);
@@ -409,10 +406,6 @@ void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
-	if (i->type == S_IFLNK) {
-		fuse_reply_err(req, ENODATA);
-		return;
-	}
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -441,13 +434,6 @@ void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	ssize_t n;
 	int fd, e;
 
-	if (i->type == S_IFLNK) {
-		if (size == 0)
-			fuse_reply_xattr(req, 0);
-		else
-			fuse_reply_buf(req, NULL, 0);
-		return;
-	}
 	if (size && !(buf = malloc(size))) {
 		fuse_reply_err(req, ENOMEM);
 		return;
