@@ -124,6 +124,10 @@ void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
 
 	memset(r, 0, sizeof(*r));
 	r->op.type = type;
+	r->dir = dir;
+	r->name = name;
+	r->dir2 = dir2;
+	r->name2 = name2;
 	if (!fs->journal)
 		return;
 	journal_ns_lock(fs->journal);
@@ -166,6 +170,72 @@ void record_seed(struct fs *fs, const struct record *r, struct inode *i)
 		record_cache(fs, i, r->op.path);
 }
 
+/* Result slot K of R's op: the mtime of NAME in DIR (DIR itself when
+ * NAME is NULL), not following a symlink. Nothing when it cannot be read
+ * (an unlinked name): the peer then keeps what it has. */
+static void record_res(struct record *r, int k, struct inode *dir, const char *name,
+		       struct stat *out)
+{
+	struct stat st;
+
+	if (!dir)
+		return;
+	if (fstatat(dir->fd, name ? name : "", &st,
+		    AT_SYMLINK_NOFOLLOW | (name ? 0 : AT_EMPTY_PATH)) < 0)
+		return;
+	r->op.res_mask |= JRES_BIT(k);
+	r->op.res_mtime[k] = st.st_mtim;
+	if (out)
+		*out = st;
+}
+
+/*
+ * What the op left in the store, read under the namespace lock right
+ * after the change (no other op in between): the mtimes the peer must
+ * end up with. Entries that an op creates or moves (new node, link,
+ * rename target, both sides of an exchange, a whiteout) and every
+ * directory whose entries changed. A setattr carries its own values; an
+ * xattr change moves no mtime.
+ */
+static void record_results(struct record *r)
+{
+	struct journal_op *op = &r->op;
+	struct stat st;
+
+	switch (op->type) {
+	case JOP_CREATE:
+	case JOP_MKDIR:
+	case JOP_MKNOD:
+	case JOP_SYMLINK:
+		record_res(r, JRES_PATH, r->dir, r->name, NULL);
+		/* fallthrough */
+	case JOP_UNLINK:
+	case JOP_RMDIR:
+		record_res(r, JRES_DIR, r->dir, NULL, NULL);
+		break;
+	case JOP_LINK:
+		/* dir is the inode itself: its own directory does not change */
+		record_res(r, JRES_PATH2, r->dir2, r->name2, NULL);
+		record_res(r, JRES_DIR2, r->dir2, NULL, NULL);
+		break;
+	case JOP_RENAME:
+		if (op->flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) {
+			memset(&st, 0, sizeof(st));
+			record_res(r, JRES_PATH, r->dir, r->name, &st);
+			if (op->flags & RENAME_WHITEOUT) {
+				op->uid = st.st_uid;
+				op->gid = st.st_gid;
+			}
+		}
+		record_res(r, JRES_PATH2, r->dir2, r->name2, NULL);
+		record_res(r, JRES_DIR, r->dir, NULL, NULL);
+		record_res(r, JRES_DIR2, r->dir2, NULL, NULL);
+		break;
+	default:
+		break;
+	}
+}
+
 void record_end(struct fs *fs, struct record *r, bool applied)
 {
 	int64_t seq;
@@ -173,6 +243,7 @@ void record_end(struct fs *fs, struct record *r, bool applied)
 	if (!fs->journal)
 		return;
 	if (applied && r->ok) {
+		record_results(r);
 		seq = journal_append(fs->journal, &r->op);
 		if (seq < 0)
 			log_error("could not journal a change; the peer will "

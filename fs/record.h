@@ -27,11 +27,17 @@ struct record {
 	struct journal_op op;
 	char *paths;		/* owns op.path / op.path2 */
 	bool ok;		/* paths known: the op can be appended */
+	/* where the op happens, for its results (record_end) */
+	struct inode *dir, *dir2;
+	const char *name, *name2;
 };
 
 void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
 		  struct inode *dir, const char *name,
 		  struct inode *dir2, const char *name2);
+/* When APPLIED, record_end first reads the op's results (journal/op.h:
+ * the mtimes of the entries and directories it changed, and for a
+ * RENAME_WHITEOUT the whiteout's owner) from the store. */
 void record_end(struct fs *fs, struct record *r, bool applied);
 /* Between the two: I was just made at the record's path, so that is the
  * path later records of I start from (no readlink for them). */

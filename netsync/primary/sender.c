@@ -533,6 +533,14 @@ static int cursor_open_file(struct sender *s, const struct journal_dirty *d)
 	char proc[64];
 	int fl, fd;
 
+	/* Only a regular file is ever opened: a fifo there would block this
+	 * loop, a device open has side effects, and neither has data to send
+	 * (a later record replaces or describes it). */
+	if ((d->fd >= 0 ? fstat(d->fd, &c->st) :
+			  fstatat(s->store_fd, d->path, &c->st, AT_SYMLINK_NOFOLLOW)) < 0)
+		return -errno;
+	if (!S_ISREG(c->st.st_mode))
+		return -ENOENT;
 	if (d->fd >= 0) {
 		fl = fcntl(d->fd, F_GETFL);
 		if (fl < 0)
@@ -1221,6 +1229,8 @@ static int sender_put_scan(struct sender *s, struct evbuffer *out,
 	op.mode = st.st_mode;
 	op.uid = st.st_uid;
 	op.gid = st.st_gid;
+	op.res_mask = JRES_BIT(JRES_PATH);	/* a file's ATTR follows its data */
+	op.res_mtime[JRES_PATH] = st.st_mtim;
 	if (S_ISREG(st.st_mode)) {
 		op.type = JOP_CREATE;
 	} else if (S_ISDIR(st.st_mode)) {
@@ -1439,7 +1449,7 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 	op.mode = it->st.st_mode;
 	op.uid = it->st.st_uid;
 	op.gid = it->st.st_gid;
-	if (S_ISREG(it->st.st_mode) && it->link_to) {
+	if (!S_ISDIR(it->st.st_mode) && it->link_to) {
 		op.type = JOP_LINK;
 		op.path = it->link_to;
 		op.path2 = it->path;
@@ -1497,6 +1507,9 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 		return 0;
 	case JOP_MKNOD:
 		sender_put_walk_attr(out, it, meta);
+		return 0;
+	case JOP_SYMLINK:	/* no mode of its own */
+		sender_put_walk_attr(out, it, meta & ~JATTR_MODE);
 		return 0;
 	default:
 		return 0;

@@ -14,3 +14,10 @@ twinfs_e2e_test(e2e_replication_needs_scan tests/e2e/replication_needs_scan.sh T
 twinfs_e2e_test(e2e_replication_baseline_busy tests/e2e/replication_baseline_busy.sh TIMEOUT 90)
 twinfs_e2e_test(e2e_replication_demo tests/e2e/replication_demo.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_lowfd tests/e2e/replication_lowfd.sh TIMEOUT 120)
+# Field-for-field fidelity of every file type (tests/e2e/fidelity_cmp.py).
+twinfs_e2e_test(e2e_fidelity_whiteout tests/e2e/fidelity_whiteout.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_mtimes tests/e2e/fidelity_mtimes.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_hardlinks tests/e2e/fidelity_hardlinks.sh TIMEOUT 150)
+twinfs_e2e_test(e2e_fidelity_xattr_exchange tests/e2e/fidelity_xattr_exchange.sh TIMEOUT 180)
+twinfs_e2e_test(e2e_fidelity_empty_create tests/e2e/fidelity_empty_create.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_fifo tests/e2e/fidelity_fifo.sh TIMEOUT 120)
