@@ -58,6 +58,9 @@ void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int rc;
 
 	rc = fs_do_lookup(fs, inode_get(fs->itab, parent), name, &e);
+	if (rc == 0 && !S_ISDIR(e.attr.st_mode) && e.attr.st_nlink > 1)
+		record_seen(fs, inode_get(fs->itab, parent), name,
+			    inode_get(fs->itab, e.ino));
 	if (rc == -ENOENT) {
 		/* Negative entry, cached as long as positive ones: only this
 		 * mount changes the store, and the kernel drops the negative
@@ -183,6 +186,7 @@ void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		goto out_unlock;
 	}
 	linked = true;
+	record_seed_path2(fs, &rec, i);
 	rc = fs_do_lookup(fs, dir, newname, &e);
 out_unlock:
 	record_end(fs, &rec, linked);
@@ -217,6 +221,37 @@ void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fs_remove(req, parent, name, JOP_RMDIR);
 }
 
+/*
+ * A hard-linked non-directory just moved to DIR/NAME (path2 of the
+ * record, or its path for the other side of an exchange: FIRST): its fd may have been
+ * opened through a name removed since, so its /proc link cannot name it;
+ * the new name is kept for its later records (record_path). Under the ns
+ * lock, between the rename and its record. Directories and single-link
+ * files need nothing: their fd follows the move.
+ */
+static void fs_rename_seed(struct fs *fs, struct record *rec, struct inode *dir,
+			   const char *name, bool first)
+{
+	struct inode *i;
+	struct stat st;
+	int fd, err = 0;
+
+	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode) ||
+	    st.st_nlink < 2)
+		return;
+	fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	i = inode_ref(fs->itab, fd, &st, dir, name, &err);
+	if (!i)
+		return;
+	if (first)
+		record_seed(fs, rec, i);	/* the other side of an exchange */
+	else
+		record_seed_path2(fs, rec, i);
+	inode_unref(fs->itab, i, 1);
+}
+
 void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	       fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
@@ -230,6 +265,10 @@ void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rec.op.flags = flags;
 	if (renameat2(from->fd, name, to->fd, newname, flags) < 0)
 		rc = -errno;
+	if (rc == 0)
+		fs_rename_seed(fs, &rec, to, newname, false);
+	if (rc == 0 && (flags & RENAME_EXCHANGE))
+		fs_rename_seed(fs, &rec, from, name, true);
 	record_end(fs, &rec, rc == 0);
 	fuse_reply_err(req, -rc);
 	if (rc == 0) {

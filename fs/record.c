@@ -61,6 +61,24 @@ static void record_cache(struct fs *fs, struct inode *i, const char *rel)
 	i->rpath_gen = fs->ns_gen;
 }
 
+/*
+ * A cached path from an older generation still names I if it resolves to
+ * I's inode now (under the ns lock nothing moves it meanwhile). That is
+ * the only way to name a hard-linked inode whose fd was opened through a
+ * name since removed: its /proc link reads "... (deleted)", yet the inode
+ * lives on under another name (cached by fs_link, or seen by a lookup),
+ * and a link, setattr or xattr change of it must still be recorded.
+ */
+static bool record_still_names(struct fs *fs, const struct inode *i)
+{
+	struct stat st;
+
+	if (i == inode_root(fs->itab))
+		return true;
+	return fstatat(inode_root(fs->itab)->fd, i->rpath, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       st.st_ino == i->ino && st.st_dev == i->dev;
+}
+
 int record_path(struct fs *fs, struct inode *dir, const char *name,
 		char *buf, size_t len)
 {
@@ -72,6 +90,10 @@ int record_path(struct fs *fs, struct inode *dir, const char *name,
 
 	if (dir->rpath && dir->rpath_gen == fs->ns_gen)
 		return record_join(dir->rpath, name, buf, len);
+	if (dir->rpath && record_still_names(fs, dir)) {
+		dir->rpath_gen = fs->ns_gen;
+		return record_join(dir->rpath, name, buf, len);
+	}
 	abs = malloc(PATH_MAX + 1);
 	if (!abs)
 		return -ENOMEM;
@@ -168,6 +190,28 @@ void record_seed(struct fs *fs, const struct record *r, struct inode *i)
 {
 	if (fs->journal && r->ok && r->op.path)
 		record_cache(fs, i, r->op.path);
+}
+
+void record_seed_path2(struct fs *fs, const struct record *r, struct inode *i)
+{
+	if (fs->journal && r->ok && r->op.path2)
+		record_cache(fs, i, r->op.path2);
+}
+
+void record_seen(struct fs *fs, struct inode *dir, const char *name, struct inode *i)
+{
+	char *buf;
+
+	if (!fs->journal)
+		return;
+	buf = malloc(RECORD_PATH_MAX);
+	if (!buf)
+		return;
+	journal_ns_lock(fs->journal);
+	if (record_path(fs, dir, name, buf, RECORD_PATH_MAX) == 0)
+		record_cache(fs, i, buf);
+	journal_ns_unlock(fs->journal);
+	free(buf);
 }
 
 /* Result slot K of R's op: the mtime of NAME in DIR (DIR itself when

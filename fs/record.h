@@ -42,6 +42,13 @@ void record_end(struct fs *fs, struct record *r, bool applied);
 /* Between the two: I was just made at the record's path, so that is the
  * path later records of I start from (no readlink for them). */
 void record_seed(struct fs *fs, const struct record *r, struct inode *i);
+/* Between the two of a LINK or RENAME: I now has the record's path2 as
+ * a name, which later records of I may use (see record_path). */
+void record_seed_path2(struct fs *fs, const struct record *r, struct inode *i);
+/* A lookup found inode I (not a directory, several links) as DIR/NAME:
+ * that name stays usable for I's records while it names I, even after
+ * the name I's fd was opened by is removed. Takes the namespace lock. */
+void record_seen(struct fs *fs, struct inode *dir, const char *name, struct inode *i);
 
 /* Lets the journal run fs_scan_writers (ON, once mounted), or stops it
  * (waits for a scan under way). */

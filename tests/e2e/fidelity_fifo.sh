@@ -51,6 +51,19 @@ check "serve still answers status" "$TWINFS_BIN" status --state "$P_STATE"
 ( cd "$MNT" && chmod 0640 d/fifo && chown 3:4 d/null )
 check "second sync" do_sync 30
 check "peer equals primary after the second round" stores_equal
+# A peer whose store holds fifos and devices where the primary has
+# regular files (a restored or reused peer): the baseline replaces them
+# without opening them.
+kill_serve
+rm -rf "$P_STORE" "$P_STATE"; mkdir -p "$P_STORE/d" "$P_STATE"
+mkfifo "$P_STORE/d/w2.moved"
+mknod "$P_STORE/d/fifo2" c 5 0
+echo x >"$MNT/d/plain"
+mkfifo "$P_STORE/d/plain"
+start_serve
+check "sync to a peer with fifos in the way (baseline)" do_sync 30
+check "peer equals primary after the baseline" stores_equal
+check "serve answers status after the baseline" "$TWINFS_BIN" status --state "$P_STATE"
 kill -TERM "$SERVE_PID"
 check "serve exits on SIGTERM within 10 s" wait_until 10 sh -c "! kill -0 $SERVE_PID"
 finish

@@ -36,6 +36,15 @@ for kind in ("sym", "fifo", "chr", "blk", "sock", "reg"):
         if pre == "link2":
             os.link(a, p("d", os.path.basename(a) + ".l2"), follow_symlinks=False)
             os.unlink(a)
+    # the name the inode was first looked up by is gone before the next link
+    a = p("d", kind + "-relink")
+    make(kind, a)
+    os.link(a, a + ".b", follow_symlinks=False)
+    os.lstat(a + ".b")
+    os.unlink(a)
+    os.link(a + ".b", a + ".c", follow_symlinks=False)
+    os.rename(a + ".c", p("e", kind + "-relink.c"))
+    os.link(p("e", kind + "-relink.c"), a + ".d", follow_symlinks=False)
 PY
 orc=$?
 cat "$T/ops.log"
