@@ -520,8 +520,8 @@ static int recv_fd_adopt(struct receiver *r, const char *path, int fd,
  * Opens NAME in DIRFD for writing as a regular file (O_CREAT with MODE
  * when missing), never opening anything else: a fifo there would block
  * the loop for good (no reader), a device open has side effects. Returns
- * the fd, -EISDIR when something that is not a regular file is in the
- * way (the caller may remove it), or -errno.
+ * the fd, -ELOOP for a symlink and -EISDIR for anything else that is not
+ * a regular file in the way (the caller may remove either), or -errno.
  */
 static int recv_open_reg(int dirfd, const char *name, mode_t mode)
 {
@@ -529,13 +529,13 @@ static int recv_open_reg(int dirfd, const char *name, mode_t mode)
 	int fd;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
-		return -EISDIR;
+		return S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
 	/* O_NONBLOCK: should a fifo appear in between, the open fails
 	 * (ENXIO) or returns at once, and the fstat below refuses it */
 	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
 		    O_CLOEXEC, mode);
 	if (fd < 0)
-		return errno == ELOOP || errno == ENXIO ? -EISDIR : -errno;
+		return errno == ENXIO ? -EISDIR : -errno;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -EISDIR;
@@ -702,7 +702,7 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 		goto out_meta;
 	}
 	fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777);
-	if (fd == -EISDIR) {
+	if (fd == -EISDIR || fd == -ELOOP) {
 		/* something else (a symlink, fifo, device, empty dir) is in
 		 * the way; removing it may change what a cached path names */
 		r->ns_flush = true;
