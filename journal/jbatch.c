@@ -351,10 +351,23 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 		rc = -EAGAIN;
 		goto out_unlock;
 	}
-	seq = journal_append_locked(j, &bop, true);
-	if (seq < 0) {
-		rc = (int)seq;
-		goto out_unlock;
+	/*
+	 * Taken again after a requeue with nothing recorded since (a peer
+	 * that failed the batch reconnects and gets it again): the BATCH
+	 * record already there still closes it. Appending one per retry grew
+	 * the journal by a record each reconnect while nothing changed. A
+	 * barrier owed above head (journal_owe_batch) needs a new seq.
+	 */
+	if (j->batch_rec_seq && j->batch_rec_seq == j->head_seq &&
+	    j->sent_seq < j->head_seq && j->barrier_seq <= j->head_seq) {
+		seq = (int64_t)j->head_seq;
+	} else {
+		seq = journal_append_locked(j, &bop, true);
+		if (seq < 0) {
+			rc = (int)seq;
+			goto out_unlock;
+		}
+		j->batch_rec_seq = (uint64_t)seq;
 	}
 	end = (uint64_t)seq;
 	first = j->sent_seq + 1;
