@@ -39,4 +39,23 @@ h2=$(head_seq)
 note "head_seq idle: $h1 -> $h2"
 check "head_seq does not grow while idle" [ "$h1" = "$h2" ]
 check "no reconnect loop in the mount's log" sh -c "[ \$(grep -c 'replication peer connected' '$T/mount.log') -le 1 ]"
+
+# A peer that fails a batch over and over (an immutable directory in its
+# store) makes the primary reconnect and resend; that alone must not grow
+# the journal either.
+if command -v chattr >/dev/null && mkdir "$MNT/imm" && do_sync && chattr +i "$P_STORE/imm" 2>/dev/null; then
+	on_exit "chattr -i '$P_STORE/imm' 2>/dev/null"
+	echo x >"$MNT/imm/f"
+	wait_until 20 sh -c "[ \$(grep -c 'replication peer connected' '$T/mount.log') -ge 4 ]"
+	h1=$(head_seq)
+	sleep 3	# the quantity under test is what retries do over time
+	h2=$(head_seq)
+	note "head_seq while the peer fails every retry: $h1 -> $h2"
+	check "retries against a failing peer do not grow head_seq" [ "$h1" = "$h2" ]
+	chattr -i "$P_STORE/imm"
+	check "sync once the peer can apply again" do_sync 60
+	check "peer equals primary at the end" stores_equal
+else
+	note "chattr +i not possible here: retry part skipped"
+fi
 finish
