@@ -2,7 +2,8 @@
  * record — the filesystem's side of the journal contract
  * (netsync/journal.h): every journal call the FUSE handlers make goes
  * through here. Runs in any FUSE worker thread. Owns nothing but path
- * buffers; never touches the store except to read a path or a link count.
+ * buffers; never changes the store, only reads paths, link counts and the
+ * results of an op (fstatat, journal/op.h).
  *
  * Paths: records name files relative to the store root. We do not keep a
  * name tree; the kernel resolves "/proc/self/fd/N" of the parent's O_PATH
