@@ -21,3 +21,4 @@ twinfs_e2e_test(e2e_fidelity_hardlinks tests/e2e/fidelity_hardlinks.sh TIMEOUT 1
 twinfs_e2e_test(e2e_fidelity_xattr_exchange tests/e2e/fidelity_xattr_exchange.sh TIMEOUT 180)
 twinfs_e2e_test(e2e_fidelity_empty_create tests/e2e/fidelity_empty_create.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_fifo tests/e2e/fidelity_fifo.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_xattr_replay tests/e2e/fidelity_xattr_replay.sh TIMEOUT 150)
