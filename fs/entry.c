@@ -187,6 +187,7 @@ void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	}
 	linked = true;
 	record_seed_path2(fs, &rec, i);
+	record_alias_note(fs, dir, newname, i->dev, i->ino);
 	rc = fs_do_lookup(fs, dir, newname, &e);
 out_unlock:
 	record_end(fs, &rec, linked);
@@ -223,33 +224,19 @@ void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 /*
  * A hard-linked non-directory just moved to DIR/NAME (path2 of the
- * record, or its path for the other side of an exchange: FIRST): its fd may have been
- * opened through a name removed since, so its /proc link cannot name it;
- * the new name is kept for its later records (record_path). Under the ns
- * lock, between the rename and its record. Directories and single-link
- * files need nothing: their fd follows the move.
+ * record, or its path for the other side of an exchange): its fd may have
+ * been opened through a name removed since, so its /proc link cannot name
+ * it; the new name is kept for its later records (record_alias_note).
+ * Under the ns lock, between the rename and its record. Directories and
+ * single-link files need nothing: their fd follows the move.
  */
-static void fs_rename_seed(struct fs *fs, struct record *rec, struct inode *dir,
-			   const char *name, bool first)
+static void fs_rename_seed(struct fs *fs, struct inode *dir, const char *name)
 {
-	struct inode *i;
 	struct stat st;
-	int fd, err = 0;
 
-	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode) ||
-	    st.st_nlink < 2)
-		return;
-	fd = openat(dir->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	i = inode_ref(fs->itab, fd, &st, dir, name, &err);
-	if (!i)
-		return;
-	if (first)
-		record_seed(fs, rec, i);	/* the other side of an exchange */
-	else
-		record_seed_path2(fs, rec, i);
-	inode_unref(fs->itab, i, 1);
+	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+	    st.st_nlink > 1)
+		record_alias_note(fs, dir, name, st.st_dev, st.st_ino);
 }
 
 void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -266,9 +253,9 @@ void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (renameat2(from->fd, name, to->fd, newname, flags) < 0)
 		rc = -errno;
 	if (rc == 0)
-		fs_rename_seed(fs, &rec, to, newname, false);
+		fs_rename_seed(fs, to, newname);
 	if (rc == 0 && (flags & RENAME_EXCHANGE))
-		fs_rename_seed(fs, &rec, from, name, true);
+		fs_rename_seed(fs, from, name);
 	record_end(fs, &rec, rc == 0);
 	fuse_reply_err(req, -rc);
 	if (rc == 0) {

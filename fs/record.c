@@ -80,12 +80,127 @@ static bool record_still_names(struct fs *fs, const struct inode *i)
 	       st.st_ino == i->ino && st.st_dev == i->dev;
 }
 
+/*
+ * Names of hard-linked non-directories. The /proc link of an inode's fd
+ * names the dentry it was opened through; once that name is removed it
+ * reads "... (deleted)" although the inode lives on under other names,
+ * and its link, chown, setattr or xattr change must still be recorded.
+ * So each name such an inode gets (link, rename) or is looked up by is
+ * kept here as (fd of its directory, name), keyed by (dev, ino): a
+ * directory fd follows the directory's renames, and an entry counts only
+ * while that name still resolves to the inode (checked under the ns
+ * lock, so it cannot change meanwhile). A small table: an entry pushed
+ * out only costs the fallback below it (the record is not made).
+ */
+#define RECORD_ALIAS_MAX 1024
+struct record_alias {
+	dev_t dev;
+	ino_t ino;
+	int dirfd;	/* O_PATH dup of the directory's fd; -1: free slot */
+	char *name;
+};
+static struct record_alias record_aliases[RECORD_ALIAS_MAX];
+static unsigned record_alias_next;	/* round-robin victim */
+static bool record_alias_ready;
+
+static bool record_same_file(int fd1, int fd2)
+{
+	struct stat a, b;
+
+	return fstat(fd1, &a) == 0 && fstat(fd2, &b) == 0 && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+/* Under the ns lock. */
+void record_alias_note(struct fs *fs, struct inode *dir, const char *name,
+		       dev_t dev, ino_t ino)
+{
+	struct record_alias *a = NULL;
+	char *copy;
+	int fd;
+
+	if (!fs->journal)
+		return;
+	if (!record_alias_ready) {
+		for (int k = 0; k < RECORD_ALIAS_MAX; k++)
+			record_aliases[k].dirfd = -1;
+		record_alias_ready = true;
+	}
+	/* one slot per name: an inode may lose any of them */
+	for (int k = 0; k < RECORD_ALIAS_MAX && !a; k++)
+		if (record_aliases[k].dirfd >= 0 && record_aliases[k].dev == dev &&
+		    record_aliases[k].ino == ino && strcmp(record_aliases[k].name, name) == 0 &&
+		    record_same_file(record_aliases[k].dirfd, dir->fd))
+			a = &record_aliases[k];
+	if (!a)
+		a = &record_aliases[record_alias_next++ % RECORD_ALIAS_MAX];
+	copy = strdup(name);
+	fd = copy ? fcntl(dir->fd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (fd < 0) {
+		free(copy);
+		return;
+	}
+	if (a->dirfd >= 0)
+		close(a->dirfd);
+	free(a->name);
+	*a = (struct record_alias){ dev, ino, fd, copy };
+}
+
+/* The store-relative path of the directory open on FD into REL (PATH_MAX
+ * + 1 bytes). Returns a pointer into REL's buffer or NULL (-errno in *rc):
+ * -ENOENT for a removed directory or one outside the store. */
+static const char *record_fd_rel(struct fs *fs, int fd, char *abs, int *rc)
+{
+	char proc[FS_PROCPATH_MAX];
+	const char *rel;
+	ssize_t n;
+
+	fs_procpath(proc, fd);
+	n = readlink(proc, abs, PATH_MAX);
+	if (n < 0) {
+		*rc = -errno;
+		return NULL;
+	}
+	abs[n] = '\0';
+	if ((size_t)n < fs->store_len ||
+	    memcmp(abs, fs->store, fs->store_len) != 0 ||
+	    (abs[fs->store_len] != '/' && abs[fs->store_len] != '\0') ||
+	    (n >= 10 && strcmp(abs + n - 10, " (deleted)") == 0)) {
+		*rc = -ENOENT;
+		return NULL;
+	}
+	rel = abs + fs->store_len;
+	return *rel == '/' ? rel + 1 : rel;
+}
+
+/* A kept name of non-directory I (see "Names of hard-linked
+ * non-directories") into BUF. Returns 0 or -ENOENT. */
+static int record_alias_path(struct fs *fs, const struct inode *i, char *abs,
+			     char *buf, size_t len)
+{
+	const char *rel;
+	struct stat st;
+	int rc = -ENOENT;
+
+	for (int k = 0; record_alias_ready && k < RECORD_ALIAS_MAX; k++) {
+		struct record_alias *a = &record_aliases[k];
+
+		if (a->dirfd < 0 || a->dev != i->dev || a->ino != i->ino)
+			continue;
+		if (fstatat(a->dirfd, a->name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    st.st_dev != i->dev || st.st_ino != i->ino)
+			continue;	/* that name is gone: another may not be */
+		rel = record_fd_rel(fs, a->dirfd, abs, &rc);
+		if (rel)
+			return record_join(rel, a->name, buf, len);
+	}
+	return rc;
+}
+
 int record_path(struct fs *fs, struct inode *dir, const char *name,
 		char *buf, size_t len)
 {
-	char proc[FS_PROCPATH_MAX];
 	char *abs;
-	ssize_t n;
 	const char *rel;
 	int rc = 0;
 
@@ -98,28 +213,13 @@ int record_path(struct fs *fs, struct inode *dir, const char *name,
 	abs = malloc(PATH_MAX + 1);
 	if (!abs)
 		return -ENOMEM;
-	fs_procpath(proc, dir->fd);
-	n = readlink(proc, abs, PATH_MAX);
-	if (n < 0) {
-		rc = -errno;
+	rel = record_fd_rel(fs, dir->fd, abs, &rc);
+	if (!rel && rc == -ENOENT && !name && dir->type != S_IFDIR) {
+		rc = record_alias_path(fs, dir, abs, buf, len);
 		goto out_free;
 	}
-	abs[n] = '\0';
-	if ((size_t)n < fs->store_len ||
-	    memcmp(abs, fs->store, fs->store_len) != 0 ||
-	    (abs[fs->store_len] != '/' && abs[fs->store_len] != '\0')) {
-		/* Removed directories read "... (deleted)" but keep their
-		 * prefix; anything else is outside the store. */
-		rc = -ENOENT;
+	if (!rel)
 		goto out_free;
-	}
-	if (n >= 10 && strcmp(abs + n - 10, " (deleted)") == 0) {
-		rc = -ENOENT;
-		goto out_free;
-	}
-	rel = abs + fs->store_len;
-	if (*rel == '/')
-		rel++;
 	rc = record_join(rel, name, buf, len);
 	if (rc == 0)
 		record_cache(fs, dir, rel);
@@ -179,7 +279,14 @@ void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
 	return;
 out_log:
 	/* An unlinked file (setattr through an open fd) has no path and
-	 * nothing left to replicate; anything else is worth a line. */
+	 * nothing left to replicate; anything else is worth a line, a file
+	 * that still has links but no name we know included. */
+	if (rc == -ENOENT) {
+		struct stat st;
+
+		if (fstat(dir->fd, &st) == 0 && st.st_nlink > 0)
+			rc = -ESTALE;
+	}
 	if (rc != -ENOENT)
 		log_error("could not prepare the journal for a change; the "
 			  "peer will need a resync of this path",
@@ -211,6 +318,7 @@ void record_seen(struct fs *fs, struct inode *dir, const char *name, struct inod
 	journal_ns_lock(fs->journal);
 	if (record_path(fs, dir, name, buf, RECORD_PATH_MAX) == 0)
 		record_cache(fs, i, buf);
+	record_alias_note(fs, dir, name, i->dev, i->ino);
 	journal_ns_unlock(fs->journal);
 	free(buf);
 }

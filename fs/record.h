@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "journal/journal.h"
 
@@ -45,6 +46,11 @@ void record_seed(struct fs *fs, const struct record *r, struct inode *i);
 /* Between the two of a LINK or RENAME: I now has the record's path2 as
  * a name, which later records of I may use (see record_path). */
 void record_seed_path2(struct fs *fs, const struct record *r, struct inode *i);
+/* Under the ns lock: DIR/NAME is a name of the non-directory (DEV, INO),
+ * which has several links; kept so that its later records can name it
+ * once the name its fd was opened through is gone (see record.c). */
+void record_alias_note(struct fs *fs, struct inode *dir, const char *name,
+		       dev_t dev, ino_t ino);
 /* A lookup found inode I (not a directory, several links) as DIR/NAME:
  * that name stays usable for I's records while it names I, even after
  * the name I's fd was opened by is removed. Takes the namespace lock. */

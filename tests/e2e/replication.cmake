@@ -22,3 +22,4 @@ twinfs_e2e_test(e2e_fidelity_xattr_exchange tests/e2e/fidelity_xattr_exchange.sh
 twinfs_e2e_test(e2e_fidelity_empty_create tests/e2e/fidelity_empty_create.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_fifo tests/e2e/fidelity_fifo.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_xattr_replay tests/e2e/fidelity_xattr_replay.sh TIMEOUT 150)
+twinfs_e2e_test(e2e_fidelity_random tests/e2e/fidelity_random.sh TIMEOUT 240)
