@@ -1045,6 +1045,53 @@ static int recv_setattr(struct receiver *r, struct path_ref *ref, const char *pa
 	return recv_set_meta(r, ref->dirfd, ref->name, mask, mode, uid, gid, atime, mtime);
 }
 
+/* True if NAME is one of the NUL-terminated names in LIST[0, LEN). */
+static bool recv_in_list(const char *list, size_t len, const char *name)
+{
+	for (size_t i = 0; i < len; i += strlen(list + i) + 1)
+		if (strcmp(list + i, name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * REMOVEXATTR without a name: the xattrs the entry has on the primary
+ * (user.* and trusted.*, the ones replicated) are the NUL-terminated names
+ * in xvalue; every other one of those namespaces goes. The sender sends
+ * it, then a SETXATTR per name, with the re-sent state of a path, so
+ * that the path's xattrs are the primary's whatever the peer held (a
+ * replay after a crash may have left another inode's under that name).
+ * FD >= 0: the entry is open there; else P names it without following.
+ */
+static int recv_xattr_keep(int fd, const char *p, const struct journal_op *op)
+{
+	char *names;
+	ssize_t n;
+	int rc = 0;
+
+	n = fd >= 0 ? flistxattr(fd, NULL, 0) : llistxattr(p, NULL, 0);
+	if (n <= 0)
+		return n < 0 && errno != ENOTSUP ? -errno : 0;
+	names = malloc((size_t)n);
+	if (!names)
+		return -ENOMEM;
+	n = fd >= 0 ? flistxattr(fd, names, (size_t)n) : llistxattr(p, names, (size_t)n);
+	for (ssize_t i = 0; n > 0 && i < n && rc == 0; i += (ssize_t)strlen(names + i) + 1) {
+		const char *name = names + i;
+
+		if ((strncmp(name, "user.", 5) != 0 && strncmp(name, "trusted.", 8) != 0) ||
+		    recv_in_list(op->xvalue, op->xsize, name))
+			continue;
+		if ((fd >= 0 ? fremovexattr(fd, name) : lremovexattr(p, name)) < 0 &&
+		    errno != ENODATA)
+			rc = -errno;
+	}
+	if (n < 0)
+		rc = -errno;
+	free(names);
+	return rc;
+}
+
 /* l*xattr on "/proc/self/fd/DIRFD/NAME": the directory was resolved safely,
  * and the l* calls do not follow NAME. */
 static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
@@ -1052,6 +1099,12 @@ static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct jou
 	struct recv_fd *slot = *op->path ? recv_fd_find(r, op->path) : NULL;
 	char p[PROTO_NAME_MAX + 64];
 
+	if (!op->xname && op->type == JOP_REMOVEXATTR) {
+		if (op->xsize && ((const char *)op->xvalue)[op->xsize - 1] != '\0')
+			return -EINVAL;
+		snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", ref->dirfd, ref->name);
+		return recv_xattr_keep(slot ? slot->fd : -1, p, op);
+	}
 	if (!op->xname)
 		return -EINVAL;
 	if (slot && op->type == JOP_SETXATTR)
