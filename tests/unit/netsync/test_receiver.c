@@ -969,6 +969,39 @@ static void test_results_whiteout_fifo(void **state)
 	evbuffer_free(b);
 }
 
+/* REMOVEXATTR without a name keeps only the listed user/trusted xattrs. */
+static void test_xattr_keep_list(void **state)
+{
+	struct fx *f = *state;
+	struct receiver *r;
+	struct evbuffer *b = evbuffer_new();
+	char p[200], v[8];
+
+	snprintf(p, sizeof(p), "%s/f", f->store);
+	assert_int_equal(close(open(p, O_CREAT | O_WRONLY, 0644)), 0);
+	if (setxattr(p, "user.keep", "1", 1, 0) < 0 || setxattr(p, "user.stale", "2", 1, 0) < 0 ||
+	    setxattr(p, "user.old", "3", 1, 0) < 0) {
+		evbuffer_free(b);
+		skip();		/* no user xattrs on this filesystem */
+	}
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	op(b, 1, (struct journal_op){ .type = JOP_REMOVEXATTR, .path = "f",
+		.xvalue = "user.keep\0user.new\0", .xsize = 20 });
+	op(b, 2, (struct journal_op){ .type = JOP_SETXATTR, .path = "f", .xname = "user.new",
+		.xvalue = "4", .xsize = 1 });
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(getxattr(p, "user.keep", v, sizeof(v)), 1);
+	assert_int_equal(getxattr(p, "user.new", v, sizeof(v)), 1);
+	assert_int_equal(getxattr(p, "user.stale", v, sizeof(v)), -1);
+	assert_int_equal(getxattr(p, "user.old", v, sizeof(v)), -1);
+	/* an empty list removes them all */
+	op(b, 3, (struct journal_op){ .type = JOP_REMOVEXATTR, .path = "f" });
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(listxattr(p, v, sizeof(v)), 0);
+	receiver_close(r);
+	evbuffer_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -987,6 +1020,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_long_run_drops_written_pages, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_results_whiteout_fifo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_xattr_keep_list, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
