@@ -73,6 +73,9 @@ void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int rc;
 
 	rc = fs_do_lookup(fs, inode_get(fs->itab, parent), name, &e);
+	if (rc == 0 && !S_ISDIR(e.attr.st_mode) && e.attr.st_nlink > 1)
+		record_seen(fs, inode_get(fs->itab, parent), name,
+			    inode_get(fs->itab, e.ino));
 	if (rc == -ENOENT) {
 		/* Negative entry, cached as long as positive ones: only this
 		 * mount changes the store, and the kernel drops the negative
@@ -212,6 +215,8 @@ void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		goto out_unlock;
 	}
 	linked = true;
+	record_seed_path2(fs, &rec, i);
+	record_alias_note(fs, dir, newname, i->dev, i->ino);
 	rc = fs_do_lookup(fs, dir, newname, &e);
 out_unlock:
 	record_end(fs, &rec, linked);
@@ -253,6 +258,24 @@ void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fs_remove(req, parent, name, JOP_RMDIR);
 }
 
+/*
+ * A hard-linked non-directory just moved to DIR/NAME (DIRFD: DIR's fd,
+ * borrowed by the caller; path2 of the
+ * record, or its path for the other side of an exchange): its fd may have
+ * been opened through a name removed since, so its /proc link cannot name
+ * it; the new name is kept for its later records (record_alias_note).
+ * Under the ns lock, between the rename and its record. Directories and
+ * single-link files need nothing: their fd follows the move.
+ */
+static void fs_rename_seed(struct fs *fs, struct inode *dir, int dirfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+	    st.st_nlink > 1)
+		record_alias_note(fs, dir, name, st.st_dev, st.st_ino);
+}
+
 void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	       fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
@@ -273,6 +296,10 @@ void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rec.op.flags = flags;
 	if (renameat2(ffd, name, tfd, newname, flags) < 0)
 		rc = -errno;
+	if (rc == 0)
+		fs_rename_seed(fs, to, tfd, newname);
+	if (rc == 0 && (flags & RENAME_EXCHANGE))
+		fs_rename_seed(fs, from, ffd, name);
 	if (rc == 0) {
 		struct stat st;
 

@@ -2,7 +2,8 @@
  * record — the filesystem's side of the journal contract
  * (netsync/journal.h): every journal call the FUSE handlers make goes
  * through here. Runs in any FUSE worker thread. Owns nothing but path
- * buffers; never touches the store except to read a path or a link count.
+ * buffers; never changes the store, only reads paths, link counts and the
+ * results of an op (fstatat, journal/op.h).
  *
  * Paths: records name files relative to the store root. We do not keep a
  * name tree; the kernel resolves "/proc/self/fd/N" of the parent's O_PATH
@@ -61,17 +62,158 @@ static void record_cache(struct fs *fs, struct inode *i, const char *rel)
 	i->rpath_gen = fs->ns_gen;
 }
 
+/*
+ * A cached path from an older generation still names I if it resolves to
+ * I's inode now (under the ns lock nothing moves it meanwhile). That is
+ * the only way to name a hard-linked inode whose fd was opened through a
+ * name since removed: its /proc link reads "... (deleted)", yet the inode
+ * lives on under another name (cached by fs_link, or seen by a lookup),
+ * and a link, setattr or xattr change of it must still be recorded.
+ */
+static bool record_still_names(struct fs *fs, const struct inode *i)
+{
+	struct stat st;
+
+	if (i == inode_root(fs->itab))
+		return true;
+	return fstatat(inode_root(fs->itab)->fd, i->rpath, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       st.st_ino == i->ino && st.st_dev == i->dev;
+}
+
+/*
+ * Names of hard-linked non-directories. The /proc link of an inode's fd
+ * names the dentry it was opened through; once that name is removed it
+ * reads "... (deleted)" although the inode lives on under other names,
+ * and its link, chown, setattr or xattr change must still be recorded.
+ * So each name such an inode gets (link, rename) or is looked up by is
+ * kept here as (fd of its directory, name), keyed by (dev, ino): a
+ * directory fd follows the directory's renames, and an entry counts only
+ * while that name still resolves to the inode (checked under the ns
+ * lock, so it cannot change meanwhile). A small table: an entry pushed
+ * out only costs the fallback below it (the record is not made).
+ */
+#define RECORD_ALIAS_MAX 1024
+struct record_alias {
+	dev_t dev;
+	ino_t ino;
+	int dirfd;	/* O_PATH dup of the directory's fd; -1: free slot */
+	char *name;
+};
+static struct record_alias record_aliases[RECORD_ALIAS_MAX];
+static unsigned record_alias_next;	/* round-robin victim */
+static bool record_alias_ready;
+
+static bool record_same_file(int fd1, int fd2)
+{
+	struct stat a, b;
+
+	return fstat(fd1, &a) == 0 && fstat(fd2, &b) == 0 && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+/* Under the ns lock. */
+void record_alias_note(struct fs *fs, struct inode *dir, const char *name,
+		       dev_t dev, ino_t ino)
+{
+	struct record_alias *a = NULL;
+	char *copy;
+	int fd, dfd;
+
+	if (!fs->journal)
+		return;
+	if (!record_alias_ready) {
+		for (int k = 0; k < RECORD_ALIAS_MAX; k++)
+			record_aliases[k].dirfd = -1;
+		record_alias_ready = true;
+	}
+	dfd = inode_fd_get(fs->itab, dir);
+	if (dfd < 0)
+		return;
+	/* one slot per name: an inode may lose any of them */
+	for (int k = 0; k < RECORD_ALIAS_MAX && !a; k++)
+		if (record_aliases[k].dirfd >= 0 && record_aliases[k].dev == dev &&
+		    record_aliases[k].ino == ino && strcmp(record_aliases[k].name, name) == 0 &&
+		    record_same_file(record_aliases[k].dirfd, dfd))
+			a = &record_aliases[k];
+	if (!a)
+		a = &record_aliases[record_alias_next++ % RECORD_ALIAS_MAX];
+	copy = strdup(name);
+	fd = copy ? fcntl(dfd, F_DUPFD_CLOEXEC, 0) : -1;
+	inode_fd_put(fs->itab, dir, dfd);
+	if (fd < 0) {
+		free(copy);
+		return;
+	}
+	if (a->dirfd >= 0)
+		close(a->dirfd);
+	free(a->name);
+	*a = (struct record_alias){ dev, ino, fd, copy };
+}
+
+/* The store-relative path of the directory open on FD into REL (PATH_MAX
+ * + 1 bytes). Returns a pointer into REL's buffer or NULL (-errno in *rc):
+ * -ENOENT for a removed directory or one outside the store. */
+static const char *record_fd_rel(struct fs *fs, int fd, char *abs, int *rc)
+{
+	char proc[FS_PROCPATH_MAX];
+	const char *rel;
+	ssize_t n;
+
+	fs_procpath(proc, fd);
+	n = readlink(proc, abs, PATH_MAX);
+	if (n < 0) {
+		*rc = -errno;
+		return NULL;
+	}
+	abs[n] = '\0';
+	if ((size_t)n < fs->store_len ||
+	    memcmp(abs, fs->store, fs->store_len) != 0 ||
+	    (abs[fs->store_len] != '/' && abs[fs->store_len] != '\0') ||
+	    (n >= 10 && strcmp(abs + n - 10, " (deleted)") == 0)) {
+		*rc = -ENOENT;
+		return NULL;
+	}
+	rel = abs + fs->store_len;
+	return *rel == '/' ? rel + 1 : rel;
+}
+
+/* A kept name of non-directory I (see "Names of hard-linked
+ * non-directories") into BUF. Returns 0 or -ENOENT. */
+static int record_alias_path(struct fs *fs, const struct inode *i, char *abs,
+			     char *buf, size_t len)
+{
+	const char *rel;
+	struct stat st;
+	int rc = -ENOENT;
+
+	for (int k = 0; record_alias_ready && k < RECORD_ALIAS_MAX; k++) {
+		struct record_alias *a = &record_aliases[k];
+
+		if (a->dirfd < 0 || a->dev != i->dev || a->ino != i->ino)
+			continue;
+		if (fstatat(a->dirfd, a->name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    st.st_dev != i->dev || st.st_ino != i->ino)
+			continue;	/* that name is gone: another may not be */
+		rel = record_fd_rel(fs, a->dirfd, abs, &rc);
+		if (rel)
+			return record_join(rel, a->name, buf, len);
+	}
+	return rc;
+}
+
 int record_path(struct fs *fs, struct inode *dir, const char *name,
 		char *buf, size_t len)
 {
-	char proc[FS_PROCPATH_MAX];
 	char *abs;
-	ssize_t n;
 	const char *rel;
 	int rc = 0, fd;
 
 	if (dir->rpath && dir->rpath_gen == fs->ns_gen)
 		return record_join(dir->rpath, name, buf, len);
+	if (dir->rpath && record_still_names(fs, dir)) {
+		dir->rpath_gen = fs->ns_gen;
+		return record_join(dir->rpath, name, buf, len);
+	}
 	abs = malloc(PATH_MAX + 1);
 	if (!abs)
 		return -ENOMEM;
@@ -80,29 +222,14 @@ int record_path(struct fs *fs, struct inode *dir, const char *name,
 		rc = fd;
 		goto out_free;
 	}
-	fs_procpath(proc, fd);
-	n = readlink(proc, abs, PATH_MAX);
-	if (n < 0)
-		rc = -errno;
+	rel = record_fd_rel(fs, fd, abs, &rc);
 	inode_fd_put(fs->itab, dir, fd);
-	if (n < 0)
-		goto out_free;
-	abs[n] = '\0';
-	if ((size_t)n < fs->store_len ||
-	    memcmp(abs, fs->store, fs->store_len) != 0 ||
-	    (abs[fs->store_len] != '/' && abs[fs->store_len] != '\0')) {
-		/* Removed directories read "... (deleted)" but keep their
-		 * prefix; anything else is outside the store. */
-		rc = -ENOENT;
+	if (!rel && rc == -ENOENT && !name && dir->type != S_IFDIR) {
+		rc = record_alias_path(fs, dir, abs, buf, len);
 		goto out_free;
 	}
-	if (n >= 10 && strcmp(abs + n - 10, " (deleted)") == 0) {
-		rc = -ENOENT;
+	if (!rel)
 		goto out_free;
-	}
-	rel = abs + fs->store_len;
-	if (*rel == '/')
-		rel++;
 	rc = record_join(rel, name, buf, len);
 	if (rc == 0)
 		record_cache(fs, dir, rel);
@@ -136,6 +263,10 @@ void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
 
 	memset(r, 0, sizeof(*r));
 	r->op.type = type;
+	r->dir = dir;
+	r->name = name;
+	r->dir2 = dir2;
+	r->name2 = name2;
 	if (!fs->journal)
 		return;
 	journal_ns_lock(fs->journal);
@@ -164,7 +295,17 @@ void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
 	return;
 out_log:
 	/* An unlinked file (setattr through an open fd) has no path and
-	 * nothing left to replicate; anything else is worth a line. */
+	 * nothing left to replicate; anything else is worth a line, a file
+	 * that still has links but no name we know included. */
+	if (rc == -ENOENT) {
+		struct stat st;
+		int fd = inode_fd_get(fs->itab, dir);
+
+		if (fd >= 0 && fstat(fd, &st) == 0 && st.st_nlink > 0)
+			rc = -ESTALE;
+		if (fd >= 0)
+			inode_fd_put(fs->itab, dir, fd);
+	}
 	if (rc != -ENOENT)
 		log_error("could not prepare the journal for a change; the "
 			  "peer will need a resync of this path",
@@ -178,6 +319,97 @@ void record_seed(struct fs *fs, const struct record *r, struct inode *i)
 		record_cache(fs, i, r->op.path);
 }
 
+void record_seed_path2(struct fs *fs, const struct record *r, struct inode *i)
+{
+	if (fs->journal && r->ok && r->op.path2)
+		record_cache(fs, i, r->op.path2);
+}
+
+void record_seen(struct fs *fs, struct inode *dir, const char *name, struct inode *i)
+{
+	char *buf;
+
+	if (!fs->journal)
+		return;
+	buf = malloc(RECORD_PATH_MAX);
+	if (!buf)
+		return;
+	journal_ns_lock(fs->journal);
+	if (record_path(fs, dir, name, buf, RECORD_PATH_MAX) == 0)
+		record_cache(fs, i, buf);
+	record_alias_note(fs, dir, name, i->dev, i->ino);
+	journal_ns_unlock(fs->journal);
+	free(buf);
+}
+
+/* Result slot K of R's op: the mtime of NAME in DIR (DIR itself when
+ * NAME is NULL), not following a symlink. Nothing when it cannot be read
+ * (an unlinked name): the peer then keeps what it has. */
+static void record_res(struct fs *fs, struct record *r, int k, struct inode *dir,
+		       const char *name, struct stat *out)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (!dir || (fd = inode_fd_get(fs->itab, dir)) < 0)
+		return;
+	rc = fstatat(fd, name ? name : "", &st, AT_SYMLINK_NOFOLLOW | (name ? 0 : AT_EMPTY_PATH));
+	inode_fd_put(fs->itab, dir, fd);
+	if (rc < 0)
+		return;
+	r->op.res_mask |= JRES_BIT(k);
+	r->op.res_mtime[k] = st.st_mtim;
+	if (out)
+		*out = st;
+}
+
+/*
+ * What the op left in the store, read under the namespace lock right
+ * after the change (no other op in between): the mtimes the peer must
+ * end up with. Entries that an op creates or moves (new node, link,
+ * rename target, both sides of an exchange, a whiteout) and every
+ * directory whose entries changed. A setattr carries its own values; an
+ * xattr change moves no mtime.
+ */
+static void record_results(struct fs *fs, struct record *r)
+{
+	struct journal_op *op = &r->op;
+	struct stat st;
+
+	switch (op->type) {
+	case JOP_CREATE:
+	case JOP_MKDIR:
+	case JOP_MKNOD:
+	case JOP_SYMLINK:
+		record_res(fs, r, JRES_PATH, r->dir, r->name, NULL);
+		/* fallthrough */
+	case JOP_UNLINK:
+	case JOP_RMDIR:
+		record_res(fs, r, JRES_DIR, r->dir, NULL, NULL);
+		break;
+	case JOP_LINK:
+		/* dir is the inode itself: its own directory does not change */
+		record_res(fs, r, JRES_PATH2, r->dir2, r->name2, NULL);
+		record_res(fs, r, JRES_DIR2, r->dir2, NULL, NULL);
+		break;
+	case JOP_RENAME:
+		if (op->flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) {
+			memset(&st, 0, sizeof(st));
+			record_res(fs, r, JRES_PATH, r->dir, r->name, &st);
+			if (op->flags & RENAME_WHITEOUT) {
+				op->uid = st.st_uid;
+				op->gid = st.st_gid;
+			}
+		}
+		record_res(fs, r, JRES_PATH2, r->dir2, r->name2, NULL);
+		record_res(fs, r, JRES_DIR, r->dir, NULL, NULL);
+		record_res(fs, r, JRES_DIR2, r->dir2, NULL, NULL);
+		break;
+	default:
+		break;
+	}
+}
+
 void record_end(struct fs *fs, struct record *r, bool applied)
 {
 	int64_t seq;
@@ -185,6 +417,7 @@ void record_end(struct fs *fs, struct record *r, bool applied)
 	if (!fs->journal)
 		return;
 	if (applied && r->ok) {
+		record_results(fs, r);
 		seq = journal_append(fs->journal, &r->op);
 		if (seq < 0)
 			log_error("could not journal a change; the peer will "

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "journal/journal.h"
 
@@ -27,15 +28,33 @@ struct record {
 	struct journal_op op;
 	char *paths;		/* owns op.path / op.path2 */
 	bool ok;		/* paths known: the op can be appended */
+	/* where the op happens, for its results (record_end) */
+	struct inode *dir, *dir2;
+	const char *name, *name2;
 };
 
 void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
 		  struct inode *dir, const char *name,
 		  struct inode *dir2, const char *name2);
+/* When APPLIED, record_end first reads the op's results (journal/op.h:
+ * the mtimes of the entries and directories it changed, and for a
+ * RENAME_WHITEOUT the whiteout's owner) from the store. */
 void record_end(struct fs *fs, struct record *r, bool applied);
 /* Between the two: I was just made at the record's path, so that is the
  * path later records of I start from (no readlink for them). */
 void record_seed(struct fs *fs, const struct record *r, struct inode *i);
+/* Between the two of a LINK or RENAME: I now has the record's path2 as
+ * a name, which later records of I may use (see record_path). */
+void record_seed_path2(struct fs *fs, const struct record *r, struct inode *i);
+/* Under the ns lock: DIR/NAME is a name of the non-directory (DEV, INO),
+ * which has several links; kept so that its later records can name it
+ * once the name its fd was opened through is gone (see record.c). */
+void record_alias_note(struct fs *fs, struct inode *dir, const char *name,
+		       dev_t dev, ino_t ino);
+/* A lookup found inode I (not a directory, several links) as DIR/NAME:
+ * that name stays usable for I's records while it names I, even after
+ * the name I's fd was opened by is removed. Takes the namespace lock. */
+void record_seen(struct fs *fs, struct inode *dir, const char *name, struct inode *i);
 
 /* Lets the journal run fs_scan_writers (ON, once mounted), or stops it
  * (waits for a scan under way). */

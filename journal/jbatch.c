@@ -330,9 +330,22 @@ static int jbatch_begin_locked(struct journal *j, struct jtake *t)
 	rc = journal_rescan_locked(j);
 	if (rc < 0)
 		return rc;
-	seq = journal_append_locked(j, &bop, true);
-	if (seq < 0)
-		return (int)seq;
+	/*
+	 * Taken again after a requeue with nothing recorded since (a peer
+	 * that failed the batch reconnects and gets it again): the BATCH
+	 * record already there still closes it. Appending one per retry grew
+	 * the journal by a record each reconnect while nothing changed. A
+	 * barrier owed above head (journal_owe_batch) needs a new seq.
+	 */
+	if (j->batch_rec_seq && j->batch_rec_seq == j->head_seq &&
+	    j->sent_seq < j->head_seq && j->barrier_seq <= j->head_seq) {
+		seq = (int64_t)j->head_seq;
+	} else {
+		seq = journal_append_locked(j, &bop, true);
+		if (seq < 0)
+			return (int)seq;
+		j->batch_rec_seq = (uint64_t)seq;
+	}
 	t->end = (uint64_t)seq;
 	t->first = j->sent_seq + 1;
 	j->taking_end = t->end;

@@ -104,6 +104,7 @@ struct journal {
 	pthread_cond_t acked_cv;	/* acked_seq moved, or closing */
 
 	uint64_t head_seq, durable_seq, acked_seq, sent_seq, epoch;
+	uint64_t batch_rec_seq;	/* the last BATCH record a take appended (jbatch.c) */
 	uint64_t barrier_seq;		/* a batch ending at >= this is owed */
 	uint64_t barrier_floor;		/* lowest seq handed out by a barrier
 					 * not yet answered by a complete take */

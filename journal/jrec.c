@@ -46,9 +46,20 @@ static uint64_t jrec_strfield(const char *s)
 	return s ? strlen(s) + 1 : 0;
 }
 
+/*
+ * Results (op.h, res_mask/res_mtime) follow the strings as an extension
+ * whose length is in the fixed field at +96 (0: none, as in records
+ * written before results existed, which therefore still decode):
+ * u32 res_mask, then per JRES_* slot u64 tv_sec and u32 tv_nsec.
+ */
+#define JREC_RES_LEN (4 + JRES_N * 12)
+
 int64_t jrec_size(const struct journal_op *op)
 {
 	uint64_t n = JREC_MIN;
+
+	if (op->res_mask)
+		n += JREC_RES_LEN;
 
 	n += jrec_strfield(op->path ? op->path : "");
 	n += jrec_strfield(op->path2);
@@ -107,7 +118,18 @@ size_t jrec_encode(void *buf, uint64_t seq, const struct journal_op *op)
 	} else {
 		put32(f + 92, 0);
 	}
-	put64(f + 96, 0);	/* reserved */
+	if (op->res_mask) {
+		put32(f + 96, JREC_RES_LEN);
+		put32(p, op->res_mask);
+		for (int k = 0; k < JRES_N; k++) {
+			put64(p + 4 + 12 * k, (uint64_t)op->res_mtime[k].tv_sec);
+			put32(p + 12 + 12 * k, (uint32_t)op->res_mtime[k].tv_nsec);
+		}
+		p += JREC_RES_LEN;
+	} else {
+		put32(f + 96, 0);
+	}
+	put32(f + 100, 0);	/* reserved */
 	len = (size_t)(p - b) + JREC_TRAILER;
 	put32(b + 4, (uint32_t)len);
 	put64(p, XXH3_64bits(b, (size_t)(p - b)));
@@ -184,6 +206,19 @@ int jrec_decode(const void *buf, size_t len, struct journal_rec *out)
 			return -EBADMSG;
 		op->xvalue = p;
 		op->xsize = xv - 1;
+		p += xv;
+	}
+	xv = get32(f + 96);
+	if (xv) {
+		if (xv != JREC_RES_LEN || (size_t)(end - p) < xv)
+			return -EBADMSG;
+		op->res_mask = get32(p) & (JRES_BIT(JRES_N) - 1);
+		for (int k = 0; k < JRES_N; k++) {
+			op->res_mtime[k].tv_sec = (time_t)get64(p + 4 + 12 * k);
+			op->res_mtime[k].tv_nsec = (long)get32(p + 12 + 12 * k);
+			if (op->res_mtime[k].tv_nsec >= 1000000000L)
+				return -EBADMSG;
+		}
 		p += xv;
 	}
 	if (p != end)

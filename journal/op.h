@@ -18,8 +18,9 @@ enum journal_op_type {
 	JOP_MKNOD,	/* path, mode (S_IFIFO/S_IFSOCK/S_IFCHR/S_IFBLK), rdev, uid, gid */
 	JOP_SYMLINK,	/* path, target (in path2), uid, gid */
 	JOP_LINK,	/* path = existing, path2 = new name */
-	JOP_RENAME,	/* path -> path2, flags = RENAME_NOREPLACE|RENAME_EXCHANGE;
-			 * mode S_IFDIR when a directory moves (either side) */
+	JOP_RENAME,	/* path -> path2, flags = RENAME_NOREPLACE|EXCHANGE|WHITEOUT;
+			 * mode S_IFDIR when a directory moves (either side);
+			 * with WHITEOUT, uid/gid are the whiteout's owner */
 	JOP_UNLINK,	/* path */
 	JOP_RMDIR,	/* path */
 	JOP_SETATTR,	/* path, attr_mask (JATTR_*), mode/uid/gid/size/atime/mtime */
@@ -40,6 +41,22 @@ enum journal_op_type {
 #define JATTR_ATIME (1u << 4)
 #define JATTR_MTIME (1u << 5)
 
+/*
+ * Results: the mtimes the primary's store held right after the op (read
+ * under the namespace lock, so no other change came in between), which the
+ * peer sets once it has applied the op, in op order: a new entry, a
+ * directory whose entries changed and a whiteout get the primary's mtime,
+ * not the peer's clock. res_mask says which of res_mtime[] are known.
+ */
+enum journal_res {
+	JRES_PATH,	/* the entry at path after the op (new, exchanged, whiteout) */
+	JRES_PATH2,	/* the entry at path2 (link, rename target) */
+	JRES_DIR,	/* the directory holding path */
+	JRES_DIR2,	/* the directory holding path2 */
+	JRES_N
+};
+#define JRES_BIT(k) (1u << (k))
+
 /* A namespace operation. Paths are relative to the store root, no leading
  * '/', never "." or ".." components ("" is the root itself). */
 struct journal_op {
@@ -58,6 +75,8 @@ struct journal_op {
 	/* For JOP_CREATE/MKDIR/MKNOD/SYMLINK: the new inode's st_ino, so that
 	 * later writes to it know it was created in this epoch. */
 	uint64_t ino;
+	uint32_t res_mask;	/* JRES_BIT(JRES_*) */
+	struct timespec res_mtime[JRES_N];
 };
 
 /* "create", "rename", ... (for logs); NULL for a type that is not one. */

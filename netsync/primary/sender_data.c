@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -152,6 +153,14 @@ static int cursor_open_file(struct sender *s, const struct journal_dirty *d)
 	char proc[64];
 	int fl, fd;
 
+	/* Only a regular file is ever opened: a fifo there would block this
+	 * loop, a device open has side effects, and neither has data to send
+	 * (a later record replaces or describes it). */
+	if ((d->fd >= 0 ? fstat(d->fd, &c->st) :
+			  fstatat(s->store_fd, d->path, &c->st, AT_SYMLINK_NOFOLLOW)) < 0)
+		return -errno;
+	if (!S_ISREG(c->st.st_mode))
+		return -ENOENT;
 	if (d->fd >= 0) {
 		fl = fcntl(d->fd, F_GETFL);
 		if (fl < 0)
@@ -186,6 +195,63 @@ out_stat:
 }
 
 /* ---- streaming ---- */
+
+/* The whole xattr state (user.*, trusted.*) of the repaired file open on
+ * FD, named PATH: REMOVEXATTR without a name listing the names it keeps
+ * (docs/protocol.md), then a SETXATTR per name. Returns 0 or -errno. */
+static int sender_put_fd_xattrs(struct evbuffer *out, uint64_t seq, const char *path,
+				int fd)
+{
+	struct journal_op op = { .type = JOP_REMOVEXATTR, .path = path };
+	char *names = NULL, *val = NULL;
+	size_t keep = 0;
+	ssize_t n, vn;
+	int rc = 0;
+
+	n = flistxattr(fd, NULL, 0);
+	if (n < 0)
+		return errno == ENOTSUP ? 0 : -errno;
+	names = malloc((size_t)n + 1);
+	val = malloc(PROTO_XVALUE_MAX);
+	if (!names || !val) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	n = n ? flistxattr(fd, names, (size_t)n) : 0;
+	if (n < 0) {
+		rc = -errno;
+		goto out_free;
+	}
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
+		size_t l = strlen(names + i) + 1;
+
+		if (strncmp(names + i, "user.", 5) == 0 || strncmp(names + i, "trusted.", 8) == 0) {
+			memmove(names + keep, names + i, l);
+			keep += l;
+		}
+	}
+	op.xvalue = keep ? names : NULL;
+	op.xsize = keep;
+	if (proto_encode_op(out, seq, &op) < 0) {
+		rc = -EINVAL;
+		goto out_free;
+	}
+	for (size_t i = 0; i < keep; i += strlen(names + i) + 1) {
+		vn = fgetxattr(fd, names + i, val, PROTO_XVALUE_MAX);
+		if (vn < 0)
+			continue;	/* removed meanwhile: a later op says so */
+		op = (struct journal_op){ .type = JOP_SETXATTR, .path = path, .xname = names + i,
+					  .xvalue = val, .xsize = (size_t)vn };
+		if (proto_encode_op(out, seq, &op) < 0) {
+			rc = -EINVAL;
+			goto out_free;
+		}
+	}
+out_free:
+	free(names);
+	free(val);
+	return rc;
+}
 
 /* Sends the next data block or ATTR of the current file; moves the cursor.
  * Returns 1 if it put something on the wire (or skipped a block the peer
@@ -248,6 +314,11 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 			c->off = d->ranges[c->range].off;
 			continue;
 		}
+		/* A repaired path gets its whole state: xattrs too. */
+		if (c->file >= cursor_n_files(c) &&
+		    sender_put_fd_xattrs(out, c->cur->b->end_seq, d->path, c->fd) < 0)
+			log_warn("cannot re-send the extended attributes of a file",
+				 "path=%s", d->path);
 		if (fstat(c->fd, &c->st) == 0) {
 			memset(&a, 0, sizeof(a));
 			a.path = d->path;

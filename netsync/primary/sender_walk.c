@@ -148,6 +148,8 @@ int sender_put_scan(struct sender *s, struct evbuffer *out,
 	op.mode = st.st_mode;
 	op.uid = st.st_uid;
 	op.gid = st.st_gid;
+	op.res_mask = JRES_BIT(JRES_PATH);	/* a file's ATTR follows its data */
+	op.res_mtime[JRES_PATH] = st.st_mtim;
 	if (S_ISREG(st.st_mode)) {
 		op.type = JOP_CREATE;
 	} else if (S_ISDIR(st.st_mode)) {
@@ -366,7 +368,7 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 	op.mode = it->st.st_mode;
 	op.uid = it->st.st_uid;
 	op.gid = it->st.st_gid;
-	if (S_ISREG(it->st.st_mode) && it->link_to) {
+	if (!S_ISDIR(it->st.st_mode) && it->link_to) {
 		op.type = JOP_LINK;
 		op.path = it->link_to;
 		op.path2 = it->path;
@@ -424,6 +426,9 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 		return 0;
 	case JOP_MKNOD:
 		sender_put_walk_attr(out, it, meta);
+		return 0;
+	case JOP_SYMLINK:	/* no mode of its own */
+		sender_put_walk_attr(out, it, meta & ~JATTR_MODE);
 		return 0;
 	default:
 		return 0;

@@ -239,7 +239,7 @@ int treewalk_next(struct treewalk *w, struct treewalk_item *it)
 		it->path = w->path;
 		it->dirfd = dirfd(f->d);
 		it->name = w->path + plen;
-		if (S_ISREG(it->st.st_mode) && it->st.st_nlink > 1) {
+		if (!S_ISDIR(it->st.st_mode) && it->st.st_nlink > 1) {
 			rc = tw_link_seen(w, &it->st, w->path, &it->link_to);
 			if (rc < 0)
 				return rc;

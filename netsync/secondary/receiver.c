@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -392,22 +393,35 @@ out_whole:
 	t->whole_fs = true;
 }
 
-/* Touches NAME in DIRFD itself if it can be opened without side effects
- * (regular files, directories, fifos with O_NONBLOCK), else its directory. */
+/* Touches NAME in DIRFD itself if it is a regular file or a directory
+ * (opened to be fsynced), its directory for a symlink (whose owner and
+ * times ride on the directory's journal commit, as before), and the whole
+ * filesystem for a fifo, socket or device node: those are never opened
+ * (a fifo blocks, a device open has side effects) and fsync cannot reach
+ * their inode. */
 static void recv_touch_name(struct receiver *r, int dirfd, const char *name)
 {
+	struct stat st;
 	int fd;
 
 	if (r->touch.whole_fs)
 		return;		/* a syncfs covers it: no need to open it */
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode)) {
+		recv_touch(r, dirfd);
+		return;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		sync_set_free(&r->touch);
+		r->touch.whole_fs = true;
+		return;
+	}
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
 		    O_CLOEXEC);
-
 	if (fd < 0) {
 		recv_touch(r, dirfd);
 		return;
 	}
-	recv_touch(r, fd);
+	recv_touch(r, fd);	/* replaced meanwhile by a fifo: whole fs */
 	close(fd);
 }
 
@@ -502,6 +516,35 @@ static int recv_fd_adopt(struct receiver *r, const char *path, int fd,
 	return 0;
 }
 
+/*
+ * Opens NAME in DIRFD for writing as a regular file (O_CREAT with MODE
+ * when missing), never opening anything else: a fifo there would block
+ * the loop for good (no reader), a device open has side effects. Returns
+ * the fd, -ELOOP for a symlink and -EISDIR for anything else that is not
+ * a regular file in the way (the caller may remove either), or -errno.
+ */
+static int recv_open_reg(int dirfd, const char *name, mode_t mode)
+{
+	struct stat st;
+	int fd;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		return S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
+	/* O_NONBLOCK: should a fifo appear in between, the open fails
+	 * (ENXIO) or returns at once, and the fstat below refuses it */
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		    O_CLOEXEC, mode);
+	if (fd < 0)
+		return errno == ENXIO ? -EISDIR : -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	/* O_NONBLOCK means nothing to a regular file; dropped anyway */
+	(void)fcntl(fd, F_SETFL, 0);
+	return fd;
+}
+
 /* Opens (or finds in the cache) PATH for writing, creating it with mode
  * 0600 if missing (its OP CREATE may have been skipped in a resync; the
  * ATTR that follows sets the real mode). Never follows a symlink. */
@@ -509,7 +552,6 @@ static int recv_open_slot(struct receiver *r, const char *path, struct recv_fd *
 {
 	struct path_ref ref;
 	struct recv_fd *slot = recv_fd_find(r, path);
-	struct stat st;
 	int fd, rc;
 
 	if (slot) {
@@ -520,15 +562,10 @@ static int recv_open_slot(struct receiver *r, const char *path, struct recv_fd *
 	rc = recv_resolve(r, path, false, &ref);
 	if (rc < 0)
 		return rc;
-	fd = openat(ref.dirfd, ref.name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	rc = fd < 0 ? -errno : 0;
+	fd = recv_open_reg(ref.dirfd, ref.name, 0600);
 	path_put(&ref);
-	if (rc < 0)
-		return rc;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EISDIR;
-	}
+	if (fd < 0)
+		return fd;
 	return recv_fd_adopt(r, path, fd, out);
 }
 
@@ -664,21 +701,19 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 		slot->used = ++r->tick;
 		goto out_meta;
 	}
-	fd = openat(ref->dirfd, ref->name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-		    op->mode & 07777);
-	if (fd < 0 && (errno == ELOOP || errno == ENXIO || errno == EISDIR)) {
-		/* something else (a symlink, fifo, empty dir) is in the way;
-		 * removing it may change what a cached path names */
+	fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777);
+	if (fd == -EISDIR || fd == -ELOOP) {
+		/* something else (a symlink, fifo, device, empty dir) is in
+		 * the way; removing it may change what a cached path names */
 		r->ns_flush = true;
 		keep = false;
 		rc = recv_remove(ref->dirfd, ref->name);
 		if (rc < 0)
 			return rc;
-		fd = openat(ref->dirfd, ref->name,
-			    O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, op->mode & 07777);
+		fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777);
 	}
 	if (fd < 0)
-		return -errno;
+		return fd;
 out_meta:
 	rc = recv_set_meta_fd(r, fd, NULL, JATTR_UID | JATTR_GID | JATTR_MODE, op->mode,
 			      op->uid, op->gid, NULL, NULL);
@@ -776,6 +811,51 @@ out_owner:
 			     op->uid, op->gid, NULL, NULL);
 }
 
+/*
+ * Results (journal/op.h): after an op is applied, the entries and
+ * directories it changed get the mtimes the primary's store had right
+ * after it. In op order, so a later op of the batch on the same directory
+ * sets it again with its own later value; entries before directories,
+ * since setting an entry's times does not touch its directory.
+ * NAME NULL: DIRFD itself (O_RDONLY, or O_PATH for an unreadable
+ * directory, which futimens refuses; its /proc link then names it).
+ */
+static int recv_set_mtime(int dirfd, const char *name, const struct timespec *mt)
+{
+	struct timespec ts[2] = { { 0, UTIME_OMIT }, *mt };
+	char proc[64];
+	int rc;
+
+	if (name)
+		rc = utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
+	else if ((rc = futimens(dirfd, ts)) < 0 && errno == EBADF) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dirfd);
+		rc = utimensat(AT_FDCWD, proc, ts, 0);
+	}
+	/* gone already: a later op of the stream removed it */
+	return rc < 0 && errno != ENOENT ? -errno : 0;
+}
+
+/* Sets the results of OP: the entries at path (in DIRFD/NAME) and path2
+ * (DIRFD2/NAME2), then their directories. Returns 0 or -errno. */
+static int recv_results(const struct journal_op *op, int dirfd, const char *name,
+			int dirfd2, const char *name2)
+{
+	int rc = 0;
+
+	if (!op->res_mask)
+		return 0;
+	if ((op->res_mask & JRES_BIT(JRES_PATH)) && name)
+		rc = recv_set_mtime(dirfd, name, &op->res_mtime[JRES_PATH]);
+	if (rc == 0 && (op->res_mask & JRES_BIT(JRES_PATH2)) && name2)
+		rc = recv_set_mtime(dirfd2, name2, &op->res_mtime[JRES_PATH2]);
+	if (rc == 0 && (op->res_mask & JRES_BIT(JRES_DIR)) && dirfd >= 0)
+		rc = recv_set_mtime(dirfd, NULL, &op->res_mtime[JRES_DIR]);
+	if (rc == 0 && (op->res_mask & JRES_BIT(JRES_DIR2)) && dirfd2 >= 0)
+		rc = recv_set_mtime(dirfd2, NULL, &op->res_mtime[JRES_DIR2]);
+	return rc;
+}
+
 /* LINK and RENAME name two paths; both are resolved beneath the root. */
 static int recv_two(struct receiver *r, const struct journal_op *op,
 		    struct path_ref *from, struct path_ref *to)
@@ -828,11 +908,54 @@ static int recv_link(struct receiver *r, const struct journal_op *op)
 		recv_fail(r, op->path2, rc);
 out_put:
 	if (rc == 0) {
+		rc = recv_results(op, -1, NULL, to.dirfd, to.name);
+		if (rc < 0)
+			recv_fail(r, op->path2, rc);
+	}
+	if (rc == 0) {
 		recv_touch(r, to.dirfd);
 		recv_touch_name(r, to.dirfd, to.name);	/* its link count */
 	}
 	path_put(&to);
 	path_put(&from);
+	return rc;
+}
+
+/* True if NAME in DIRFD is a whiteout (a 0:0 character device). */
+static bool recv_is_whiteout(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode) &&
+	       st.st_rdev == 0;
+}
+
+/*
+ * RENAME_WHITEOUT: the rename leaves a whiteout at the old name, on the
+ * primary and so here. Where the store's filesystem cannot do the flag
+ * (EINVAL), the rename and a mknod of the whiteout do the same in two
+ * steps. The whiteout then gets the primary's owner; its mtime comes with
+ * the results. Returns 0 or -errno (errno of the rename).
+ */
+static int recv_rename_whiteout(struct receiver *r, struct path_ref *from,
+				struct path_ref *to, const struct journal_op *op)
+{
+	int rc;
+
+	if (r->replay && recv_is_whiteout(from->dirfd, from->name) &&
+	    fstatat(to->dirfd, to->name, &(struct stat){ 0 }, AT_SYMLINK_NOFOLLOW) == 0)
+		goto out_owner;	/* replay of a rename done already */
+	if (renameat2(from->dirfd, from->name, to->dirfd, to->name, RENAME_WHITEOUT) < 0) {
+		if (errno != EINVAL)
+			return -errno;
+		if (renameat(from->dirfd, from->name, to->dirfd, to->name) < 0)
+			return -errno;
+	}
+	if (!recv_is_whiteout(from->dirfd, from->name) &&
+	    mknodat(from->dirfd, from->name, S_IFCHR, makedev(0, 0)) < 0)
+		return -errno;
+out_owner:
+	rc = recv_chown(r, from->dirfd, from->name, op->uid, op->gid);
 	return rc;
 }
 
@@ -847,7 +970,11 @@ static int recv_rename(struct receiver *r, const struct journal_op *op)
 
 	if (rc < 0)
 		return rc;
-	if (renameat2(from.dirfd, from.name, to.dirfd, to.name, flags) == 0) {
+	if (!flags && (op->flags & RENAME_WHITEOUT)) {
+		rc = recv_rename_whiteout(r, &from, &to, op);
+		if (rc < 0)
+			recv_fail(r, op->path, rc);
+	} else if (renameat2(from.dirfd, from.name, to.dirfd, to.name, flags) == 0) {
 		rc = 0;
 		/*
 		 * rename() between two hard links of one inode does nothing
@@ -871,8 +998,15 @@ static int recv_rename(struct receiver *r, const struct journal_op *op)
 			recv_fail(r, op->path, rc);
 	}
 	if (rc == 0) {
+		rc = recv_results(op, from.dirfd, from.name, to.dirfd, to.name);
+		if (rc < 0)
+			recv_fail(r, op->path, rc);
+	}
+	if (rc == 0) {
 		recv_touch(r, from.dirfd);
 		recv_touch(r, to.dirfd);
+		if (op->flags & RENAME_WHITEOUT)
+			recv_touch_name(r, from.dirfd, from.name);	/* a device: whole fs */
 	}
 	path_put(&to);
 	path_put(&from);
@@ -911,6 +1045,53 @@ static int recv_setattr(struct receiver *r, struct path_ref *ref, const char *pa
 	return recv_set_meta(r, ref->dirfd, ref->name, mask, mode, uid, gid, atime, mtime);
 }
 
+/* True if NAME is one of the NUL-terminated names in LIST[0, LEN). */
+static bool recv_in_list(const char *list, size_t len, const char *name)
+{
+	for (size_t i = 0; i < len; i += strlen(list + i) + 1)
+		if (strcmp(list + i, name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * REMOVEXATTR without a name: the xattrs the entry has on the primary
+ * (user.* and trusted.*, the ones replicated) are the NUL-terminated names
+ * in xvalue; every other one of those namespaces goes. The sender sends
+ * it, then a SETXATTR per name, with the re-sent state of a path, so
+ * that the path's xattrs are the primary's whatever the peer held (a
+ * replay after a crash may have left another inode's under that name).
+ * FD >= 0: the entry is open there; else P names it without following.
+ */
+static int recv_xattr_keep(int fd, const char *p, const struct journal_op *op)
+{
+	char *names;
+	ssize_t n;
+	int rc = 0;
+
+	n = fd >= 0 ? flistxattr(fd, NULL, 0) : llistxattr(p, NULL, 0);
+	if (n <= 0)
+		return n < 0 && errno != ENOTSUP ? -errno : 0;
+	names = malloc((size_t)n);
+	if (!names)
+		return -ENOMEM;
+	n = fd >= 0 ? flistxattr(fd, names, (size_t)n) : llistxattr(p, names, (size_t)n);
+	for (ssize_t i = 0; n > 0 && i < n && rc == 0; i += (ssize_t)strlen(names + i) + 1) {
+		const char *name = names + i;
+
+		if ((strncmp(name, "user.", 5) != 0 && strncmp(name, "trusted.", 8) != 0) ||
+		    recv_in_list(op->xvalue, op->xsize, name))
+			continue;
+		if ((fd >= 0 ? fremovexattr(fd, name) : lremovexattr(p, name)) < 0 &&
+		    errno != ENODATA)
+			rc = -errno;
+	}
+	if (n < 0)
+		rc = -errno;
+	free(names);
+	return rc;
+}
+
 /* l*xattr on "/proc/self/fd/DIRFD/NAME": the directory was resolved safely,
  * and the l* calls do not follow NAME. */
 static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
@@ -918,6 +1099,12 @@ static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct jou
 	struct recv_fd *slot = *op->path ? recv_fd_find(r, op->path) : NULL;
 	char p[PROTO_NAME_MAX + 64];
 
+	if (!op->xname && op->type == JOP_REMOVEXATTR) {
+		if (op->xsize && ((const char *)op->xvalue)[op->xsize - 1] != '\0')
+			return -EINVAL;
+		snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", ref->dirfd, ref->name);
+		return recv_xattr_keep(slot ? slot->fd : -1, p, op);
+	}
 	if (!op->xname)
 		return -EINVAL;
 	if (slot && op->type == JOP_SETXATTR)
@@ -997,6 +1184,8 @@ int receiver_op(struct receiver *r, const struct proto_op *m)
 		rc = -EINVAL;
 		break;
 	}
+	if (rc == 0)
+		rc = recv_results(op, ref.dirfd, ref.name, -1, NULL);
 	if (rc == 0) {
 		switch (op->type) {
 		case JOP_SETATTR:

@@ -18,6 +18,8 @@
 /* Fixed payload bytes before the strings/blobs of each message. */
 #define HELLO_FIXED (4 + 1 + 3 + 4 + 16 + 8 + 8)
 #define OP_FIXED (8 + 2 + 2 + 4 * 5 + 8 * 3 + 12 * 2)
+/* After the OP's strings: res_mask u32 and JRES_N times (version 3). */
+#define OP_RES (4 + 12 * JRES_N)
 #define DATA_FIXED (8 + 4 + 4 + 8)
 #define ATTR_FIXED (4 * 4 + 8 + 12 * 2)
 
@@ -240,7 +242,7 @@ int proto_encode_op(struct evbuffer *out, uint64_t seq, const struct journal_op 
 	    op->xsize > PROTO_XVALUE_MAX || (op->xsize && !op->xvalue))
 		return -EINVAL;
 	plen = OP_FIXED + wire_str_size(op->path) + wire_str_size(op->path2) +
-	       wire_str_size(op->xname) + wire_blob_size(op->xsize);
+	       wire_str_size(op->xname) + wire_blob_size(op->xsize) + OP_RES;
 	rc = proto_out_begin(out, &o, plen);
 	if (rc < 0)
 		return rc;
@@ -261,6 +263,12 @@ int proto_encode_op(struct evbuffer *out, uint64_t seq, const struct journal_op 
 	wire_put_str(&o.w, op->path2);
 	wire_put_str(&o.w, op->xname);
 	wire_put_blob(&o.w, op->xvalue, op->xsize);
+	wire_put_u32(&o.w, op->res_mask);
+	for (int k = 0; k < JRES_N; k++) {
+		static const struct timespec none = { 0, 0 };
+
+		proto_put_time(&o.w, (op->res_mask & JRES_BIT(k)) ? &op->res_mtime[k] : &none);
+	}
 	return proto_out_end(out, &o, PROTO_OP, plen, plen);
 }
 
@@ -493,8 +501,16 @@ int proto_decode_op(const struct proto_frame *f, struct proto_op *m)
 	wire_get_str(&r, PROTO_PATH_MAX, &path2, &n2);
 	wire_get_str(&r, PROTO_XNAME_MAX, &xname, &nx);
 	wire_get_blob(&r, PROTO_XVALUE_MAX, &xvalue, &xsize);
+	wire_get_u32(&r, &op->res_mask);
+	for (int k = 0; k < JRES_N; k++)
+		proto_get_time(&r, &op->res_mtime[k]);
 	if (wire_reader_done(&r) < 0)
 		return -EBADMSG;
+	if (op->res_mask & ~(JRES_BIT(JRES_N) - 1))
+		return -EBADMSG;
+	for (int k = 0; k < JRES_N; k++)
+		if ((op->res_mask & JRES_BIT(k)) && op->res_mtime[k].tv_nsec >= 1000000000L)
+			return -EBADMSG;	/* a result is a real time, never NOW/OMIT */
 	if (type < JOP_CREATE || type > JOP_REMOVEXATTR)
 		return -EBADMSG;
 	op->type = (enum journal_op_type)type;

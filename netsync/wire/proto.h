@@ -18,7 +18,7 @@
 
 #include "journal/op.h"
 
-#define PROTO_VERSION 2u	/* 2: PRUNE */
+#define PROTO_VERSION 3u	/* 2: PRUNE; 3: OP results (mtimes after the op) */
 #define PROTO_MAGIC 0x31465754u	/* "TWF1" on the wire */
 #define PROTO_HDR_LEN 24u
 #define PROTO_MAX_BLOCK (16u << 20)	/* DATA block bytes */

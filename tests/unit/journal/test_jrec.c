@@ -21,6 +21,12 @@ static const struct journal_op ops[] = {
 	{ .type = JOP_SETXATTR, .path = "x", .xname = "user.empty", .xvalue = "", .xsize = 0 },
 	{ .type = JOP_MKDIR, .path = "" },
 	{ .type = JOP_MARK_DIR, .path = "d", .mtime = { 1700000000, 5 } },
+	/* results: a whiteout rename with every slot, a create with two */
+	{ .type = JOP_RENAME, .path = "a", .path2 = "d/b", .flags = 4, .uid = 7, .gid = 8,
+	  .res_mask = 0xf, .res_mtime = { { 1, 2 }, { 3, 999999999 }, { 5, 6 }, { -7, 8 } } },
+	{ .type = JOP_CREATE, .path = "f", .mode = 0100600,
+	  .res_mask = JRES_BIT(JRES_PATH) | JRES_BIT(JRES_DIR),
+	  .res_mtime = { { 1800000000, 1 }, { 0, 0 }, { 1800000000, 2 } } },
 };
 
 static void test_roundtrip(void **state)
@@ -58,6 +64,17 @@ static void test_roundtrip(void **state)
 		assert_int_equal(r.op.attr_mask, o->attr_mask);
 		assert_int_equal(r.op.mtime.tv_sec, o->mtime.tv_sec);
 		assert_int_equal(r.op.mtime.tv_nsec, o->mtime.tv_nsec);
+		assert_int_equal(r.op.flags, o->flags);
+		assert_int_equal(r.op.uid, o->uid);
+		assert_int_equal(r.op.res_mask, o->res_mask);
+		for (int k = 0; k < JRES_N; k++) {
+			assert_int_equal(r.op.res_mtime[k].tv_sec, o->res_mtime[k].tv_sec);
+			assert_int_equal(r.op.res_mtime[k].tv_nsec, o->res_mtime[k].tv_nsec);
+		}
+		/* results cost bytes only when there are some */
+		assert_int_equal(len, jrec_size(&(struct journal_op){ .type = o->type,
+			.path = o->path, .path2 = o->path2, .xname = o->xname,
+			.xvalue = o->xvalue, .xsize = o->xsize }) + (o->res_mask ? 52 : 0));
 	}
 }
 

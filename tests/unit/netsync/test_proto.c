@@ -165,7 +165,9 @@ static void test_roundtrip_op(void **state)
 		.flags = 2, .xname = "user.test", .xvalue = xv, .xsize = sizeof(xv),
 		.ino = 42,
 	};
-	struct journal_op ren = { .type = JOP_RENAME, .path = "a", .path2 = "b/c" };
+	struct journal_op ren = { .type = JOP_RENAME, .path = "a", .path2 = "b/c",
+				  .flags = 4, .res_mask = JRES_BIT(JRES_PATH) | JRES_BIT(JRES_DIR2),
+				  .res_mtime = { { 11, 12 }, { 0, 0 }, { 0, 0 }, { -13, 999999999 } } };
 	struct proto_op out;
 	struct proto_frame f;
 
@@ -202,6 +204,18 @@ static void test_roundtrip_op(void **state)
 	assert_string_equal(out.op.path2, "b/c");
 	assert_null(out.op.xname);
 	assert_null(out.op.xvalue);
+	assert_int_equal(out.op.flags, 4);
+	assert_int_equal(out.op.res_mask, JRES_BIT(JRES_PATH) | JRES_BIT(JRES_DIR2));
+	assert_int_equal(out.op.res_mtime[JRES_PATH].tv_sec, 11);
+	assert_int_equal(out.op.res_mtime[JRES_PATH].tv_nsec, 12);
+	assert_int_equal(out.op.res_mtime[JRES_DIR2].tv_sec, -13);
+	assert_int_equal(out.op.res_mtime[JRES_DIR2].tv_nsec, 999999999);
+	proto_frame_consume(b, &f);
+	/* a result is a real time: UTIME_NOW in a set slot is a bad frame */
+	ren.res_mtime[JRES_PATH].tv_nsec = UTIME_NOW;
+	assert_int_equal(proto_encode_op(b, 101, &ren), 0);
+	next_frame(b, &f);
+	assert_int_equal(proto_decode_op(&f, &out), -EBADMSG);
 	proto_frame_consume(b, &f);
 	evbuffer_free(b);
 }

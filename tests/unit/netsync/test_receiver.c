@@ -918,6 +918,90 @@ static void test_applied_file_torn_slot(void **state)
 	assert_false(dirty);
 }
 
+/* Results: mtimes of new entries and of changed directories are the
+ * primary's after the op; a whiteout rename leaves a 0:0 char device with
+ * the primary's owner; a fifo in the way of data is never opened. */
+static void test_results_whiteout_fifo(void **state)
+{
+	struct fx *f = *state;
+	struct receiver *r;
+	struct evbuffer *b = evbuffer_new();
+	char p[200];
+	struct stat st;
+	const struct timespec t1 = { 1500000000, 11 }, t2 = { 1500000001, 22 },
+			      t3 = { 1500000002, 33 };
+
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	op(b, 1, (struct journal_op){ .type = JOP_MKDIR, .path = "d", .mode = 040755,
+		.res_mask = JRES_BIT(JRES_PATH) | JRES_BIT(JRES_DIR),
+		.res_mtime = { t1, { 0, 0 }, t2 } });
+	op(b, 2, (struct journal_op){ .type = JOP_SYMLINK, .path = "d/s", .path2 = "x",
+		.res_mask = JRES_BIT(JRES_PATH) | JRES_BIT(JRES_DIR),
+		.res_mtime = { t2, { 0, 0 }, t3 } });
+	op(b, 3, (struct journal_op){ .type = JOP_CREATE, .path = "d/f", .mode = 0100644 });
+	op(b, 4, (struct journal_op){ .type = JOP_RENAME, .path = "d/f", .path2 = "g",
+		.flags = RENAME_WHITEOUT, .uid = 12, .gid = 34,
+		.res_mask = 0xf, .res_mtime = { t3, t1, t2, t1 } });
+	op(b, 5, (struct journal_op){ .type = JOP_MKNOD, .path = "fifo", .mode = 010644 });
+	data(b, "fifo", 0, "never");
+	assert_int_equal(apply_all(r, b), -EISDIR);	/* refused, not blocked */
+	snprintf(p, sizeof(p), "%s/d/s", f->store);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_int_equal(st.st_mtim.tv_sec, t2.tv_sec);
+	assert_int_equal(st.st_mtim.tv_nsec, t2.tv_nsec);
+	snprintf(p, sizeof(p), "%s/d/f", f->store);	/* the whiteout */
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	assert_int_equal(st.st_rdev, 0);
+	assert_int_equal(st.st_mtim.tv_nsec, t3.tv_nsec);
+	if (geteuid() == 0) {
+		assert_int_equal(st.st_uid, 12);
+		assert_int_equal(st.st_gid, 34);
+	}
+	snprintf(p, sizeof(p), "%s/d", f->store);	/* the last op's value */
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mtim.tv_nsec, t2.tv_nsec);
+	snprintf(p, sizeof(p), "%s/g", f->store);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mtim.tv_nsec, t1.tv_nsec);
+	receiver_close(r);
+	evbuffer_free(b);
+}
+
+/* REMOVEXATTR without a name keeps only the listed user/trusted xattrs. */
+static void test_xattr_keep_list(void **state)
+{
+	struct fx *f = *state;
+	struct receiver *r;
+	struct evbuffer *b = evbuffer_new();
+	char p[200], v[8];
+
+	snprintf(p, sizeof(p), "%s/f", f->store);
+	assert_int_equal(close(open(p, O_CREAT | O_WRONLY, 0644)), 0);
+	if (setxattr(p, "user.keep", "1", 1, 0) < 0 || setxattr(p, "user.stale", "2", 1, 0) < 0 ||
+	    setxattr(p, "user.old", "3", 1, 0) < 0) {
+		evbuffer_free(b);
+		skip();		/* no user xattrs on this filesystem */
+	}
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	op(b, 1, (struct journal_op){ .type = JOP_REMOVEXATTR, .path = "f",
+		.xvalue = "user.keep\0user.new\0", .xsize = 20 });
+	op(b, 2, (struct journal_op){ .type = JOP_SETXATTR, .path = "f", .xname = "user.new",
+		.xvalue = "4", .xsize = 1 });
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(getxattr(p, "user.keep", v, sizeof(v)), 1);
+	assert_int_equal(getxattr(p, "user.new", v, sizeof(v)), 1);
+	assert_int_equal(getxattr(p, "user.stale", v, sizeof(v)), -1);
+	assert_int_equal(getxattr(p, "user.old", v, sizeof(v)), -1);
+	/* an empty list removes them all */
+	op(b, 3, (struct journal_op){ .type = JOP_REMOVEXATTR, .path = "f" });
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(listxattr(p, v, sizeof(v)), 0);
+	receiver_close(r);
+	evbuffer_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -935,6 +1019,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_touch_once_per_set, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_run_drops_written_pages, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_results_whiteout_fifo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_xattr_keep_list, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
