@@ -14,3 +14,9 @@ twinfs_e2e_test(e2e_replication_needs_scan tests/e2e/replication_needs_scan.sh T
 twinfs_e2e_test(e2e_replication_baseline_busy tests/e2e/replication_baseline_busy.sh TIMEOUT 90)
 twinfs_e2e_test(e2e_replication_demo tests/e2e/replication_demo.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_lowfd tests/e2e/replication_lowfd.sh TIMEOUT 120)
+# Fidelity: after `twinfs sync` the peer's store equals the primary's
+# (tests/e2e/scan_cmp.py compares them completely).
+twinfs_e2e_test(e2e_fidelity_overflow_removals tests/e2e/fidelity_overflow_removals.sh TIMEOUT 150)
+twinfs_e2e_test(e2e_fidelity_offline_edits tests/e2e/fidelity_offline_edits.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_apply_error tests/e2e/fidelity_apply_error.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_sync_truth tests/e2e/fidelity_sync_truth.sh TIMEOUT 120)
