@@ -669,20 +669,45 @@ static void journal_note_dirs_locked(struct journal *j, const struct journal_op 
 	}
 }
 
-/* Records that path must be rescanned (overflow). Returns a seq. mu held. */
-int64_t journal_needs_scan_locked(struct journal *j, const char *path)
+static bool journal_path_ok(const char *p);
+
+/* Records that path must be rescanned (whole, or with JSCAN_NAMES its
+ * names only). A names-only scan covers nothing below it, so it is not
+ * kept in the needs_scan set. Returns a seq. mu held. */
+static int64_t journal_needs_scan_flags_locked(struct journal *j, const char *path,
+					       uint32_t flags)
 {
-	struct journal_op op = { .type = JOP_NEEDS_SCAN, .path = path };
+	struct journal_op op = { .type = JOP_NEEDS_SCAN, .path = path, .flags = flags };
 	int64_t seq;
 
 	if (pathset_covers(&j->needs_scan, path))
 		return (int64_t)j->head_seq;
 	journal_mark_time(&op);
 	seq = journal_append_locked(j, &op, true);
-	if (seq < 0)
+	if (seq < 0 || (flags & JSCAN_NAMES))
 		return seq;
 	if (pathset_add(&j->needs_scan, path, (uint64_t)seq) < 0)
 		return -ENOMEM;
+	return seq;
+}
+
+/* Records that path must be rescanned whole (overflow). mu held. */
+int64_t journal_needs_scan_locked(struct journal *j, const char *path)
+{
+	return journal_needs_scan_flags_locked(j, path, 0);
+}
+
+int64_t journal_needs_scan(struct journal *j, const char *path, uint32_t flags)
+{
+	int64_t seq;
+
+	if (!journal_path_ok(path) || (flags & ~JSCAN_NAMES))
+		return -EINVAL;
+	pthread_mutex_lock(&j->mu);
+	seq = journal_needs_scan_flags_locked(j, path, flags);
+	if (seq > 0)
+		journal_notify_locked(j);
+	pthread_mutex_unlock(&j->mu);
 	return seq;
 }
 

@@ -18,6 +18,9 @@
  * as fs's peer_begin/end in sync mode; primary_stop after fs_run, flushing to the
  * peer for a bounded time. Without --peer the primary still serves the
  * control socket (status, and sync says there is no peer).
+ *
+ * Offline changes: scan_mount (netsync/delta/scan.h) compares the store
+ * with STATE/manifest before fs_run, scan_unmount writes it after.
  */
 #include "src/mount_cmd.h"
 
@@ -38,6 +41,7 @@
 #include "conf/conf.h"
 #include "fs/fs.h"
 #include "journal/journal.h"
+#include "netsync/delta/scan.h"
 #include "netsync/primary/primary.h"
 
 struct mount_ctx {
@@ -232,11 +236,18 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 		}
 		return rc;
 	}
+	/* What changed in the store while it was not mounted goes into the
+	 * journal before the first FUSE request (netsync/delta/scan.h); a
+	 * failed scan has recorded the whole store, so the mount goes on. */
+	(void)scan_mount(m->journal, m->c.store, m->c.state);
 	o.journal = m->journal;
 	rc = fs_run(&o);
 	primary_stop(m->primary, MOUNT_FLUSH_MS);
 	m->primary = NULL;
 	journal_close(m->journal);
+	/* Nothing changes the store through twinfs any more: the next mount
+	 * compares the store with this. */
+	(void)scan_unmount(m->c.store, m->c.state);
 	return rc;
 }
 
