@@ -299,8 +299,12 @@ static size_t jbatch_file_cap(void)
 	return cap;
 }
 
+/* Notes a batch handed out (journal_get_stats counts its bytes until it
+ * is acked or requeued). 0 or -ENOMEM. mu held. */
 static int jbatch_inflight_add(struct journal *j, uint64_t end, uint64_t bytes)
 {
+	if (journal_fail_inflight)
+		return journal_fail_inflight;
 	if (j->n_inflight == j->cap_inflight) {
 		size_t ncap = j->cap_inflight ? j->cap_inflight * 2 : 8;
 		struct jinflight *ni = realloc(j->inflight, ncap * sizeof(*ni));
@@ -314,140 +318,147 @@ static int jbatch_inflight_add(struct journal *j, uint64_t end, uint64_t bytes)
 	return 0;
 }
 
-/*
- * Takes a batch. Ordering: under the ns lock no namespace op can run, so
- * the BATCH record appended here is the exact point the batch describes:
- * every record before it is in the batch, and the paths of the dirty
- * files are resolved (readlink of the journal's fd) while nothing can
- * rename them. Data written after the take stays dirty for the next one.
- * The records are made durable before they are handed out, so the peer is
- * never ahead of the primary's own journal.
- */
-int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_batch **out)
+/* One take in progress (journal_take_batch), handed between its phases. */
+struct jtake {
+	struct jtaken *taken;
+	size_t n_taken;
+	struct jseg_info *segs;	/* snapshot of the segment list */
+	size_t nsegs;
+	struct pathset lost;	/* recovered paths, taken by name */
+	uint64_t first, end;
+	uint64_t bfloor;	/* barrier_floor when the take began */
+	bool barrier;		/* a barrier was owed */
+};
+
+/* Take, phase 1 (ns lock and mu held): appends the BATCH record that ends
+ * the batch. -EAGAIN when nothing is pending. */
+static int jbatch_begin_locked(struct journal *j, struct jtake *t)
 {
-	struct jtaken *taken = NULL;
-	struct jseg_info *segs = NULL;
-	struct pathset lost;
-	size_t n_taken = 0, nsegs = 0, n_lost;
 	struct journal_op bop = { .type = JOP_BATCH, .path = "" };
-	struct jbatch *jb;
-	uint64_t first, end, budget = 0, bfloor = 0;
-	bool bounded, barrier, incomplete = false;
-	size_t cap = jbatch_file_cap();
 	int64_t seq;
 	int rc;
 
-	pathset_init(&lost);
-	jb = calloc(1, sizeof(*jb));
-	if (!jb)
-		return -ENOMEM;
-	journal_ns_lock(j);
-	pthread_mutex_lock(&j->mu);
 	/* A barrier taken while the previous batch was being formed (its BATCH
 	 * record already appended, sent_seq not yet moved) was promised
 	 * head + 1: that batch is owed even if nothing else is pending. */
 	if (j->head_seq == j->sent_seq && !j->dirty_head && j->lost_paths.n == 0 &&
-	    j->barrier_seq <= j->sent_seq) {
-		rc = -EAGAIN;
-		goto out_unlock;
-	}
+	    j->barrier_seq <= j->sent_seq && !j->rescan_owed)
+		return -EAGAIN;
+	rc = journal_rescan_locked(j);
+	if (rc < 0)
+		return rc;
 	seq = journal_append_locked(j, &bop, true);
-	if (seq < 0) {
-		rc = (int)seq;
-		goto out_unlock;
-	}
-	end = (uint64_t)seq;
-	first = j->sent_seq + 1;
-	j->taking_end = end;
+	if (seq < 0)
+		return (int)seq;
+	t->end = (uint64_t)seq;
+	t->first = j->sent_seq + 1;
+	j->taking_end = t->end;
+	t->barrier = j->barrier_seq != 0;
+	t->bfloor = j->barrier_floor;
+	return 0;
+}
 
-	/* Take the dirty inodes, oldest first (all of them while a barrier is
-	 * owed), at most journal_batch_files: each costs an fd in the batch. */
-	barrier = j->barrier_seq != 0;
-	bfloor = j->barrier_floor;
-	bounded = max_bytes > 0 && !barrier;
-	taken = calloc(j->n_dirty < cap ? (j->n_dirty ? j->n_dirty : 1) : cap, sizeof(*taken));
-	segs = malloc((j->nsegs ? j->nsegs : 1) * sizeof(*segs));
-	if (!taken || !segs) {
-		rc = -ENOMEM;
-		goto out_unlock;
-	}
+/* Take, phase 2 (mu held): moves the dirty inodes into t->taken, oldest
+ * first (all of them while a barrier is owed), at most CAP: each costs an
+ * fd in the batch. Snapshots the segment list. 0 or -ENOMEM. */
+static int jbatch_take_dirty_locked(struct journal *j, uint64_t max_bytes, size_t cap,
+				    struct jtake *t)
+{
+	bool bounded = max_bytes > 0 && !t->barrier;
+	uint64_t budget = 0;
+
+	t->taken = calloc(j->n_dirty < cap ? (j->n_dirty ? j->n_dirty : 1) : cap,
+			  sizeof(*t->taken));
+	t->segs = malloc((j->nsegs ? j->nsegs : 1) * sizeof(*t->segs));
+	if (!t->taken || !t->segs)
+		return -ENOMEM;
 	if (j->nsegs)
-		memcpy(segs, j->segs, j->nsegs * sizeof(*segs));
-	nsegs = j->nsegs;
-	for (struct jinode *e = j->dirty_tail, *prev; e && n_taken < cap; e = prev) {
-		struct jtaken *t = &taken[n_taken];
+		memcpy(t->segs, j->segs, j->nsegs * sizeof(*t->segs));
+	t->nsegs = j->nsegs;
+	for (struct jinode *e = j->dirty_tail, *prev; e && t->n_taken < cap; e = prev) {
+		struct jtaken *k = &t->taken[t->n_taken];
 
 		prev = e->dprev;
-		if (bounded && n_taken > 0 && budget + e->ranges.bytes > max_bytes)
+		if (bounded && t->n_taken > 0 && budget + e->ranges.bytes > max_bytes)
 			continue;
 		/* A handle stays with the inode (its next write costs nothing);
 		 * the batch opens a copy. Without one the batch takes the
 		 * journal's fd and the inode's next write dups the fs's again. */
-		t->fd = -1;
+		k->fd = -1;
 		if (e->fh) {
-			t->fh = jhandle_dup(e->fh);
-			if (!t->fh)
+			k->fh = jhandle_dup(e->fh);
+			if (!k->fh)
 				continue;	/* no memory: stays dirty */
 		} else {
-			t->fd = e->fd;
+			k->fd = e->fd;
 			e->fd = -1;
-			if (t->fd >= 0)
+			if (k->fd >= 0)
 				j->n_fds--;
 		}
-		t->ino = e->ino;
-		t->whole = e->whole;
-		t->ranges = e->ranges;
+		k->ino = e->ino;
+		k->whole = e->whole;
+		k->ranges = e->ranges;
 		rangeset_init(&e->ranges);
-		budget += t->ranges.bytes;
-		n_taken++;
+		budget += k->ranges.bytes;
+		t->n_taken++;
 		journal_inode_clean(j, e);
 	}
-	lost = j->lost_paths;
+	return 0;
+}
+
+/* Take, phase 3 (mu held): the journal moves past the batch. Recovered
+ * paths go with it, a barrier it answers is released (or kept as
+ * incomplete), and whatever it leaves behind is signalled again. */
+static void jbatch_end_take_locked(struct journal *j, struct jtake *t)
+{
+	uint64_t v;
+
+	t->lost = j->lost_paths;
 	pathset_init(&j->lost_paths);
-	j->sent_seq = end;
+	j->sent_seq = t->end;
 	j->taking_end = 0;
 	/* A barrier that arrived while this take waited for its records
 	 * (barrier_seq > end) is not answered by this batch: keep it. */
-	if (j->dirty_head == NULL && end >= j->barrier_seq) {
+	if (j->dirty_head == NULL && t->end >= j->barrier_seq) {
 		j->barrier_seq = 0;
 		j->barrier_floor = 0;
-		if (barrier && j->ack_hold)
-			j->ack_release = end;	/* its ack answers the held barrier */
-	} else if (barrier) {
-		jbatch_barrier_incomplete_locked(j, bfloor, end);
+		if (t->barrier && j->ack_hold)
+			j->ack_release = t->end;	/* its ack answers the held barrier */
+	} else if (t->barrier) {
+		jbatch_barrier_incomplete_locked(j, t->bfloor, t->end);
 	}
 	/* Everything signalled so far is in this batch, except what came after
 	 * the BATCH record or was left behind by max_bytes: re-signal that. */
-	{
-		uint64_t v;
-
-		if (read(j->evfd, &v, sizeof v) < 0 && errno != EAGAIN)
-			log_warn("journal cannot clear its eventfd", "err=%s", strerror(errno));
-	}
+	if (read(j->evfd, &v, sizeof v) < 0 && errno != EAGAIN)
+		log_warn("journal cannot clear its eventfd", "err=%s", strerror(errno));
 	j->notified = false;
-	if (j->head_seq > end || j->dirty_head || j->lost_paths.n || j->barrier_seq > end)
+	if (j->head_seq > t->end || j->dirty_head || j->lost_paths.n || j->barrier_seq > t->end)
 		journal_notify_locked(j);
-	pthread_mutex_unlock(&j->mu);
+}
 
-	/* Resolve paths and read records without mu: writers keep going. */
-	jb->barrier = barrier;
-	jb->b.first_seq = first;
-	jb->b.end_seq = end;
-	n_lost = lost.n;
-	jb->b.files = calloc(n_taken + n_lost + 1, sizeof(*jb->b.files));
+/* Take, phase 4 (ns lock held, not mu): resolves the taken inodes into the
+ * batch's files, then adds the recovered paths. An inode without an fd to
+ * open it goes back to the dirty list (the batch then answers no
+ * barrier), one that exists without a path is rescanned, a gone one is
+ * dropped. 0 or -ENOMEM (every inode is back in the dirty list). */
+static int jbatch_collect_files(struct journal *j, struct jtake *t, struct jbatch *jb)
+{
+	bool incomplete = false;
+	int rc;
+
+	jb->b.files = calloc(t->n_taken + t->lost.n + 1, sizeof(*jb->b.files));
 	if (!jb->b.files) {
 		pthread_mutex_lock(&j->mu);
-		for (size_t i = 0; i < n_taken; i++)
-			jbatch_untake_locked(j, &taken[i]);
+		for (size_t i = 0; i < t->n_taken; i++)
+			jbatch_untake_locked(j, &t->taken[i]);
 		pthread_mutex_unlock(&j->mu);
-		rc = -ENOMEM;
-		goto out_requeue;
+		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n_taken; i++) {
+	for (size_t i = 0; i < t->n_taken; i++) {
 		struct journal_dirty *f = &jb->b.files[jb->b.n_files];
 
 		/* Once out of fds, the rest wait for the next batch. */
-		rc = incomplete ? -EMFILE : jbatch_resolve(j, &taken[i], f);
+		rc = incomplete ? -EMFILE : jbatch_resolve(j, &t->taken[i], f);
 		if (rc == 0) {
 			jb->b.n_files++;
 			jb->b.data_bytes += f->bytes;
@@ -466,29 +477,69 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 					 "they stay dirty for the next one", "err=%s",
 					 strerror(-rc));
 			incomplete = true;
-			jbatch_untake_locked(j, &taken[i]);
+			jbatch_untake_locked(j, &t->taken[i]);
 			journal_notify_locked(j);
 		} else if (rc == -ESTALE) {
 			/* It exists, but no path can be had: only a scan of the
 			 * whole store is sure to find it. Rare: needs the dentry
 			 * evicted after a move to another directory. */
 			log_warn("journal cannot name a dirty file that was moved; "
-				 "the store will be rescanned", "ino=%" PRIu64, taken[i].ino);
+				 "the store will be rescanned", "ino=%" PRIu64, t->taken[i].ino);
 			if (journal_needs_scan_locked(j, "") < 0)
 				log_error("journal cannot record a rescan; resync the peer",
-					  "ino=%" PRIu64, taken[i].ino);
+					  "ino=%" PRIu64, t->taken[i].ino);
 		} else if (rc != -ENOENT) {
 			log_warn("journal cannot resolve a dirty file; dropping it",
-				 "ino=%" PRIu64 " err=%s", taken[i].ino, strerror(-rc));
+				 "ino=%" PRIu64 " err=%s", t->taken[i].ino, strerror(-rc));
 		}
 		pthread_mutex_unlock(&j->mu);
 	}
 	if (incomplete && jb->barrier) {
 		pthread_mutex_lock(&j->mu);
-		jbatch_barrier_incomplete_locked(j, bfloor, end);
+		jbatch_barrier_incomplete_locked(j, t->bfloor, t->end);
 		pthread_mutex_unlock(&j->mu);
 	}
-	pathset_each(&lost, jbatch_add_lost, &jb->b);
+	pathset_each(&t->lost, jbatch_add_lost, &jb->b);
+	return 0;
+}
+
+/*
+ * Takes a batch. Ordering: under the ns lock no namespace op can run, so
+ * the BATCH record appended here is the exact point the batch describes:
+ * every record before it is in the batch, and the paths of the dirty
+ * files are resolved (readlink of the journal's fd) while nothing can
+ * rename them. Data written after the take stays dirty for the next one.
+ * The records are made durable before they are handed out, so the peer is
+ * never ahead of the primary's own journal.
+ */
+int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_batch **out)
+{
+	struct jtake t = { 0 };
+	struct jbatch *jb;
+	size_t cap = jbatch_file_cap();
+	int rc;
+
+	pathset_init(&t.lost);
+	jb = calloc(1, sizeof(*jb));
+	if (!jb)
+		return -ENOMEM;
+	journal_ns_lock(j);
+	pthread_mutex_lock(&j->mu);
+	rc = jbatch_begin_locked(j, &t);
+	if (rc == 0)
+		rc = jbatch_take_dirty_locked(j, max_bytes, cap, &t);
+	if (rc < 0)
+		goto out_unlock;
+	jbatch_end_take_locked(j, &t);
+	pthread_mutex_unlock(&j->mu);
+
+	/* Resolve paths and read records without mu: writers keep going. */
+	jb->barrier = t.barrier;
+	jb->b.first_seq = t.first;
+	jb->b.end_seq = t.end;
+	rc = jbatch_collect_files(j, &t, jb);
+	if (rc < 0)
+		goto out_requeue;
 	/*
 	 * The paths are resolved: namespace ops may run again. Waiting for the
 	 * group commit that makes the batch's records readable and durable
@@ -498,18 +549,21 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	 */
 	journal_ns_unlock(j);
 	pthread_mutex_lock(&j->mu);
-	rc = journal_wait_durable_locked(j, end);
+	rc = journal_wait_durable_locked(j, t.end);
 	pthread_mutex_unlock(&j->mu);
 	if (rc < 0)
 		goto out_requeue_unlocked;
-	rc = jbatch_read_recs(j, segs, nsegs, first, end, jb);
+	rc = jbatch_read_recs(j, t.segs, t.nsegs, t.first, t.end, jb);
 	if (rc < 0)
 		goto out_requeue_unlocked;
 
+	/* Untracked, the batch would count in no stats and be dropped by no
+	 * ack: it goes back instead, and the caller sees the error. */
 	pthread_mutex_lock(&j->mu);
-	jbatch_inflight_add(j, end, jb->b.data_bytes);
+	rc = jbatch_inflight_add(j, t.end, jb->b.data_bytes);
 	pthread_mutex_unlock(&j->mu);
-	rc = 0;
+	if (rc < 0)
+		goto out_requeue_unlocked;
 	*out = &jb->b;
 	jb = NULL;
 	goto out_free;
@@ -525,15 +579,15 @@ out_unlock:
 	pthread_mutex_unlock(&j->mu);
 	journal_ns_unlock(j);
 out_free:
-	for (size_t i = 0; i < n_taken; i++) {
-		if (taken[i].fd >= 0)
-			close(taken[i].fd);
-		free(taken[i].fh);
-		rangeset_free(&taken[i].ranges);
+	for (size_t i = 0; i < t.n_taken; i++) {
+		if (t.taken[i].fd >= 0)
+			close(t.taken[i].fd);
+		free(t.taken[i].fh);
+		rangeset_free(&t.taken[i].ranges);
 	}
-	free(taken);
-	free(segs);
-	pathset_clear(&lost);
+	free(t.taken);
+	free(t.segs);
+	pathset_clear(&t.lost);
 	if (jb)
 		journal_batch_free(&jb->b);
 	return rc;
@@ -616,13 +670,14 @@ void journal_requeue(struct journal *j, struct journal_batch *b)
 /*
  * An ack of ACKED ends the epoch when it leaves nothing pending: no unacked
  * record, no dirty data (every batch in flight ends at or before the head),
- * no pinned file (written by passthrough, ranges not marked yet).
+ * no pinned file (written by passthrough, ranges not marked yet), no
+ * rescan owed by recovery (journal_rescan_locked).
  * mu held.
  */
 static bool journal_epoch_done_locked(const struct journal *j, uint64_t acked)
 {
 	return acked >= j->head_seq && !j->dirty_head && !j->lost_paths.n &&
-	       !j->n_pins;
+	       !j->n_pins && !j->rescan_owed;
 }
 
 /* Starts the next epoch: the marks (in memory) go, and the next change

@@ -94,6 +94,9 @@ size_t journal_batch_files = 1024;
 size_t journal_fds_max = 4096;
 bool journal_no_handles;
 bool journal_no_lost_window;
+uint64_t journal_mark_slack_ns = 1000000000ull;
+int journal_fail_append;
+int journal_fail_inflight;
 
 static const char *const journal_op_names[] = {
 	[JOP_CREATE] = "create", [JOP_MKDIR] = "mkdir", [JOP_MKNOD] = "mknod",
@@ -374,6 +377,8 @@ int64_t journal_append_locked(struct journal *j, const struct journal_op *op,
 
 	if (sz < 0)
 		return sz;
+	if (journal_fail_append)
+		return journal_fail_append;
 	if (!bypass_limit &&
 	    (j->overflow || journal_unacked_bytes(j) + (uint64_t)sz > j->size_limit))
 		return -ENOSPC;
@@ -599,7 +604,7 @@ static void journal_mark_time(struct journal_op *op)
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-	ns = ns > JOURNAL_MARK_SLACK_NS ? ns - JOURNAL_MARK_SLACK_NS : 0;
+	ns = ns > journal_mark_slack_ns ? ns - journal_mark_slack_ns : 0;
 	op->mtime.tv_sec = (time_t)(ns / 1000000000ull);
 	op->mtime.tv_nsec = (long)(ns % 1000000000ull);
 }
@@ -709,6 +714,29 @@ int64_t journal_needs_scan(struct journal *j, const char *path, uint32_t flags)
 		journal_notify_locked(j);
 	pthread_mutex_unlock(&j->mu);
 	return seq;
+}
+
+/*
+ * Records were lost in the middle of the journal (recovery dropped the
+ * segments after a hole): only a rescan of the whole store is sure to
+ * cover what they said. The flag outlives a failed append; journal_open
+ * tries first, every take_batch again before its BATCH record (and fails
+ * until it succeeds), journal_close last, so the rescan is never dropped
+ * in silence.
+ */
+int journal_rescan_locked(struct journal *j)
+{
+	struct journal_op op = { .type = JOP_NEEDS_SCAN, .path = "" };
+	int64_t seq;
+
+	if (!j->rescan_owed)
+		return 0;
+	journal_mark_time(&op);
+	seq = journal_append_locked(j, &op, true);
+	if (seq < 0)
+		return (int)seq;
+	j->rescan_owed = false;
+	return 0;
 }
 
 /* ---- the fs side ---- */
@@ -1054,7 +1082,8 @@ uint64_t journal_barrier(struct journal *j)
 			j->barrier_seq = s;
 		if (!j->barrier_floor || s < j->barrier_floor)
 			j->barrier_floor = s;
-	} else if (j->head_seq > j->sent_seq || j->dirty_head || j->lost_paths.n) {
+	} else if (j->head_seq > j->sent_seq || j->dirty_head || j->lost_paths.n ||
+		   j->rescan_owed) {
 		s = j->head_seq + 1;
 		if (s > j->barrier_seq)
 			j->barrier_seq = s;
@@ -1247,22 +1276,15 @@ static int journal_mkdir_p(const char *state, const char *dir)
 	return 0;
 }
 
-int journal_open(const struct journal_opts *o, struct journal **out)
+/* Open, phase 1: the journal's memory, locks and defaults. NULL: no memory. */
+static struct journal *journal_alloc(const struct journal_opts *o)
 {
-	struct journal_recover rec = { 0 };
 	pthread_condattr_t ca;
-	struct jseg_scan scan;
-	struct timespec lost;
 	struct journal *j;
-	bool have_lost;
-	char *store;
-	int rc;
 
-	if (!o->state_dir || !o->store_dir)
-		return -EINVAL;
 	j = calloc(1, sizeof(*j));
 	if (!j)
-		return -ENOMEM;
+		return NULL;
 	j->dirfd = j->evfd = j->seg_fd = j->lockfd = j->rootfd = -1;
 	pthread_mutex_init(&j->ns_mu, NULL);
 	pthread_mutex_init(&j->ack_mu, NULL);
@@ -1282,20 +1304,28 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	j->size_limit = o->size_limit ? o->size_limit : (1ull << 30);
 	j->commit_ms = o->commit_ms ? o->commit_ms : 5;
 	j->epoch = 1;
+	return j;
+}
+
+/* Open, phase 2: the store, STATE/journal and its lock (one owner), file
+ * handle support. Returns 0 or -errno, logged. */
+static int journal_open_dirs(struct journal *j, const struct journal_opts *o)
+{
+	char *store;
+	int rc;
 
 	store = realpath(o->store_dir, NULL);
 	if (!store) {
 		rc = -errno;
 		log_error("cannot open the store for the journal; check that it exists",
 			  "store=%s err=%s", o->store_dir, strerror(-rc));
-		goto out_free;
+		return rc;
 	}
 	j->store = store;
 	j->store_len = strcmp(store, "/") == 0 ? 0 : strlen(store);
 	if (asprintf(&j->dir, "%s/journal", o->state_dir) < 0) {
 		j->dir = NULL;
-		rc = -ENOMEM;
-		goto out_free;
+		return -ENOMEM;
 	}
 	rc = journal_mkdir_p(o->state_dir, j->dir);
 	if (rc == 0) {
@@ -1306,7 +1336,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	if (rc < 0) {
 		log_error("cannot create the journal directory; check the state dir",
 			  "dir=%s err=%s", j->dir, strerror(-rc));
-		goto out_free;
+		return rc;
 	}
 	/* One process owns a journal. list_pending only reads, without it. */
 	j->lockfd = openat(j->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -1314,7 +1344,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		log_error("journal is in use by another twinfs process; stop it first",
 			  "dir=%s err=%s", j->dir, strerror(-rc));
-		goto out_free;
+		return rc;
 	}
 	journal_raise_nofile();
 	/* O_RDONLY: open_by_handle_at refuses an O_PATH mount fd (EBADF). */
@@ -1323,7 +1353,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 		rc = -errno;
 		log_error("cannot open the store for the journal; check that it exists",
 			  "store=%s err=%s", j->store, strerror(-rc));
-		goto out_free;
+		return rc;
 	}
 	jhandle_probe(j->rootfd, &j->hcaps);
 	if (j->hcaps.usable && !journal_no_handles)
@@ -1336,35 +1366,94 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 			   "for rescan", "store=%s err=%s fd_cap=%zu", j->store,
 			   journal_no_handles ? "disabled" : strerror(-j->hcaps.err),
 			   journal_fds_max);
+	return 0;
+}
+
+/* Open, phase 3: the ack file and the segments after it (a torn tail is
+ * cut, segments after a hole are dropped: scan->lost), collecting the
+ * marks into REC. *LOST is set when records may have been lost after
+ * *LOST_SINCE. Returns 0 or -errno, logged. */
+static int journal_recover_scan(struct journal *j, struct journal_recover *rec,
+				struct jseg_scan *scan, bool *lost,
+				struct timespec *lost_since)
+{
+	int rc;
+
 	rc = jseg_ack_read(j->dirfd, &j->acked_seq);
 	if (rc < 0) {
 		log_error("journal ack file is unreadable; to start over with a full "
 			  "resync, remove STATE/journal here and STATE/applied on the "
 			  "peer (a peer at seq 0 gets the whole store)", "dir=%s err=%s",
 			  j->dir, strerror(-rc));
-		goto out_free;
+		return rc;
 	}
 	/* Before the scan: cutting a torn tail rewrites the last segment. After
 	 * a clean close no record was lost. */
-	have_lost = !jseg_closed_take(j->dirfd) && jpending_lost_since(j->dirfd, &lost) == 0;
-	rc = jseg_scan(j->dirfd, j->acked_seq, true, journal_recover_rec, &rec, &scan);
+	*lost = !jseg_closed_take(j->dirfd) && jpending_lost_since(j->dirfd, lost_since) == 0;
+	rc = jseg_scan(j->dirfd, j->acked_seq, true, journal_recover_rec, rec, scan);
 	if (rc < 0) {
 		log_error("cannot read the journal", "dir=%s err=%s", j->dir, strerror(-rc));
-		goto out_marks;
+		return rc;
 	}
-	j->segs = scan.segs;
-	j->nsegs = j->capsegs = scan.nsegs;
-	for (size_t i = 0; i < scan.nsegs; i++)
-		j->disk_bytes += scan.segs[i].bytes;
-	j->head_seq = scan.head_seq > j->acked_seq ? scan.head_seq : j->acked_seq;
+	j->segs = scan->segs;
+	j->nsegs = j->capsegs = scan->nsegs;
+	for (size_t i = 0; i < scan->nsegs; i++)
+		j->disk_bytes += scan->segs[i].bytes;
+	j->head_seq = scan->head_seq > j->acked_seq ? scan->head_seq : j->acked_seq;
 	j->durable_seq = j->head_seq;
 	j->sent_seq = j->acked_seq;
 	j->file_acked = j->acked_seq;
 	/* What the recovered marks cover is pending again: they hold the ack
 	 * file back until it has all been acked (the epoch ends). */
-	j->first_mark = rec.first_seq;
+	j->first_mark = rec->first_seq;
 	j->rotate_next = true;	/* never append after a cut tail */
+	return 0;
+}
 
+/* Open, phase 4: the committer runs; what recovery found is owed to the
+ * peer. Returns 0 or -errno. */
+static int journal_start(struct journal *j, const struct jseg_scan *scan)
+{
+	int rc;
+
+	rc = -pthread_create(&j->committer, NULL, journal_committer, j);
+	if (rc < 0)
+		return rc;
+	j->committer_started = true;
+
+	pthread_mutex_lock(&j->mu);
+	/* Records were lost in the middle: only a full rescan is safe. */
+	j->rescan_owed = scan->lost;
+	rc = journal_rescan_locked(j);
+	if (rc < 0)
+		log_warn("journal cannot record the rescan that lost records need yet; "
+			 "the next batch records it", "dir=%s err=%s", j->dir, strerror(-rc));
+	if (j->head_seq > j->sent_seq || j->lost_paths.n || j->dirty_head || j->rescan_owed)
+		journal_notify_locked(j);
+	pthread_mutex_unlock(&j->mu);
+	return 0;
+}
+
+int journal_open(const struct journal_opts *o, struct journal **out)
+{
+	struct journal_recover rec = { 0 };
+	struct jseg_scan scan = { 0 };
+	struct timespec lost;
+	struct journal *j;
+	bool have_lost = false;
+	int rc;
+
+	if (!o->state_dir || !o->store_dir)
+		return -EINVAL;
+	j = journal_alloc(o);
+	if (!j)
+		return -ENOMEM;
+	rc = journal_open_dirs(j, o);
+	if (rc < 0)
+		goto out_free;
+	rc = journal_recover_scan(j, &rec, &scan, &have_lost, &lost);
+	if (rc < 0)
+		goto out_marks;
 	j->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (j->evfd < 0) {
 		rc = -errno;
@@ -1374,22 +1463,9 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 				    journal_recover_lost, j);
 	if (rc < 0)
 		goto out_marks;
-	rc = -pthread_create(&j->committer, NULL, journal_committer, j);
+	rc = journal_start(j, &scan);
 	if (rc < 0)
 		goto out_marks;
-	j->committer_started = true;
-
-	pthread_mutex_lock(&j->mu);
-	if (scan.lost) {
-		/* Records were lost in the middle: only a full rescan is safe. */
-		struct journal_op op = { .type = JOP_NEEDS_SCAN, .path = "" };
-
-		journal_mark_time(&op);
-		journal_append_locked(j, &op, true);
-	}
-	if (j->head_seq > j->sent_seq || j->lost_paths.n || j->dirty_head)
-		journal_notify_locked(j);
-	pthread_mutex_unlock(&j->mu);
 	if (scan.cut || rec.n)
 		log_notice("journal recovered", "dir=%s acked=%" PRIu64 " head=%" PRIu64
 			   " marks=%zu dirty_files=%" PRIu64 " walks=%zu cut=%d", j->dir,
@@ -1416,6 +1492,10 @@ void journal_close(struct journal *j)
 		return;
 	if (j->committer_started) {
 		pthread_mutex_lock(&j->mu);
+		if (journal_rescan_locked(j) < 0)
+			log_error("journal cannot record that records were lost; resync the "
+				  "peer (remove STATE/applied there) before trusting it",
+				  "dir=%s", j->dir);
 		j->closing = true;
 		pthread_cond_broadcast(&j->commit_cv);
 		pthread_cond_broadcast(&j->acked_cv);

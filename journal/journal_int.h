@@ -34,9 +34,14 @@ extern size_t journal_fds_max;
 extern bool journal_no_handles;
 /* Tests of mark resolution: pretend no record was lost (no walks). */
 extern bool journal_no_lost_window;
-/* Marks record a time a little before now: the kernel stamps ctime from
- * a coarse clock that can lag CLOCK_REALTIME. */
-#define JOURNAL_MARK_SLACK_NS 1000000000ull
+/* Tests of failure paths: journal_append_locked, and tracking a taken
+ * batch as in flight, fail with this -errno (0: they do not). */
+extern int journal_fail_append;
+extern int journal_fail_inflight;
+/* Marks record a time this long before now: the kernel stamps ctime from
+ * a coarse clock that can lag CLOCK_REALTIME. 1 s; unit tests lower it so
+ * that files made just before count as older than a mark, with no wait. */
+extern uint64_t journal_mark_slack_ns;
 
 /* One inode the fs has written or created. Protected by journal.mu. */
 struct jinode {
@@ -112,6 +117,10 @@ struct journal {
 	bool closing;
 	bool overflow;			/* size limit hit: ops become needs-scan */
 	bool rotate_next;		/* next record starts a new segment */
+	/* Recovery dropped segments after a hole, and the NEEDS_SCAN of the
+	 * whole store it owes is not appended yet: those segments are gone,
+	 * so this is the only memory of it (journal_rescan_locked). */
+	bool rescan_owed;
 
 	struct jseg_info *segs;		/* live segments, including buffered bytes */
 	size_t nsegs, capsegs;
@@ -176,6 +185,9 @@ void journal_inode_drop(struct journal *j, struct jinode *e);
 int journal_inode_track(struct journal *j, struct jinode *e, int fd);
 /* Records that path must be rescanned (see overflow). Returns a seq. */
 int64_t journal_needs_scan_locked(struct journal *j, const char *path);
+/* Appends the rescan of the whole store if rescan_owed; clears it once
+ * appended. Returns 0 or -errno (still owed). mu held. */
+int journal_rescan_locked(struct journal *j);
 /* Relative path of the inode behind fd ("" = root), malloc'd; -ENOENT if
  * it is unlinked or outside the store. Any thread, no lock needed. */
 int journal_fd_path(struct journal *j, int fd, char **out);

@@ -53,6 +53,9 @@ static int fx_setup(void **state)
 	journal_fds_max = 4096;
 	journal_no_handles = false;
 	journal_no_lost_window = true;	/* test_crash_lost_window turns it on */
+	journal_fail_append = 0;
+	journal_fail_inflight = 0;
+	journal_mark_slack_ns = 1000000000ull;
 	*state = f;
 	return 0;
 }
@@ -168,6 +171,59 @@ static void last_segment(struct fx *f, char *out, size_t len)
 	closedir(d);
 	assert_true(best[0] != '\0');
 	snprintf(out, len, "%s/%s", f->jdir, best);
+}
+
+/* The path of the first segment file. */
+static void first_segment(struct fx *f, char *out, size_t len)
+{
+	DIR *d = opendir(f->jdir);
+	struct dirent *de;
+	char best[256] = "";
+
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, "seg-", 4) == 0 &&
+		    (!best[0] || strcmp(de->d_name, best) < 0))
+			snprintf(best, sizeof best, "%s", de->d_name);
+	closedir(d);
+	assert_true(best[0] != '\0');
+	snprintf(out, len, "%s/%s", f->jdir, best);
+}
+
+/* Waits (polling, 5 s at most) until a mark made now records a time after
+ * the ctime of every store path given (NULL-terminated): they then count
+ * as changed before the next mark. A test lowers journal_mark_slack_ns
+ * first, or this waits over a second. */
+static void wait_older_than_marks(struct fx *f, ...)
+{
+	uint64_t newest = 0, deadline = clock_mono_ns() + 5000000000ull;
+	const char *rel;
+	va_list ap;
+
+	va_start(ap, f);
+	while ((rel = va_arg(ap, const char *)) != NULL) {
+		char p[256];
+		struct stat st;
+		uint64_t ct;
+
+		snprintf(p, sizeof p, "%s/%s", f->store, rel);
+		assert_int_equal(lstat(p, &st), 0);
+		ct = (uint64_t)st.st_ctim.tv_sec * 1000000000ull + (uint64_t)st.st_ctim.tv_nsec;
+		if (ct > newest)
+			newest = ct;
+	}
+	va_end(ap);
+	for (;;) {
+		struct timespec now;
+		uint64_t t;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+		if (t > newest + journal_mark_slack_ns)
+			return;
+		assert_true(clock_mono_ns() < deadline);
+		usleep(1000);
+	}
 }
 
 /* ---- ordering ---- */
@@ -392,6 +448,108 @@ static void test_torn_first_record_of_segment(void **state)
 		assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
 		assert_int_equal(b->first_seq, 6);
 		assert_int_equal(count_type(b, JOP_CREATE, "d"), 1);
+		journal_batch_free(b);
+	}
+}
+
+/* ---- failure paths ---- */
+
+/* Tracking a taken batch as in flight fails: the take fails and the batch
+ * goes back whole, never handed out untracked. */
+static void test_take_inflight_fails(void **state)
+{
+	struct fx *f = *state;
+	struct journal_batch *b;
+	struct journal_stats st;
+	uint64_t ino;
+	int fd;
+
+	fx_open(f);
+	fd = fx_file(f, "a", "0123456789", &ino);
+	fx_append(f, JOP_CREATE, "a", NULL, ino);
+	assert_int_equal(journal_mark_dirty(f->j, ino, fd, 0, 10), 0);
+	journal_fail_inflight = -ENOMEM;
+	b = NULL;
+	assert_int_equal(journal_take_batch(f->j, 0, &b), -ENOMEM);
+	assert_null(b);
+	journal_fail_inflight = 0;
+	journal_get_stats(f->j, &st);
+	assert_int_equal(st.sent_seq, 0);
+	assert_int_equal(st.dirty_files, 1);
+	assert_int_equal(st.pending_bytes, 10);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(b->first_seq, 1);
+	assert_int_equal(count_type(b, JOP_CREATE, "a"), 1);
+	assert_non_null(find_file(b, "a"));
+	assert_int_equal(b->data_bytes, 10);
+	journal_get_stats(f->j, &st);
+	assert_int_equal(st.dirty_files, 0);
+	assert_int_equal(st.pending_bytes, 10);	/* in flight, tracked */
+	assert_int_equal(journal_ack(f->j, b->end_seq), 0);
+	journal_get_stats(f->j, &st);
+	assert_int_equal(st.pending_bytes, 0);
+	journal_batch_free(b);
+	close(fd);
+}
+
+/* Two segments, the first damaged before its end: recovery drops the
+ * second (a hole) and owes a rescan of the whole store. */
+static void make_hole(struct fx *f)
+{
+	char seg[256];
+	struct stat sb;
+	uint8_t c;
+	int fd;
+
+	fx_open(f);
+	fx_append(f, JOP_CREATE, "a", NULL, 0);	/* MARK_DIR "" + create: seq 1, 2 */
+	fx_reopen(f);				/* the next record starts seg 3 */
+	fx_append(f, JOP_CREATE, "b", NULL, 0);
+	journal_close(f->j);
+	f->j = NULL;
+	assert_int_equal(count_segments(f), 2);
+	first_segment(f, seg, sizeof seg);
+	assert_int_equal(stat(seg, &sb), 0);
+	fd = open(seg, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &c, 1, sb.st_size - 1), 1);
+	c ^= 0xff;
+	assert_int_equal(pwrite(fd, &c, 1, sb.st_size - 1), 1);
+	close(fd);
+}
+
+/* The rescan's record cannot be appended at open: the journal still opens,
+ * takes fail until the record is appended, and the next batch carries it.
+ * A close appends it too, so a reopen still has it. Never dropped. */
+static void test_rescan_owed_after_failed_append(void **state)
+{
+	struct fx *f = *state;
+	struct journal_batch *b;
+
+	make_hole(f);
+	fx_open(f);	/* the append works: the first batch carries it */
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(count_type(b, JOP_NEEDS_SCAN, ""), 1);
+	assert_int_equal(count_type(b, JOP_CREATE, "b"), 0);	/* lost */
+	journal_batch_free(b);
+	journal_close(f->j);
+	f->j = NULL;
+
+	for (int close_first = 0; close_first < 2; close_first++) {
+		fx_teardown(state);
+		fx_setup(state);
+		f = *state;
+		make_hole(f);
+		journal_fail_append = -ENOMEM;
+		fx_open(f);
+		b = NULL;
+		assert_int_equal(journal_take_batch(f->j, 0, &b), -ENOMEM);
+		assert_null(b);
+		journal_fail_append = 0;
+		if (close_first)
+			fx_reopen(f);	/* journal_close appends it */
+		assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+		assert_int_equal(count_type(b, JOP_NEEDS_SCAN, ""), 1);
 		journal_batch_free(b);
 	}
 }
@@ -1291,8 +1449,9 @@ static void test_crash_list_pending(void **state)
 	fo = fx_file(f, "keep/old", "0000000000", &ino_old);
 	fx_file(f, "untouched", "same", NULL);
 	close(fo);
-	/* Let the "before" ctimes fall behind the marks' slack. */
-	sleep(2);
+	/* The "before" ctimes fall behind the marks' time. */
+	journal_mark_slack_ns = 50000000ull;
+	wait_older_than_marks(f, "keep", "sub", "keep/old", "untouched", "", NULL);
 
 	pid = fork();
 	assert_true(pid >= 0);
@@ -1608,13 +1767,15 @@ static void test_marks_survive_reopens(void **state)
 	struct collected *c = calloc(1, sizeof(*c));
 	uint64_t ino;
 
+	journal_mark_slack_ns = 50000000ull;
 	fx_mkdir(f, "d");
-	sleep(2);	/* older than any mark, with the slack */
+	wait_older_than_marks(f, "d", NULL);	/* older than any mark */
 	fx_open(f);
 	close(fx_file(f, "d/first", "1", &ino));
 	fx_append(f, JOP_CREATE, "d/first", NULL, ino);
 	fx_reopen(f);
-	sleep(2);
+	/* Only the first session's mark can find d/first. */
+	wait_older_than_marks(f, "d", "d/first", NULL);
 	close(fx_file(f, "d/second", "2", &ino));
 	fx_append(f, JOP_CREATE, "d/second", NULL, ino);
 	journal_close(f->j);
@@ -1960,6 +2121,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reopen_keeps_unacked, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_torn_tail, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_torn_first_record_of_segment, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_take_inflight_fails, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_rescan_owed_after_failed_append, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_ack_trims_segments, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_size_limit, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_batch_take_requeue_rewind, fx_setup, fx_teardown),

@@ -1,0 +1,326 @@
+/*
+ * sender_data — the sender's cursor through a batch and the file data it
+ * streams: opens each dirty or repaired file, preads its changed ranges
+ * block by block into pooled buffers, puts DATA frames (skipping blocks
+ * the peer holds, sentmap.c) and the ATTR that closes each file.
+ * Runs only on the primary thread's event_base (sender_int.h).
+ */
+#include "netsync/primary/sender_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <xxhash.h>
+
+#include "common/log.h"
+#include "journal/journal.h"
+#include "netsync/wire/proto.h"
+#include "netsync/primary/sentmap.h"
+#include "netsync/primary/treewalk.h"
+
+/* ---- data buffer pool (loop thread only, see struct pool) ---- */
+
+struct pool_buf {
+	struct pool_buf *next;
+};
+
+static void *pool_get(struct pool *p)
+{
+	struct pool_buf *b = p->free_list;
+
+	if (b) {
+		p->free_list = b->next;
+		p->n_free--;
+	} else {
+		b = malloc(BLOCK_SIZE);
+		if (!b)
+			return NULL;
+	}
+	p->outstanding++;
+	return b;
+}
+
+static void pool_destroy(struct pool *p)
+{
+	struct pool_buf *b;
+
+	while ((b = p->free_list)) {
+		p->free_list = b->next;
+		free(b);
+	}
+	free(p);
+}
+
+static void pool_put_cb(const void *data, size_t len, void *arg)
+{
+	struct pool *p = arg;
+	struct pool_buf *b = (struct pool_buf *)data;
+
+	p->outstanding--;
+	if (p->closed || p->n_free >= POOL_MAX) {
+		free(b);
+	} else {
+		b->next = p->free_list;
+		p->free_list = b;
+		p->n_free++;
+	}
+	if (p->closed && p->outstanding == 0)
+		pool_destroy(p);
+}
+
+void pool_close(struct pool *p)
+{
+	p->closed = true;
+	if (p->outstanding == 0)
+		pool_destroy(p);
+}
+
+/* ---- cursor ---- */
+
+static void cursor_close_file(struct cursor *c)
+{
+	if (c->own_fd && c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->own_fd = false;
+}
+
+/*
+ * The number of the batch's own dirty files the cursor sends now. Order of
+ * a batch's data: the repairs its records asked for, then the subtree
+ * walks (each file's content as a repair, one at a time), then the batch's
+ * dirty files. The walks go first because a dirty file may lie in a
+ * directory that only a walk creates on the peer (NEEDS_SCAN of its
+ * parent); a baseline's own dirty files are covered by its walk.
+ */
+size_t cursor_n_files(const struct cursor *c)
+{
+	if (c->baseline || c->walk || c->next_root < c->n_roots)
+		return 0;
+	return c->cur->b->n_files;
+}
+
+void cursor_reset(struct cursor *c)
+{
+	cursor_close_file(c);
+	for (size_t i = 0; i < c->n_repair; i++) {
+		free(c->repair[i].path);
+		if (c->repair[i].fd >= 0)
+			close(c->repair[i].fd);
+	}
+	free(c->repair);
+	treewalk_free(c->walk);
+	for (size_t i = 0; i < c->n_roots; i++)
+		free(c->walk_roots[i]);
+	free(c->walk_roots);
+	cursor_pop_dirs(c, 0);
+	free(c->dirs);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+/* The cursor's file number i: the batch's dirty files, then the repairs. */
+static const struct journal_dirty *cursor_dirty(const struct cursor *c, size_t i)
+{
+	const struct journal_batch *b = c->cur->b;
+	size_t n = cursor_n_files(c);
+
+	if (i < n)
+		return &b->files[i];
+	i -= n;
+	return i < c->n_repair ? &c->repair[i] : NULL;
+}
+
+/*
+ * Opens the current file of the cursor's batch for reading. The journal
+ * keeps an O_PATH (or O_RDONLY) fd per inode so that renames after the
+ * batch was taken do not matter; an O_PATH fd cannot be read, so it is
+ * reopened through /proc/self/fd. After crash recovery there is no fd and
+ * the file is opened by its path under the store. Returns 0, -ENOENT if
+ * the file is gone (nothing to send: a later record removes it on the
+ * peer too), or -errno.
+ */
+static int cursor_open_file(struct sender *s, const struct journal_dirty *d)
+{
+	struct cursor *c = &s->c;
+	char proc[64];
+	int fl, fd;
+
+	if (d->fd >= 0) {
+		fl = fcntl(d->fd, F_GETFL);
+		if (fl < 0)
+			return -errno;
+		if (!(fl & O_PATH) && (fl & O_ACCMODE) != O_WRONLY) {
+			c->fd = d->fd;
+			c->own_fd = false;
+			goto out_stat;
+		}
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d->fd);
+		fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	} else {
+		fd = openat(s->store_fd, d->path, O_RDONLY | O_CLOEXEC |
+			    O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+	}
+	if (fd < 0)
+		return -errno;
+	c->fd = fd;
+	c->own_fd = true;
+out_stat:
+	if (fstat(c->fd, &c->st) < 0) {
+		int rc = -errno;
+
+		cursor_close_file(c);
+		return rc;
+	}
+	if (!S_ISREG(c->st.st_mode)) {
+		cursor_close_file(c);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* ---- streaming ---- */
+
+/* Sends the next data block or ATTR of the current file; moves the cursor.
+ * Returns 1 if it put something on the wire (or skipped a block the peer
+ * holds), 2 if it skipped and the pump's skip budget is spent, 0 when the
+ * batch's files are done, -errno on a local failure that drops the
+ * connection. */
+int sender_put_data(struct sender *s, struct evbuffer *out)
+{
+	struct cursor *c = &s->c;
+	const struct journal_dirty *d;
+	struct proto_attr a;
+	uint64_t end, len;
+	void *buf;
+	ssize_t n;
+	int rc;
+
+	for (;;) {
+		d = cursor_dirty(c, c->file);
+		if (!d)
+			return 0;
+		if (c->fd < 0) {
+			rc = cursor_open_file(s, d);
+			if (rc == -ENOENT || rc == -ELOOP || rc == -ENOTDIR) {
+				/* Gone or replaced: a later record removes it. */
+				c->file++;
+				c->range = 0;
+				c->off = 0;
+				continue;
+			}
+			if (rc < 0) {
+				log_error("cannot read a changed file to send it", "path=%s "
+					  "err=%s", d->path, strerror(-rc));
+				sender_set_error(s, "cannot read %s: %s", d->path, strerror(-rc));
+				return rc;
+			}
+			c->range = 0;
+			c->off = d->whole ? 0 : (d->n_ranges ? d->ranges[0].off : 0);
+			/* A file with other names can change on the peer
+			 * through them: not followed (sentmap.c). */
+			c->held = c->st.st_nlink == 1 &&
+				  (uint64_t)c->st.st_size >= HELD_MIN_SIZE;
+			if (!c->held)
+				sentmap_forget(s->held, d->path);
+		}
+		/* The end of the current range, bounded by the file's size. */
+		if (d->whole) {
+			end = c->range == 0 ? (uint64_t)c->st.st_size : 0;
+		} else if (c->range < d->n_ranges) {
+			end = d->ranges[c->range].off + d->ranges[c->range].len;
+			if (end > (uint64_t)c->st.st_size)
+				end = (uint64_t)c->st.st_size;
+		} else {
+			end = 0;
+		}
+		if (c->off < end)
+			break;
+		/* This range is done: next range, or the ATTR closing the file. */
+		if (!d->whole && c->range + 1 < d->n_ranges) {
+			c->range++;
+			c->off = d->ranges[c->range].off;
+			continue;
+		}
+		if (fstat(c->fd, &c->st) == 0) {
+			memset(&a, 0, sizeof(a));
+			a.path = d->path;
+			a.mask = JATTR_MODE | JATTR_UID | JATTR_GID | JATTR_SIZE |
+				 JATTR_ATIME | JATTR_MTIME;
+			a.size = (uint64_t)c->st.st_size;
+			a.mode = c->st.st_mode & 07777;
+			a.uid = c->st.st_uid;
+			a.gid = c->st.st_gid;
+			a.atime = c->st.st_atim;
+			a.mtime = c->st.st_mtim;
+			proto_encode_attr(out, &a);
+			sentmap_trim(s->held, d->path, a.size);
+		} else {
+			sentmap_forget(s->held, d->path);
+		}
+		cursor_close_file(c);
+		c->file++;
+		c->range = 0;
+		c->off = 0;
+		return 1;
+	}
+	len = end - c->off;
+	if (len > BLOCK_SIZE)
+		len = BLOCK_SIZE;
+	buf = pool_get(s->pool);
+	if (!buf)
+		return -ENOMEM;
+	n = pread(c->fd, buf, len, (off_t)c->off);
+	if (n <= 0) {
+		rc = n < 0 ? -errno : 0;
+		pool_put_cb(buf, BLOCK_SIZE, s->pool);
+		if (rc < 0) {
+			log_error("cannot read a changed file to send it", "path=%s "
+				  "off=%llu err=%s", d->path,
+				  (unsigned long long)c->off, strerror(-rc));
+			sender_set_error(s, "cannot read %s: %s", d->path, strerror(-rc));
+			return rc;
+		}
+		/* Shrunk under us: what is left of the range does not exist. */
+		c->st.st_size = (off_t)c->off;
+		return 1;
+	}
+	if (c->held) {
+		/* The one hash of this block: compared, then sent in DATA. */
+		uint64_t h = XXH3_64bits(buf, (size_t)n);
+
+		if (sentmap_holds(s->held, d->path, c->off, (uint32_t)n, h)) {
+			pool_put_cb(buf, BLOCK_SIZE, s->pool);
+			c->off += (uint64_t)n;
+			s->bytes_held += (uint64_t)n;
+			s->held_budget -= n;
+			return s->held_budget > 0 ? 1 : 2;
+		}
+		rc = proto_encode_data_hashed(out, d->path, c->off, buf, (uint32_t)n, h,
+					      pool_put_cb, s->pool);
+		if (rc == 0)
+			(void)sentmap_note(s->held, d->path, c->off, (uint32_t)n, h,
+					   c->cur->b->end_seq);
+	} else {
+		rc = proto_encode_data(out, d->path, c->off, buf, (uint32_t)n,
+				       pool_put_cb, s->pool, NULL);
+	}
+	if (rc < 0) {
+		if (rc == -EINVAL)
+			pool_put_cb(buf, BLOCK_SIZE, s->pool);
+		return rc;
+	}
+	c->off += (uint64_t)n;
+	if (c->walk)
+		s->resync_bytes += (uint64_t)n;
+	c->cur->data_bytes += (uint64_t)n;
+	s->inflight_bytes += (uint64_t)n;
+	s->bytes_sent += (uint64_t)n;
+	return 1;
+}

@@ -1,0 +1,221 @@
+/*
+ * sender_int — the sender's private state, shared by its three sources
+ * (sender.c: the connection state machine, the take of batches, the pump;
+ * sender_data.c: the cursor, file data blocks and their buffer pool;
+ * sender_walk.c: repairs, NEEDS_SCAN paths and the baseline walk).
+ * Everything here runs on the primary thread's event_base only.
+ * Nothing outside netsync/primary/sender*.c includes it.
+ */
+#ifndef TWINFS_SENDER_INT_H
+#define TWINFS_SENDER_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "journal/journal.h"
+#include "netsync/primary/sender.h"
+#include "netsync/roles/state.h"
+#include "netsync/wire/proto.h"
+
+struct bufferevent;
+struct event;
+struct evbuffer;
+struct sentmap;
+struct treewalk;
+
+/*
+ * Flow control — why three limits and not one.
+ *
+ * The sender never waits for a round trip per file or per block: it keeps
+ * taking batches and putting frames on the wire while two things hold:
+ *   - the bufferevent's output buffer holds less than OUT_HIGH_WM bytes
+ *     (more would only pile up in our memory, the socket is the bottleneck;
+ *     the write callback fires when it drains below OUT_LOW_WM and we
+ *     continue where we stopped), and fewer than POOL_MAX data blocks
+ *     are lent to it (small files make small blocks), and
+ *   - less than WINDOW_BYTES of file data is unacknowledged (the peer
+ *     applies and syncs in batches; the window lets many batches be in
+ *     flight so that the peer's fsync of batch N overlaps the transfer of
+ *     batch N+1, yet bounds what must be re-sent after a disconnect).
+ * Within a batch, data is produced block by block from a cursor (file,
+ * range, offset), so a 10 GiB batch costs no more memory than a small one:
+ * at most OUT_HIGH_WM plus one block of buffers exist at any time. Each
+ * block is pread into a pooled buffer once, hashed once with XXH3, and
+ * handed to the output evbuffer by reference; the buffer returns to the
+ * pool when libevent has written it to the socket.
+ */
+#define BLOCK_SIZE	PROTO_BLOCK_SIZE
+#define OUT_HIGH_WM	(8u << 20)
+#define OUT_LOW_WM	(4u << 20)
+#define WINDOW_BYTES	(64ull << 20)
+#define SEND_MAX_WRITE	(4u << 20)
+/* Blocks lent to the output at once, and kept for reuse: a small file's
+ * block is small, so OUT_HIGH_WM alone let hundreds be out, and the pool
+ * freed and malloc'd them again and again; each fresh block faulted its
+ * pages in during pread, which was about a fifth of tw-send's time while
+ * 10,000 small files were copied into the mount (perf, 2-CPU PVM guest). */
+#define POOL_MAX	64
+#define RATE_SLOTS	5
+/*
+ * Sends of files of at least HELD_MIN_SIZE skip the blocks the peer holds
+ * (netsync/sentmap.c); smaller files cost little to send again and would
+ * only crowd the map. It pays for files written through passthrough,
+ * which are marked from offset 0 to their end each time they change.
+ * Skipping puts nothing on the wire, so a pump that has skipped
+ * HELD_PER_PUMP bytes (read and hashed them) yields to the loop (ACKs,
+ * heartbeats, status) and continues from cont_ev.
+ */
+#define HELD_MIN_SIZE	(4u << 20)
+#define HELD_PER_PUMP	(64u << 20)
+
+/* A batch sent (or being sent) and not yet acknowledged. */
+struct inflight {
+	struct journal_batch *b;
+	uint64_t data_bytes;	/* data bytes sent for it so far */
+	struct inflight *next;
+};
+
+/* Where streaming of the current batch stands. */
+struct cursor {
+	struct inflight *cur;	/* batch being streamed, NULL: take one */
+	size_t rec;		/* next record to send */
+	size_t file;		/* current file */
+	size_t range;		/* current range of that file */
+	uint64_t off;		/* next offset within that range */
+	int fd;			/* readable fd of the current file, -1: none */
+	bool own_fd;		/* fd was opened here (close it) */
+	struct stat st;		/* fstat at file start (size bound, ATTR) */
+	bool held;		/* this file's send consults s->held */
+	/* Paths whose whole state is sent after the batch's dirty files (or,
+	 * if the batch walks subtrees, before the walks): NEEDS_SCAN records, and every path named by a replayed batch when
+	 * the peer said its last apply was interrupted (HELLO_F_DIRTY). */
+	struct journal_dirty *repair;
+	size_t n_repair, cap_repair;
+	/* Subtrees whose whole current state is sent before the batch's
+	 * dirty files (see "Baseline" below): the whole store for a baseline batch, a
+	 * directory for a NEEDS_SCAN record naming one. */
+	char **walk_roots;
+	size_t n_roots, cap_roots, next_root;
+	struct treewalk *walk;	/* the walk in progress, NULL: none */
+	/* The directories the walk is in, innermost last, each with the
+	 * names found in it so far, for the PRUNE sent when the walk leaves
+	 * it (see "Baseline" below). */
+	struct walk_dir {
+		char *path;
+		char *names;	/* NUL-terminated names back to back */
+		size_t len, cap;
+	} *dirs;
+	size_t n_dirs, cap_dirs;
+	/* A baseline batch: its own records and files are covered by the
+	 * walk of the whole store and are not sent. */
+	bool baseline;
+};
+
+/* ---- data buffer pool (loop thread only) ----
+ * Blocks handed to libevent by reference come back through pool_put_cb
+ * when written, possibly after the sender is gone (libevent finalizes a
+ * freed bufferevent on a later loop pass), so the pool is its own object,
+ * freed by whichever of sender_free and the last returned block is last. */
+
+struct pool {
+	struct pool_buf *free_list;
+	int n_free;
+	int outstanding;	/* blocks lent to evbuffers */
+	bool closed;		/* the sender is gone */
+};
+
+struct sender {
+	struct event_base *base;
+	struct journal *j;
+	char *peer;
+	char *state_dir;
+	char *store_dir;
+	bool insecure;
+	uint32_t heartbeat_s;
+	const atomic_int *waiters;
+	int store_fd;
+
+	enum peer_state state;
+	struct bufferevent *bev;
+	struct event *retry_ev;
+	struct event *take_ev;	/* next journal_take_batch allowed */
+	double last_take;	/* clock_mono_s() of the last take */
+	uint32_t backoff_ms;
+	double state_since;	/* clock_mono_s() of the last transition */
+	double last_rx, last_tx;
+
+	struct state_node id;
+	char name[64];		/* host name, sent in HELLO */
+	uint64_t peer_generation;
+	/* The peer was interrupted mid-apply: records up to this seq are
+	 * replayed with the whole state of every path they name. */
+	uint64_t repair_until;
+	uint64_t ack_pending;	/* highest ACK seen in this read, not yet recorded */
+
+	/* Unacked batches, oldest first; the cursor's batch is the tail. */
+	struct inflight *head, *tail;
+	uint64_t inflight_bytes;
+	uint64_t inflight_batches;
+	uint64_t inflight_files;	/* files of those batches: an fd each */
+	struct cursor c;
+
+	struct pool *pool;
+	/* What the peer holds of large files sent, and whose it is. */
+	struct sentmap *held;
+	uint8_t held_node[16];
+	uint64_t held_generation;
+	uint64_t bytes_held;	/* data not re-sent because the peer held it */
+	int64_t held_budget;	/* bytes this pump may still skip */
+	struct event *cont_ev;	/* continue a pump that yielded */
+
+	uint64_t bytes_sent;
+	uint64_t rate_slot[RATE_SLOTS];
+	uint64_t rate_mark;	/* bytes_sent at the last tick */
+	int rate_i;
+	uint64_t reconnects;
+	char last_error[256];
+	bool pumping;		/* re-entrancy guard for sender_pump */
+
+	/* Baseline (full-state send), see "Baseline" below. */
+	bool baseline_pending;	/* the next batch taken is a baseline */
+	bool resync;		/* a baseline is sent and not yet acked */
+	uint64_t baseline_end;	/* its batch's end seq (0: not taken yet) */
+	double baseline_t0;
+	uint64_t resync_files, resync_bytes;
+	int walk_budget;	/* walk steps left in this pump */
+	/* The journal head when the last walk ended: records up to it ran
+	 * concurrently with the walk (0: none unacked). */
+	uint64_t walk_window_end;
+	bool rebaseline;	/* send a baseline on the next HELLO */
+};
+
+/* ---- sender.c ---- */
+
+/* Sets the text sender_get_stats reports as last_error. */
+void sender_set_error(struct sender *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- sender_data.c ---- */
+
+/* The sender is gone: the pool frees itself once every lent block is back. */
+void pool_close(struct pool *p);
+size_t cursor_n_files(const struct cursor *c);
+/* Closes the cursor's file, frees its repairs, walks and directories. */
+void cursor_reset(struct cursor *c);
+int sender_put_data(struct sender *s, struct evbuffer *out);
+
+/* ---- sender_walk.c ---- */
+
+void cursor_pop_dirs(struct cursor *c, size_t n);
+int cursor_add_walk(struct cursor *c, const char *root);
+/* Queues PATH's whole state to be sent after the batch's dirty files. */
+int cursor_add_repair(struct cursor *c, const char *path);
+int sender_put_scan(struct sender *s, struct evbuffer *out,
+		    const struct journal_rec *r);
+int sender_put_walk(struct sender *s, struct evbuffer *out);
+void sender_baseline_start(struct sender *s, const char *why);
+
+#endif
