@@ -17,6 +17,7 @@
 
 #include "journal/journal.h"
 #include "netsync/primary/sender.h"
+#include "netsync/primary/repairs.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/proto.h"
 
@@ -190,6 +191,9 @@ struct sender {
 	 * concurrently with the walk (0: none unacked). */
 	uint64_t walk_window_end;
 	bool rebaseline;	/* send a baseline on the next HELLO */
+	/* Paths the peer failed to apply, repaired from the store (see
+	 * "Apply errors" in sender.c). */
+	struct repairs repairs;
 };
 
 /* ---- sender.c ---- */
@@ -213,9 +217,28 @@ void cursor_pop_dirs(struct cursor *c, size_t n);
 int cursor_add_walk(struct cursor *c, const char *root);
 /* Queues PATH's whole state to be sent after the batch's dirty files. */
 int cursor_add_repair(struct cursor *c, const char *path);
+int sender_put_walk(struct sender *s, struct evbuffer *out);
+struct treewalk_item;
+/* The entry's user/trusted xattrs as SETXATTR ops with SEQ. */
+int sender_put_xattrs(struct sender *s, struct evbuffer *out, uint64_t seq,
+		      const struct treewalk_item *it);
+void sender_baseline_start(struct sender *s, const char *why);
+
+/* ---- sender_scan.c ---- */
+
+/* A NEEDS_SCAN record: the path's current state (or, gone, the names of
+ * its nearest existing ancestor). 0 or -errno to drop the connection. */
 int sender_put_scan(struct sender *s, struct evbuffer *out,
 		    const struct journal_rec *r);
-int sender_put_walk(struct sender *s, struct evbuffer *out);
-void sender_baseline_start(struct sender *s, const char *why);
+/* PATH's current state with SEQ: its entry now, its whole state walked
+ * after the batch's records; gone, the names of its nearest ancestor. */
+int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
+		    const char *path);
+/* PATH the peer failed to apply: the peer's copy removed and sent anew. */
+int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
+		       const char *path);
+/* PRUNE frames listing NAMES (LEN bytes, NUL-terminated names) of PATH. */
+int sender_put_names(struct sender *s, struct evbuffer *out, uint64_t seq,
+		     const char *path, const char *names, size_t len);
 
 #endif
