@@ -597,7 +597,7 @@ static void journal_parent(const char *path, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
-static void journal_mark_time(struct journal_op *op)
+void journal_mark_time(struct journal_op *op)
 {
 	struct timespec now;
 	uint64_t ns;
@@ -674,71 +674,6 @@ static void journal_note_dirs_locked(struct journal *j, const struct journal_op 
 	}
 }
 
-static bool journal_path_ok(const char *p);
-
-/* Records that path must be rescanned (whole, or with JSCAN_NAMES its
- * names only). A names-only scan covers nothing below it, so it is not
- * kept in the needs_scan set. Returns a seq. mu held. */
-static int64_t journal_needs_scan_flags_locked(struct journal *j, const char *path,
-					       uint32_t flags)
-{
-	struct journal_op op = { .type = JOP_NEEDS_SCAN, .path = path, .flags = flags };
-	int64_t seq;
-
-	if (pathset_covers(&j->needs_scan, path))
-		return (int64_t)j->head_seq;
-	journal_mark_time(&op);
-	seq = journal_append_locked(j, &op, true);
-	if (seq < 0 || (flags & JSCAN_NAMES))
-		return seq;
-	if (pathset_add(&j->needs_scan, path, (uint64_t)seq) < 0)
-		return -ENOMEM;
-	return seq;
-}
-
-/* Records that path must be rescanned whole (overflow). mu held. */
-int64_t journal_needs_scan_locked(struct journal *j, const char *path)
-{
-	return journal_needs_scan_flags_locked(j, path, 0);
-}
-
-int64_t journal_needs_scan(struct journal *j, const char *path, uint32_t flags)
-{
-	int64_t seq;
-
-	if (!journal_path_ok(path) || (flags & ~JSCAN_NAMES))
-		return -EINVAL;
-	pthread_mutex_lock(&j->mu);
-	seq = journal_needs_scan_flags_locked(j, path, flags);
-	if (seq > 0)
-		journal_notify_locked(j);
-	pthread_mutex_unlock(&j->mu);
-	return seq;
-}
-
-/*
- * Records were lost in the middle of the journal (recovery dropped the
- * segments after a hole): only a rescan of the whole store is sure to
- * cover what they said. The flag outlives a failed append; journal_open
- * tries first, every take_batch again before its BATCH record (and fails
- * until it succeeds), journal_close last, so the rescan is never dropped
- * in silence.
- */
-int journal_rescan_locked(struct journal *j)
-{
-	struct journal_op op = { .type = JOP_NEEDS_SCAN, .path = "" };
-	int64_t seq;
-
-	if (!j->rescan_owed)
-		return 0;
-	journal_mark_time(&op);
-	seq = journal_append_locked(j, &op, true);
-	if (seq < 0)
-		return (int)seq;
-	j->rescan_owed = false;
-	return 0;
-}
-
 /* ---- the fs side ---- */
 
 void journal_ns_lock(struct journal *j)
@@ -757,7 +692,7 @@ static bool journal_op_has_path2(enum journal_op_type t)
 }
 
 /* Store-relative: no leading '/', no empty, "." or ".." component. */
-static bool journal_path_ok(const char *p)
+bool journal_path_ok(const char *p)
 {
 	if (!p)
 		return false;

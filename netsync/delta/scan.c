@@ -399,7 +399,7 @@ int scan_mount(struct journal *j, const char *store, const char *state)
 {
 	struct manifest old, now;
 	struct scan_result r = { 0 };
-	double t0 = clock_mono_s();
+	double t0 = clock_mono_s(), t1;
 	char why[128];
 	int fd, rc;
 
@@ -448,8 +448,7 @@ int scan_mount(struct journal *j, const char *store, const char *state)
 		goto out_free;
 	}
 out_write:
-	log_notice("store scanned at mount", "store=%s entries=%zu changed=%zu "
-		   "seconds=%.3f", store, now.n, r.n, clock_mono_s() - t0);
+	t1 = clock_mono_s();
 	/* Only once the changes are durable in the journal: from here on the
 	 * journal covers every difference from this manifest. */
 	if (rc >= 0) {
@@ -459,6 +458,9 @@ out_write:
 			log_warn("cannot write the store manifest; the next mount rescans "
 				 "more", "state=%s err=%s", state, strerror(-wrc));
 	}
+	log_notice("store scanned at mount", "store=%s entries=%zu changed=%zu "
+		   "seconds=%.3f manifest_seconds=%.3f", store, now.n, r.n, t1 - t0,
+		   clock_mono_s() - t1);
 out_free:
 	scan_result_free(&r);
 	manifest_free(&now);

@@ -417,9 +417,12 @@ int sender_put_walk(struct sender *s, struct evbuffer *out)
 						 c->walk_roots[c->next_root], strerror(-rc));
 				return rc;
 			}
-			log_notice("sending the whole state of a subtree; the peer "
-				 "removes names it alone has", "peer=%s path=/%s", s->peer,
-				 c->walk_roots[c->next_root]);
+			/* one per NEEDS_SCAN path (files too): notice for the
+			 * whole store only */
+			log_msg(*c->walk_roots[c->next_root] ? LOG_INFO : LOG_NOTICE,
+				"sending the whole state of a subtree; the peer "
+				"removes names it alone has", "peer=%s path=/%s", s->peer,
+				c->walk_roots[c->next_root]);
 		}
 		if (s->walk_budget <= 0)
 			return -EAGAIN;
