@@ -461,12 +461,7 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 	return 0;
 }
 
-/*
- * ACKs are cumulative and journal_ack() writes the ack file durably, so
- * the read callback records only the highest seq of all the frames it
- * has in hand and acks once (sender_flush_ack): a burst of ACKs costs one
- * fsync on the loop thread, not one each.
- */
+/* A path the peer failed on is repaired (repairs_acked). */
 static void sender_repaired(const struct repair *r, void *arg)
 {
 	struct sender *s = arg;
@@ -476,6 +471,12 @@ static void sender_repaired(const struct repair *r, void *arg)
 			   "peer=%s path=/%s failures=%u", s->peer, r->path, r->failures);
 }
 
+/*
+ * ACKs are cumulative and journal_ack() writes the ack file durably, so
+ * the read callback records only the highest seq of all the frames it
+ * has in hand and acks once (sender_flush_ack): a burst of ACKs costs one
+ * fsync on the loop thread, not one each.
+ */
 static void sender_flush_ack(struct sender *s)
 {
 	struct inflight *f;
@@ -708,9 +709,8 @@ static int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
  * failed on file data or an ATTR) go out now, before the batch's data. */
 static int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint64_t seq)
 {
-	int rc;
-
 	char scope[PROTO_PATH_MAX + 1];
+	int rc;
 
 	for (size_t i = 0; i < s->repairs.n; i++) {
 		struct repair *rep = &s->repairs.r[i];

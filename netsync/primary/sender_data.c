@@ -121,6 +121,7 @@ void cursor_reset(struct cursor *c)
 	free(c->walk_roots);
 	cursor_pop_dirs(c, 0);
 	free(c->dirs);
+	pathset_clear(&c->pruned);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 }

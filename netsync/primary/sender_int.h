@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "common/pathset.h"
 #include "journal/journal.h"
 #include "netsync/primary/sender.h"
 #include "netsync/primary/repairs.h"
@@ -113,6 +114,10 @@ struct cursor {
 	/* A baseline batch: its own records and files are covered by the
 	 * walk of the whole store and are not sent. */
 	bool baseline;
+	/* Folders whose names this batch sent for gone NEEDS_SCAN paths: an
+	 * rm -rf while the journal is full makes one NEEDS_SCAN per name, all
+	 * answered by the same folder's names (sender_scan.c). */
+	struct pathset pruned;
 };
 
 /* ---- data buffer pool (loop thread only) ----

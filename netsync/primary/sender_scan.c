@@ -24,6 +24,7 @@
 #include <event2/buffer.h>
 
 #include "common/log.h"
+#include "common/pathset.h"
 #include "journal/journal.h"
 #include "netsync/primary/treewalk.h"
 #include "netsync/wire/path.h"
@@ -234,9 +235,13 @@ static int scan_put_gone(struct sender *s, struct evbuffer *out, uint64_t seq,
 		return sender_put_replace(s, out, seq, anc);
 	}
 	path_put(&ref);
+	if (pathset_find(&s->c.pruned, anc))
+		return 0;	/* this batch sent its names already */
 	log_info("a path the journal could not follow is gone; the peer removes "
 		 "what this store lacks in its nearest folder", "path=/%s folder=/%s",
 		 path, anc);
+	if (pathset_add(&s->c.pruned, anc, 0) < 0)
+		return -ENOMEM;
 	rc = scan_put_dir_names(s, out, seq, anc, NULL);
 	if (rc == -ENOENT)
 		return 0;	/* gone meanwhile: a later op says so */
