@@ -118,6 +118,10 @@ struct cursor {
 	 * rm -rf while the journal is full makes one NEEDS_SCAN per name, all
 	 * answered by the same folder's names (sender_scan.c). */
 	struct pathset pruned;
+	/* Folders whose names or attributes a NEEDS_SCAN sent: their times go
+	 * again once the walks are done, since what the walks create in them
+	 * changes their mtime on the peer (sender_put_attrs_after). */
+	struct pathset attrs_after;
 };
 
 /* ---- data buffer pool (loop thread only) ----
@@ -242,6 +246,9 @@ int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
 /* PATH the peer failed to apply: the peer's copy removed and sent anew. */
 int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 		       const char *path);
+/* The walks are done: the ATTR of each folder in c->attrs_after, as it is
+ * now. 1 if it sent any, 0 if none were due. */
+int sender_put_attrs_after(struct sender *s, struct evbuffer *out);
 /* PRUNE frames listing NAMES (LEN bytes, NUL-terminated names) of PATH. */
 int sender_put_names(struct sender *s, struct evbuffer *out, uint64_t seq,
 		     const char *path, const char *names, size_t len);

@@ -100,6 +100,36 @@ static void scan_put_attr(struct evbuffer *out, const char *path, const struct s
 	proto_encode_attr(out, &a);
 }
 
+struct attrs_after_ctx {
+	struct sender *s;
+	struct evbuffer *out;
+	int sent;
+};
+
+static void scan_attr_after_one(const struct pathset_entry *e, void *arg)
+{
+	struct attrs_after_ctx *x = arg;
+	struct path_ref ref;
+	struct stat st;
+
+	if (scan_stat(x->s, e->path, &ref, &st) < 0)
+		return;	/* gone meanwhile: a later op says so */
+	path_put(&ref);
+	if (S_ISDIR(st.st_mode)) {
+		scan_put_attr(x->out, e->path, &st);
+		x->sent++;
+	}
+}
+
+int sender_put_attrs_after(struct sender *s, struct evbuffer *out)
+{
+	struct attrs_after_ctx x = { .s = s, .out = out };
+
+	pathset_each(&s->c.attrs_after, scan_attr_after_one, &x);
+	pathset_clear(&s->c.attrs_after);
+	return x.sent > 0;
+}
+
 int sender_put_names(struct sender *s, struct evbuffer *out, uint64_t seq,
 		     const char *path, const char *names, size_t len)
 {
@@ -245,8 +275,10 @@ static int scan_put_gone(struct sender *s, struct evbuffer *out, uint64_t seq,
 	rc = scan_put_dir_names(s, out, seq, anc, NULL);
 	if (rc == -ENOENT)
 		return 0;	/* gone meanwhile: a later op says so */
-	if (rc == 0)
+	if (rc == 0) {
 		scan_put_attr(out, anc, &st);
+		rc = pathset_add(&s->c.attrs_after, anc, 0) < 0 ? -ENOMEM : 0;
+	}
 	return rc;
 }
 
@@ -306,8 +338,10 @@ static int scan_put_names_only(struct sender *s, struct evbuffer *out, uint64_t 
 		rc = scan_put_dir_names(s, out, seq, path, NULL);
 	if (rc == -ENOENT)
 		return 0;
-	if (rc == 0)
+	if (rc == 0) {
 		scan_put_attr(out, path, &st);
+		rc = pathset_add(&s->c.attrs_after, path, 0) < 0 ? -ENOMEM : 0;
+	}
 	return rc;
 }
 

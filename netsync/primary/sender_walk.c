@@ -404,7 +404,7 @@ int sender_put_walk(struct sender *s, struct evbuffer *out)
 	for (;;) {
 		if (!c->walk) {
 			if (c->next_root >= c->n_roots)
-				return 0;
+				return c->attrs_after.n ? sender_put_attrs_after(s, out) : 0;
 			rc = treewalk_open(s->store_fd, c->walk_roots[c->next_root], &c->walk);
 			if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP) {
 				c->next_root++;	/* gone: a later op removes it */

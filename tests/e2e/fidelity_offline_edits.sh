@@ -9,7 +9,9 @@
 #  2. The same with no manifest (as after a crash before it was written,
 #     or a first mount of this version over a store the peer holds): the
 #     whole store is rescanned and the stores are equal again.
-#  3. An unchanged store: the mount-time scan queues nothing.
+#  3. A crash of the mount, then offline edits: only what changed since
+#     that mount started is rescanned, and the stores are equal again.
+#  4. An unchanged store: the mount-time scan queues nothing.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
 . "$(dirname "$0")/fidelity_lib.sh"
@@ -73,7 +75,36 @@ check "the stores are equal without a manifest" stores_equal
 check "the mount said it rescans the whole store" grep -q 'no manifest of the store' "$T/mount.log"
 stop_mount
 
-# 3. Nothing changed: nothing queued.
+# 3. A crash (SIGKILL of the mount, no manifest written at unmount), then
+# edits offline: the manifest of that mount's start limits the rescan to
+# what changed since (the tree of 200 files made before is not rescanned).
+start_mount
+mkdir -p "$MNT/bulk"
+for k in $(seq 1 200); do echo "bulk $k" >"$MNT/bulk/b$k"; done
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60 >/dev/null
+check "sync before the crash exits 0" [ $? -eq 0 ]
+stop_mount
+start_mount
+echo "during the run" >"$MNT/docs/during"
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60 >/dev/null
+kill -KILL "$MOUNT_PID"
+wait "$MOUNT_PID" 2>/dev/null
+umount -l "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null
+( cd "$A_STORE" && echo "after the crash" >docs/crashed && rm bulk/b7 ) >>"$T/edit.log" 2>&1
+: >"$T/mount.log"
+start_mount
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
+check "sync after a crash and offline edits exits 0" [ $? -eq 0 ]
+check "the stores are equal after the crash" stores_equal
+changed=$(sed -n 's/.*store scanned at mount.*changed=\([0-9]*\).*/\1/p' "$T/mount.log")
+note "changes found after the crash: ${changed:-?}"
+check "after a crash only what changed is rescanned (changed=${changed:-?} <= 6)" \
+	[ "${changed:-999}" -le 6 ]
+check "after a crash the whole store is not rescanned" \
+	sh -c "! grep -q 'no manifest of the store' '$T/mount.log'"
+stop_mount
+
+# 4. Nothing changed: nothing queued.
 : >"$T/mount.log"
 start_mount
 "$TWINFS_BIN" status --state "$A_STATE" --json >"$T/status.json"
