@@ -68,7 +68,7 @@ static uint64_t status_u64(const char *json, const char *key)
 
 static void status_print_human(const char *json)
 {
-	char role[32], a[512], b[64], c[64];
+	char role[32], a[512], b[64], c[256];
 	bool degraded = false;
 
 	status_str(json, "role", role, sizeof(role));
@@ -104,6 +104,14 @@ static void status_print_human(const char *json)
 			printf("resync:      sending the whole store: %" PRIu64 " files, %s so far\n",
 			       status_u64(json, "resync_files"),
 			       size_format_iec(status_u64(json, "resync_bytes"), b, sizeof(b)));
+		if (status_u64(json, "stuck_paths"))
+			printf("stuck:       %" PRIu64 " path(s) the peer cannot apply, "
+			       "first /%s: %s\n", status_u64(json, "stuck_paths"),
+			       status_str(json, "stuck_path", a, sizeof(a)),
+			       status_str(json, "stuck_reason", c, sizeof(c)));
+		else if (status_u64(json, "repairs_pending"))
+			printf("repairs:     %" PRIu64 " path(s) being repaired from this "
+			       "store\n", status_u64(json, "repairs_pending"));
 		printf("insecure:    %s\n", status_yes(json, "insecure"));
 	} else {
 		printf("applied seq: %" PRIu64 "\n", status_u64(json, "applied_seq"));

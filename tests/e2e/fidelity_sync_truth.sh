@@ -28,6 +28,8 @@ check "sync says which path is stuck" grep -q "cannot apply /locked" "$T/sync.ou
 "$TWINFS_BIN" status --state "$A_STATE" --json >"$T/status.json"
 check "status counts the stuck path" [ "$(json_field "$T/status.json" stuck_paths)" -ge 1 ]
 check "status names the stuck path" grep -q '"stuck_path":"locked' "$T/status.json"
+"$TWINFS_BIN" status --state "$A_STATE" >"$T/status.txt"
+check "plain status shows the stuck path" grep -q '^stuck: .*/locked' "$T/status.txt"
 check "the primary backs off (reconnects <= 8 in ~8 s)" \
 	[ "$(json_field "$T/status.json" reconnects)" -le 8 ]
 check "the stuck path is a warning in the log" grep -E -q 'level=warn.*stuck.*path=/locked' "$T/mount.log"
