@@ -25,8 +25,10 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "common/size.h"
+#include "netsync/wire/addr.h"
 
 #define CONF_MAX_VALUE 4096
 
@@ -152,14 +154,8 @@ static void diag_vadd(struct conf_diag *d, bool warning, const char *file, int l
 
 	if (!d)
 		return;
-	if (d->n == d->cap) {
-		int cap = d->cap ? d->cap * 2 : 8;
-		void *v = realloc(d->v, (size_t)cap * sizeof(*d->v));
-		if (!v)
-			return;
-		d->v = v;
-		d->cap = cap;
-	}
+	if (ARRAY_GROW(d->v, d->cap, d->n + 1, 8) < 0)
+		return;
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	e = &d->v[d->n++];
@@ -175,7 +171,7 @@ static void diag_vadd(struct conf_diag *d, bool warning, const char *file, int l
 
 void conf_diag_print(FILE *out, const struct conf_diag *d)
 {
-	for (int i = 0; i < d->n; i++) {
+	for (size_t i = 0; i < d->n; i++) {
 		const struct conf_error *e = &d->v[i];
 
 		if (e->file && e->line)
@@ -191,7 +187,7 @@ void conf_diag_print(FILE *out, const struct conf_diag *d)
 
 void conf_diag_free(struct conf_diag *d)
 {
-	for (int i = 0; i < d->n; i++) {
+	for (size_t i = 0; i < d->n; i++) {
 		free(d->v[i].file);
 		free(d->v[i].key);
 		free(d->v[i].msg);
@@ -201,43 +197,6 @@ void conf_diag_free(struct conf_diag *d)
 }
 
 /* ---- value parsing ---------------------------------------------------- */
-
-int conf_parse_addr(const char *s, char *host, size_t hostlen, uint16_t *port)
-{
-	const char *colon, *h = s;
-	size_t hl;
-	char *end;
-	unsigned long p;
-
-	if (!s || !*s)
-		return -EINVAL;
-	if (*s == '[') {
-		const char *rb = strchr(s, ']');
-		if (!rb || rb[1] != ':')
-			return -EINVAL;
-		h = s + 1;
-		hl = (size_t)(rb - h);
-		colon = rb + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon || strchr(s, ':') != colon)
-			return -EINVAL;
-		hl = (size_t)(colon - s);
-	}
-	if (hl == 0 || hl >= hostlen)
-		return -EINVAL;
-	for (size_t i = 0; i < hl; i++)
-		if (isspace((unsigned char)h[i]))
-			return -EINVAL;
-	errno = 0;
-	p = strtoul(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1 || p == 0 || p > 65535)
-		return -EINVAL;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	*port = (uint16_t)p;
-	return 0;
-}
 
 static int parse_bool(const char *v, bool *out)
 {
@@ -316,7 +275,7 @@ static int conf_set_value(struct conf *c, const struct conf_key *k, const char *
 		char host[256];
 		uint16_t port;
 
-		if (conf_parse_addr(value, host, sizeof(host), &port))
+		if (addr_parse(value, host, sizeof(host), &port))
 			BAD("key '%s': '%s' is not HOST:PORT (port 1-65535; IPv6 as [::1]:7420)",
 			    k->name, value);
 		goto store_string;

@@ -48,7 +48,7 @@ struct conf_error {
 
 struct conf_diag {
 	struct conf_error *v;
-	int n, cap;
+	size_t n, cap;
 	int n_errors;		/* entries that are not warnings */
 	/* Set by the caller before loading: a directory that does not exist
 	 * yet is a warning, not an error (`config check` without --for: the
@@ -81,8 +81,5 @@ void conf_diag_print(FILE *out, const struct conf_diag *d);
 void conf_diag_free(struct conf_diag *d);
 /* Prints one line per key: name, type, default, doc (for --help). */
 void conf_print_keys(FILE *out);
-
-/* Parses "host:port" / "[v6]:port"; port 1..65535. 0 or -EINVAL. */
-int conf_parse_addr(const char *s, char *host, size_t hostlen, uint16_t *port);
 
 #endif

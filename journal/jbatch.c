@@ -1,5 +1,5 @@
 /*
- * jbatch — the sender's side of the journal (netsync/journal.h): taking
+ * jbatch — the sender's side of the journal (journal/journal.h): taking
  * batches, putting them back, acks, rewinds and the end of an epoch.
  * Runs on the sender (primary) thread; shares struct journal with
  * journal.c through journal_int.h. Reads segment files, writes only the
@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "journal/journal.h"
 #include "journal/journal_int.h"
@@ -90,19 +91,9 @@ static int jbatch_read_recs(struct journal *j, const struct jseg_info *segs, siz
 				len = -EBADMSG;
 				break;
 			}
-			if (raw_len + (size_t)len > raw_cap) {
-				size_t ncap = raw_cap ? raw_cap * 2 : 256 * 1024;
-				uint8_t *np;
-
-				while (ncap < raw_len + (size_t)len)
-					ncap *= 2;
-				np = realloc(jb->raw, ncap);
-				if (!np) {
-					len = -ENOMEM;
-					break;
-				}
-				jb->raw = np;
-				raw_cap = ncap;
+			if (ARRAY_GROW(jb->raw, raw_cap, raw_len + (size_t)len, 256 * 1024) < 0) {
+				len = -ENOMEM;
+				break;
 			}
 			memcpy(jb->raw + raw_len, rec, (size_t)len);
 			raw_len += (size_t)len;
@@ -284,10 +275,9 @@ static void jbatch_barrier_incomplete_locked(struct journal *j, uint64_t floor, 
 /* Files one batch may take: journal_batch_files, and never more than a
  * sixteenth of the open-file limit. A batch keeps its fds until the peer
  * acks it and up to three are out at once (two unacked, one streaming),
- * so batches hold at most a quarter (netsync/sender.c also stops taking
+ * so batches hold at most a quarter (netsync/primary/sender.c also stops taking
  * past that); the fs keeps its inode table within what is left
- * (fs/evict.c). With a quarter per batch, a replicating mount at 600 fds
- * ran out while copying 3,000 files. */
+ * (fs/evict.c). */
 static size_t jbatch_file_cap(void)
 {
 	size_t cap = journal_batch_files ? journal_batch_files : 1;
@@ -305,15 +295,8 @@ static int jbatch_inflight_add(struct journal *j, uint64_t end, uint64_t bytes)
 {
 	if (journal_fail_inflight)
 		return journal_fail_inflight;
-	if (j->n_inflight == j->cap_inflight) {
-		size_t ncap = j->cap_inflight ? j->cap_inflight * 2 : 8;
-		struct jinflight *ni = realloc(j->inflight, ncap * sizeof(*ni));
-
-		if (!ni)
-			return -ENOMEM;
-		j->inflight = ni;
-		j->cap_inflight = ncap;
-	}
+	if (ARRAY_GROW(j->inflight, j->cap_inflight, j->n_inflight + 1, 8) < 0)
+		return -ENOMEM;
 	j->inflight[j->n_inflight++] = (struct jinflight){ end, bytes };
 	return 0;
 }
@@ -485,9 +468,12 @@ static int jbatch_collect_files(struct journal *j, struct jtake *t, struct jbatc
 			 * evicted after a move to another directory. */
 			log_warn("journal cannot name a dirty file that was moved; "
 				 "the store will be rescanned", "ino=%" PRIu64, t->taken[i].ino);
-			if (journal_needs_scan_locked(j, "") < 0)
-				log_error("journal cannot record a rescan; resync the peer",
-					  "ino=%" PRIu64, t->taken[i].ino);
+			if (journal_needs_scan_locked(j, "") < 0) {
+				log_warn("journal cannot record a rescan yet; the next "
+					 "batch records it", "ino=%" PRIu64, t->taken[i].ino);
+				j->rescan_owed = true;
+				journal_notify_locked(j);
+			}
 		} else if (rc != -ENOENT) {
 			log_warn("journal cannot resolve a dirty file; dropping it",
 				 "ino=%" PRIu64 " err=%s", t->taken[i].ino, strerror(-rc));
@@ -544,8 +530,7 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 	 * The paths are resolved: namespace ops may run again. Waiting for the
 	 * group commit that makes the batch's records readable and durable
 	 * happens without the ns lock, so creates and renames are not held
-	 * up by every batch's commit (they were, and a copy into a
-	 * replicating mount ran several times slower than a local one).
+	 * up by every batch's commit.
 	 */
 	journal_ns_unlock(j);
 	pthread_mutex_lock(&j->mu);

@@ -1,8 +1,9 @@
 /*
  * journal_int — the journal's private state, shared by its own sources
- * (journal.c: lifecycle, append, marks, commit; jbatch.c: batches, acks;
- * jpending.c: recovery of marks, offline listing) and its unit tests.
- * Nothing outside netsync/journal*.c, jbatch.c, jpending.c includes it.
+ * (journal.c: append, marks, commit; jopen.c: open, recovery, close;
+ * jbatch.c: batches, acks; jpending.c: recovery of marks, offline
+ * listing) and its unit tests.
+ * Nothing outside journal/ and tests/unit/journal/ includes it.
  */
 #ifndef TWINFS_JOURNAL_INT_H
 #define TWINFS_JOURNAL_INT_H
@@ -117,9 +118,9 @@ struct journal {
 	bool closing;
 	bool overflow;			/* size limit hit: ops become needs-scan */
 	bool rotate_next;		/* next record starts a new segment */
-	/* Recovery dropped segments after a hole, and the NEEDS_SCAN of the
-	 * whole store it owes is not appended yet: those segments are gone,
-	 * so this is the only memory of it (journal_rescan_locked). */
+	/* A NEEDS_SCAN of the whole store is owed and not appended yet
+	 * (recovery dropped segments after a hole, or a NEEDS_SCAN failed to
+	 * append): the only memory of it (journal_rescan_locked). */
 	bool rescan_owed;
 
 	struct jseg_info *segs;		/* live segments, including buffered bytes */
@@ -169,7 +170,10 @@ struct journal {
 	bool committer_started;
 };
 
-/* journal.c helpers used by jbatch.c and jpending.c (mu held). */
+/* journal.c: the committer thread's body, started by journal_open (jopen.c). */
+void *journal_committer(void *arg);
+
+/* journal.c helpers used by jbatch.c, jopen.c and jpending.c (mu held). */
 int64_t journal_append_locked(struct journal *j, const struct journal_op *op,
 			      bool bypass_limit);
 int journal_wait_durable_locked(struct journal *j, uint64_t seq);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "journal/journal.h"
 #include "journal/journal_int.h"
@@ -291,15 +292,8 @@ static int jpending_rec(const uint8_t *rec, size_t len, uint64_t seq, void *arg)
 		return 0;
 	case JOP_MARK_DIR:
 	case JOP_MARK_FILE:
-		if (c->n_marks == c->cap_marks) {
-			size_t ncap = c->cap_marks ? c->cap_marks * 2 : 64;
-			struct jpending_mark *nm = realloc(c->marks, ncap * sizeof(*nm));
-
-			if (!nm)
-				return -ENOMEM;
-			c->marks = nm;
-			c->cap_marks = ncap;
-		}
+		if (ARRAY_GROW(c->marks, c->cap_marks, c->n_marks + 1, 64) < 0)
+			return -ENOMEM;
 		c->marks[c->n_marks] = (struct jpending_mark){ jr.op.type, strdup(jr.op.path),
 							       jr.op.mtime };
 		if (!c->marks[c->n_marks].path)

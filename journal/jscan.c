@@ -55,9 +55,10 @@ int64_t journal_needs_scan(struct journal *j, const char *path, uint32_t flags)
 
 
 /*
- * Records were lost in the middle of the journal (recovery dropped the
- * segments after a hole): only a rescan of the whole store is sure to
- * cover what they said. The flag outlives a failed append; journal_open
+ * A rescan of the whole store is owed when records were lost in the middle
+ * of the journal (recovery dropped the segments after a hole) or a
+ * NEEDS_SCAN could not be appended when it was needed: only it is sure to
+ * cover what is missing. The flag outlives a failed append; journal_open
  * tries first, every take_batch again before its BATCH record (and fails
  * until it succeeds), journal_close last, so the rescan is never dropped
  * in silence.

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/array.h"
+#include "common/fsutil.h"
 #include "common/log.h"
 #include "journal/jrec.h"
 
@@ -159,7 +161,7 @@ static int jseg_cmp(const void *a, const void *b)
 /* Lists segment files by first seq. */
 static int jseg_list(int dirfd, struct jseg_info **out, size_t *n_out)
 {
-	struct jseg_info *v = NULL, *nv;
+	struct jseg_info *v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
 	int fd, rc = 0;
@@ -179,14 +181,9 @@ static int jseg_list(int dirfd, struct jseg_info **out, size_t *n_out)
 
 		if (jseg_parse_name(de->d_name, &first) < 0)
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				rc = -ENOMEM;
-				goto out_closedir;
-			}
-			v = nv;
+		if (ARRAY_GROW(v, cap, n + 1, 16) < 0) {
+			rc = -ENOMEM;
+			goto out_closedir;
 		}
 		v[n++] = (struct jseg_info){ .first_seq = first, .last_seq = first - 1 };
 	}
@@ -359,7 +356,7 @@ int jseg_scan(int dirfd, uint64_t after_seq, bool repair,
 			nsegs -= k;
 		}
 	}
-	if (repair && (out->cut || out->lost) && fsync(dirfd) < 0) {
+	if (repair && (out->cut || out->lost) && fsutil_sync_dirfd(dirfd) < 0) {
 		rc = -errno;
 		goto out_free;
 	}
@@ -403,7 +400,7 @@ void jseg_closed_write(int dirfd)
 {
 	int fd = openat(dirfd, "closed", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
-	if (fd < 0 || fsync(fd) < 0 || fsync(dirfd) < 0)
+	if (fd < 0 || fsync(fd) < 0 || fsutil_sync_dirfd(dirfd) < 0)
 		log_warn("journal cannot note its clean close; the next open will "
 			 "treat it as a crash", "err=%s", strerror(errno));
 	if (fd >= 0)
@@ -423,7 +420,7 @@ bool jseg_closed_take(int dirfd)
 		return false;
 	/* Gone for good before anything new is written, or it would cover a
 	 * crash of this run. */
-	return unlinkat(dirfd, "closed", 0) == 0 && fsync(dirfd) == 0;
+	return unlinkat(dirfd, "closed", 0) == 0 && fsutil_sync_dirfd(dirfd) == 0;
 }
 
 int jseg_ack_read(int dirfd, uint64_t *seq)
@@ -465,7 +462,7 @@ int jseg_ack_write(int dirfd, uint64_t seq)
 		return rc;
 	}
 	close(fd);
-	if (renameat(dirfd, "acked.tmp", dirfd, "acked") < 0 || fsync(dirfd) < 0)
+	if (renameat(dirfd, "acked.tmp", dirfd, "acked") < 0 || fsutil_sync_dirfd(dirfd) < 0)
 		rc = -errno;
 	return rc;
 }

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
+
 void rangeset_init(struct rangeset *rs)
 {
 	memset(rs, 0, sizeof(*rs));
@@ -29,20 +31,7 @@ void rangeset_clear(struct rangeset *rs)
 
 static int rangeset_reserve(struct rangeset *rs, size_t want)
 {
-	struct rangeset_span *nv;
-	size_t ncap;
-
-	if (want <= rs->cap)
-		return 0;
-	ncap = rs->cap ? rs->cap * 2 : 4;
-	while (ncap < want)
-		ncap *= 2;
-	nv = realloc(rs->v, ncap * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	rs->v = nv;
-	rs->cap = ncap;
-	return 0;
+	return ARRAY_GROW(rs->v, rs->cap, want, 4);
 }
 
 /* Index of the first span whose end >= off (it may touch [off, ...)). */

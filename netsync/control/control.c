@@ -25,6 +25,7 @@
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 
+#include "common/array.h"
 #include "common/cli.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -397,15 +398,9 @@ int control_call(const char *state_dir, const char *request, int timeout_ms,
 			rc = -ETIMEDOUT;
 			goto out_free;
 		}
-		if (len + 4096 + 1 > cap) {
-			char *nb = realloc(buf, cap ? cap * 2 : 8192);
-
-			if (!nb) {
-				rc = -ENOMEM;
-				goto out_free;
-			}
-			buf = nb;
-			cap = cap ? cap * 2 : 8192;
+		if (ARRAY_GROW(buf, cap, len + 4096 + 1, 8192) < 0) {
+			rc = -ENOMEM;
+			goto out_free;
 		}
 		n = recv(fd, buf + len, cap - len - 1, 0);
 		if (n < 0 && errno == EINTR)

@@ -1,13 +1,13 @@
 /*
  * sender — streams the journal to the peer over one TCP connection.
- * Owns the connection (a bufferevent), the batches in flight and the buffer
- * pool for file data. Runs only on the primary thread's event_base; it
- * touches the journal through netsync/journal.h (thread-safe) and never
+ * Owns the connection (a bufferevent), its state machine and the batches
+ * in flight; the data of a batch is sender_data.c's, walks of the store
+ * sender_walk.c's. Runs only on the primary thread's event_base; it
+ * touches the journal through journal/journal.h (thread-safe) and never
  * blocks: connects, reads and writes are all driven by the loop.
  */
 #include "netsync/primary/sender_int.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -27,9 +27,9 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "conf/conf.h"
 #include "journal/journal.h"
 #include "netsync/roles/state.h"
+#include "netsync/wire/addr.h"
 #include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
 #include "netsync/primary/sentmap.h"
@@ -46,25 +46,20 @@
  * peer (a sync-mode fsync, `twinfs sync`). Why: every batch costs a fixed
  * set of synchronous disk writes on both nodes (the BATCH record's group
  * commit and the ack file here; a syncfs or fsyncs plus STATE/applied on
- * the peer), whatever its size. Taking one every TAKE_INTERVAL_S while a
- * copy of 10,000 small files runs made ~50 batches/s; measured with perf
- * trace -s on the mount (10,000 small files, 499 MB): 1138 ack-file
- * fsyncs and 3055 journal fdatasyncs in 25 s, and cp spent 42 s of its
- * 64 s in read() of its source, queued behind those flushes on the disk
- * both nodes share. Holding the next take until an ack arrives makes
- * the batch size follow the peer's sync time instead (self-clocking, as
- * TCP's Nagle/delayed-ack pairing): a slow sync yields one large batch,
- * not many small ones. Two, not one: while the peer syncs batch N it
+ * the peer), whatever its size, and a copy into the mount queues its own
+ * reads behind those flushes on a disk both nodes share. Holding the next
+ * take until an ack arrives makes the batch size follow the peer's sync
+ * time instead (self-clocking, as TCP's Nagle/delayed-ack pairing): a slow
+ * sync yields one large batch, not many small ones. Two, not one: while the peer syncs batch N it
  * already applies N+1, so its apply and its sync still overlap. Waiters
  * bypass the hold, so sync-mode latency is unchanged.
- * On loopback the peer acked each small batch within the 20 ms anyway, so
- * the hold alone changed nothing (610 vs 618 batches): a stream that is
- * busy (a take less than TAKE_BUSY_AFTER_S ago) is also taken at most
- * every TAKE_BUSY_INTERVAL_S. The first change after a quiet spell still
- * goes out after TAKE_INTERVAL_S, so async lag stays ~20 ms for sparse
- * changes and at most ~250 ms more during a bulk copy. Measured, same
- * copy: 60-72 batches, ~150 fsyncs and ~60 syncfs instead of ~4000 and
- * ~330 on the two nodes together.
+ * A peer that acks each batch within TAKE_INTERVAL_S (loopback) defeats
+ * the hold alone, so a stream that is busy (a take less than
+ * TAKE_BUSY_AFTER_S ago) is also taken at most every
+ * TAKE_BUSY_INTERVAL_S. The first change after a quiet spell still goes
+ * out after TAKE_INTERVAL_S, so async lag stays TAKE_INTERVAL_S for
+ * sparse changes and at most TAKE_BUSY_INTERVAL_S more during a bulk
+ * copy. The measurements behind both: docs/benchmarks.md.
  */
 #define TAKE_AHEAD	2
 #define TAKE_BUSY_AFTER_S	0.5
@@ -214,76 +209,46 @@ static void sender_take_cb(evutil_socket_t fd, short what, void *arg)
 	sender_pump(arg);
 }
 
-static bool addr_is_loopback(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)sa;
-
-		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-	}
-	if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)sa;
-
-		if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
-			return true;
-		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
-			return in6->sin6_addr.s6_addr[12] == 127;
-	}
-	return false;
-}
-
 int sender_check_peer(const char *peer, bool insecure, char *why, size_t len)
 {
-	struct addrinfo hints = { 0 }, *ai = NULL;
-	char host[256], portstr[8];
-	uint16_t port;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
 	int rc;
 
-	if (conf_parse_addr(peer, host, sizeof(host), &port) < 0) {
+	rc = addr_resolve(peer, 0, &ss, &sslen, NULL);
+	if (rc == -EINVAL) {
 		snprintf(why, len, "bad peer address '%s' (want HOST:PORT)", peer);
 		return -EINVAL;
 	}
-	snprintf(portstr, sizeof(portstr), "%u", port);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV;
-	rc = getaddrinfo(host, portstr, &hints, &ai);
-	if (rc != 0) {
+	if (rc < 0) {
 		/* Maybe resolvable later; the sender retries. */
 		return 0;
 	}
-	rc = 0;
-	if (!insecure && !addr_is_loopback(ai->ai_addr)) {
+	if (!insecure && !addr_is_loopback((struct sockaddr *)&ss)) {
 		snprintf(why, len, "peer %s is not a loopback address and TLS is not "
 			 "part of this build: pass --insecure to replicate in the clear "
 			 "on a network you trust", peer);
-		rc = -EPERM;
+		return -EPERM;
 	}
-	freeaddrinfo(ai);
-	return rc;
+	return 0;
 }
 
 static void sender_connect(struct sender *s)
 {
-	struct addrinfo hints = { 0 }, *ai = NULL;
-	char host[256], portstr[8];
-	uint16_t port;
-	int rc;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	int gai = 0, rc;
 
-	if (conf_parse_addr(s->peer, host, sizeof(host), &port) < 0) {
+	rc = addr_resolve(s->peer, AI_ADDRCONFIG, &ss, &sslen, &gai);
+	if (rc == -EINVAL) {
 		sender_set_error(s, "bad peer address '%s' (want HOST:PORT)", s->peer);
 		log_error("bad peer address; fix --peer", "peer=%s", s->peer);
 		sender_set_state(s, PEER_REFUSED, "bad address");
 		return;
 	}
-	snprintf(portstr, sizeof(portstr), "%u", port);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV | AI_ADDRCONFIG;
-	rc = getaddrinfo(host, portstr, &hints, &ai);
-	if (rc != 0) {
-		sender_set_error(s, "cannot resolve peer %s: %s", s->peer, gai_strerror(rc));
-		sender_disconnect(s, gai_strerror(rc));
+	if (rc < 0) {
+		sender_set_error(s, "cannot resolve peer %s: %s", s->peer, gai_strerror(gai));
+		sender_disconnect(s, gai_strerror(gai));
 		return;
 	}
 	/*
@@ -291,22 +256,20 @@ static void sender_connect(struct sender *s)
 	 * store must not be readable by anyone who can reach the port. A
 	 * non-loopback peer needs --insecure in so many words.
 	 */
-	if (!addr_is_loopback(ai->ai_addr) && !s->insecure) {
+	if (!addr_is_loopback((struct sockaddr *)&ss) && !s->insecure) {
 		sender_set_error(s, "peer %s is not a loopback address and TLS is not "
 				 "configured; pass --insecure to replicate in the clear",
 				 s->peer);
 		log_error("refusing to replicate to a non-loopback peer without TLS; "
 			  "use --insecure on a trusted network", "peer=%s", s->peer);
-		freeaddrinfo(ai);
 		sender_set_state(s, PEER_REFUSED, "non-loopback without --insecure");
 		return;
 	}
-	if (!addr_is_loopback(ai->ai_addr))
+	if (!addr_is_loopback((struct sockaddr *)&ss))
 		log_warn("replicating in the clear to a non-loopback peer (--insecure)",
 			 "peer=%s", s->peer);
 	s->bev = bufferevent_socket_new(s->base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (!s->bev) {
-		freeaddrinfo(ai);
 		sender_disconnect(s, "out of memory");
 		return;
 	}
@@ -315,15 +278,13 @@ static void sender_connect(struct sender *s)
 	/*
 	 * libevent writes at most 16 KiB per write event by default: one
 	 * writev and one trip through the loop per 16 KiB, and as many small
-	 * reads on the peer (measured: serve made 124,000 readv calls for
-	 * 499 MB). Let one event write what the socket takes.
+	 * reads on the peer. Let one event write what the socket takes.
 	 */
 	if (bufferevent_set_max_single_write(s->bev, SEND_MAX_WRITE) < 0)
 		log_warn("cannot raise the socket write size; sending in 16 KiB steps",
 			 "peer=%s", s->peer);
 	sender_set_state(s, PEER_CONNECTING, "connect");
-	rc = bufferevent_socket_connect(s->bev, ai->ai_addr, (int)ai->ai_addrlen);
-	freeaddrinfo(ai);
+	rc = bufferevent_socket_connect(s->bev, (struct sockaddr *)&ss, (int)sslen);
 	if (rc < 0) {
 		sender_set_error(s, "cannot connect to %s: %s", s->peer, strerror(errno));
 		sender_disconnect(s, "connect failed");
@@ -795,8 +756,8 @@ static int sender_take(struct sender *s)
 		return 0;
 	/* Every file of a batch holds an fd until the peer acks the batch:
 	 * even a sync must not take batches past its share of the open-file
-	 * limit (it made a mount at 600 fds run out while syncing 3,000
-	 * small files, every batch of them in flight). */
+	 * limit, or syncing many small files, every batch of them in flight,
+	 * runs the mount out of fds. */
 	if (s->inflight_batches > 0 && s->inflight_files >= sender_file_budget())
 		return 0;
 	now = clock_mono_s();

@@ -55,10 +55,9 @@ struct treewalk;
 #define WINDOW_BYTES	(64ull << 20)
 #define SEND_MAX_WRITE	(4u << 20)
 /* Blocks lent to the output at once, and kept for reuse: a small file's
- * block is small, so OUT_HIGH_WM alone let hundreds be out, and the pool
- * freed and malloc'd them again and again; each fresh block faulted its
- * pages in during pread, which was about a fifth of tw-send's time while
- * 10,000 small files were copied into the mount (perf, 2-CPU PVM guest). */
+ * block is small, so OUT_HIGH_WM alone would let hundreds be out, and a
+ * fresh block faults its pages in during pread where a reused one does
+ * not. */
 #define POOL_MAX	64
 #define RATE_SLOTS	5
 /*

@@ -20,6 +20,7 @@
 
 #include <event2/buffer.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "journal/journal.h"
 #include "netsync/wire/proto.h"
@@ -61,18 +62,8 @@ static int cursor_note_name(struct cursor *c, const char *name)
 	if (c->n_dirs == 0)
 		return 0;
 	d = &c->dirs[c->n_dirs - 1];
-	if (d->len + n > d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 4096;
-		char *p;
-
-		while (cap < d->len + n)
-			cap *= 2;
-		p = realloc(d->names, cap);
-		if (!p)
-			return -ENOMEM;
-		d->names = p;
-		d->cap = cap;
-	}
+	if (ARRAY_GROW(d->names, d->cap, d->len + n, 4096) < 0)
+		return -ENOMEM;
 	memcpy(d->names + d->len, name, n);
 	d->len += n;
 	return 0;
@@ -81,15 +72,8 @@ static int cursor_note_name(struct cursor *c, const char *name)
 /* The walk enters directory PATH. */
 static int cursor_push_dir(struct cursor *c, const char *path)
 {
-	if (c->n_dirs == c->cap_dirs) {
-		size_t cap = c->cap_dirs ? c->cap_dirs * 2 : 16;
-		struct walk_dir *p = realloc(c->dirs, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		c->dirs = p;
-		c->cap_dirs = cap;
-	}
+	if (ARRAY_GROW(c->dirs, c->cap_dirs, c->n_dirs + 1, 16) < 0)
+		return -ENOMEM;
 	memset(&c->dirs[c->n_dirs], 0, sizeof(c->dirs[0]));
 	c->dirs[c->n_dirs].path = strdup(path);
 	if (!c->dirs[c->n_dirs].path)
@@ -102,20 +86,11 @@ static int cursor_push_dir(struct cursor *c, const char *path)
  * batch's files. */
 int cursor_add_walk(struct cursor *c, const char *root)
 {
-	char **nr;
-	size_t cap;
-
 	for (size_t i = 0; i < c->n_roots; i++)
 		if (strcmp(c->walk_roots[i], root) == 0 || !*c->walk_roots[i])
 			return 0;
-	if (c->n_roots == c->cap_roots) {
-		cap = c->cap_roots ? c->cap_roots * 2 : 4;
-		nr = realloc(c->walk_roots, cap * sizeof(*nr));
-		if (!nr)
-			return -ENOMEM;
-		c->walk_roots = nr;
-		c->cap_roots = cap;
-	}
+	if (ARRAY_GROW(c->walk_roots, c->cap_roots, c->n_roots + 1, 4) < 0)
+		return -ENOMEM;
 	c->walk_roots[c->n_roots] = strdup(root);
 	if (!c->walk_roots[c->n_roots])
 		return -ENOMEM;
@@ -125,22 +100,15 @@ int cursor_add_walk(struct cursor *c, const char *root)
 
 int cursor_add_repair(struct cursor *c, const char *path)
 {
-	struct journal_dirty *nr, *d;
-	size_t cap;
+	struct journal_dirty *d;
 
 	if (!path || !*path)
 		return 0;
 	for (size_t i = 0; i < c->n_repair; i++)
 		if (strcmp(c->repair[i].path, path) == 0)
 			return 0;
-	if (c->n_repair == c->cap_repair) {
-		cap = c->cap_repair ? c->cap_repair * 2 : 16;
-		nr = realloc(c->repair, cap * sizeof(*nr));
-		if (!nr)
-			return -ENOMEM;
-		c->repair = nr;
-		c->cap_repair = cap;
-	}
+	if (ARRAY_GROW(c->repair, c->cap_repair, c->n_repair + 1, 16) < 0)
+		return -ENOMEM;
 	d = &c->repair[c->n_repair];
 	memset(d, 0, sizeof(*d));
 	d->path = strdup(path);
@@ -203,7 +171,7 @@ int cursor_add_repair(struct cursor *c, const char *path)
  * A baseline also deletes. When the walk leaves a directory it sends the
  * names it found there (PRUNE, after the entries and before the
  * directory's ATTR); the peer removes every other entry of its copy,
- * whole subtrees included (netsync/receiver.c, receiver_prune). The same
+ * whole subtrees included (netsync/secondary/receiver.c, receiver_prune). The same
  * ordering argument holds: a name created here after the walk read the
  * directory may be removed on the peer, and its CREATE, with a higher
  * seq, follows.

@@ -46,6 +46,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
+
 /* Blocks followed per file: 4 Mi blocks, 4 TiB with 1 MiB blocks. */
 #define SENTMAP_MAX_BLOCKS (1u << 22)
 
@@ -179,19 +181,13 @@ int sentmap_note(struct sentmap *m, const char *path, uint64_t off, uint32_t len
 			return -ENOMEM;
 	}
 	if (i >= f->cap) {
-		size_t cap = f->cap ? f->cap : 16;
-		struct sm_block *b;
+		size_t old = f->cap;
 
-		while (cap <= i)
-			cap *= 2;
-		b = realloc(f->b, cap * sizeof(*b));
-		if (!b) {
+		if (ARRAY_GROW(f->b, f->cap, i + 1, 16) < 0) {
 			sm_drop(f);
 			return -ENOMEM;
 		}
-		memset(b + f->cap, 0, (cap - f->cap) * sizeof(*b));
-		f->b = b;
-		f->cap = cap;
+		memset(f->b + old, 0, (f->cap - old) * sizeof(*f->b));
 	}
 	if (i >= f->n)
 		f->n = i + 1;

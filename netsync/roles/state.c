@@ -19,6 +19,8 @@
 
 #include <xxhash.h>
 
+#include "common/fsutil.h"
+
 int state_dir_prepare(const char *dir)
 {
 	struct stat st;
@@ -35,7 +37,7 @@ int state_dir_prepare(const char *dir)
 int state_write_atomic(const char *dir, const char *name, const void *buf, size_t len)
 {
 	char tmp[4096], dst[4096];
-	int fd, dfd, rc = 0;
+	int fd, rc = 0;
 	size_t off = 0;
 
 	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= (int)sizeof(tmp) ||
@@ -69,13 +71,7 @@ int state_write_atomic(const char *dir, const char *name, const void *buf, size_
 		rc = -errno;
 		goto out_unlink;
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	if (fsync(dfd) < 0)
-		rc = -errno;
-	close(dfd);
-	return rc;
+	return fsutil_sync_dir(dir);
 
 out_unlink:
 	if (fd >= 0)

@@ -30,6 +30,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "conf/conf.h"
+#include "netsync/wire/addr.h"
 #include "netsync/control/control.h"
 #include "netsync/control/ctljson.h"
 #include "netsync/wire/proto.h"
@@ -43,8 +44,7 @@
  * The connection is read here, not by the bufferevent: libevent 2.1's
  * evbuffer_read reads at most 4096 bytes per call, so a bufferevent
  * delivers a 1 MiB DATA frame in 256 trips through the loop, each an
- * epoll_wait, a FIONREAD ioctl and a readv (measured: 262,269 readv calls
- * for a 1 GiB file). serve_sock_read_cb reads into space reserved in the
+ * epoll_wait, a FIONREAD ioctl and a readv. serve_sock_read_cb reads into space reserved in the
  * input evbuffer, SERVE_READ_CHUNK per readv and up to SERVE_READ_MAX per
  * wakeup, into its own evbuffer (a bufferevent's input buffer is frozen
  * for appends from outside), then applies every complete frame. The
@@ -103,45 +103,6 @@ struct serve {
 	char last_error[512];
 	bool stopping;
 };
-
-static bool serve_is_loopback(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-
-		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-	}
-	if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-
-		if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
-			return true;
-		return IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) &&
-		       in6->sin6_addr.s6_addr[12] == 127;
-	}
-	return false;
-}
-
-int serve_resolve(const char *hostport, struct sockaddr_storage *ss,
-		  socklen_t *len, bool *loopback)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE |
-				  AI_NUMERICSERV };
-	struct addrinfo *res = NULL;
-	char host[256], port[8];
-	uint16_t p;
-
-	if (conf_parse_addr(hostport, host, sizeof(host), &p) < 0)
-		return -EINVAL;
-	snprintf(port, sizeof(port), "%u", p);
-	if (getaddrinfo(host, port, &hints, &res) != 0 || !res)
-		return -ENOENT;
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	*len = res->ai_addrlen;
-	*loopback = serve_is_loopback(res->ai_addr);
-	freeaddrinfo(res);
-	return 0;
-}
 
 static void serve_addr_str(const struct sockaddr *sa, char *buf, size_t len)
 {
@@ -619,7 +580,7 @@ static void serve_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 		serve_refuse(fd, PROTO_E_SHUTDOWN, "shutting down");
 		return;
 	}
-	if (!s->o->insecure && !serve_is_loopback(sa)) {
+	if (!s->o->insecure && !addr_is_loopback(sa)) {
 		log_warn("refused a non-loopback peer (no TLS keys; see --insecure)", "peer=%s", who);
 		serve_refuse(fd, PROTO_E_ROLE, "non-loopback peers need TLS keys or --insecure");
 		return;
@@ -770,7 +731,8 @@ static int serve_listen(struct serve *s)
 	bool loop;
 	int rc;
 
-	rc = serve_resolve(s->o->listen, &ss, &len, &loop);
+	rc = addr_resolve(s->o->listen, AI_PASSIVE, &ss, &len, NULL);
+	loop = rc == 0 && addr_is_loopback((struct sockaddr *)&ss);
 	if (rc < 0) {
 		log_error("cannot resolve the listen address", "listen=%s", s->o->listen);
 		return rc;

@@ -20,11 +20,6 @@ struct serve_opts {
 	uint32_t heartbeat_s;	/* >= 1 */
 };
 
-/* Resolves a HOST:PORT listen address. Returns 0 and fills *ss, *len and
- * *loopback, or -EINVAL (syntax) / -ENOENT (host does not resolve). */
-int serve_resolve(const char *hostport, struct sockaddr_storage *ss,
-		  socklen_t *len, bool *loopback);
-
 /*
  * Runs the daemon. Once the port listens and the control socket answers,
  * writes one byte to ready_fd (if >= 0) and closes it, so a detaching

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <netdb.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "common/log.h"
 #include "conf/conf.h"
 #include "netsync/secondary/serve.h"
+#include "netsync/wire/addr.h"
 
 static void serve_usage(FILE *out)
 {
@@ -204,7 +206,8 @@ int serve_cmd_main(int argc, char **argv)
 				     "elsewhere (e.g. /var/lib/twinfs)", c.state, c.store);
 		goto out_conf;
 	}
-	rc = serve_resolve(c.listen, &ss, &sslen, &loopback);
+	rc = addr_resolve(c.listen, AI_PASSIVE, &ss, &sslen, NULL);
+	loopback = rc == 0 && addr_is_loopback((struct sockaddr *)&ss);
 	if (rc < 0) {
 		rc = cli_usage_error("serve", "--listen %s: %s", c.listen,
 				     rc == -ENOENT ? "host does not resolve" :

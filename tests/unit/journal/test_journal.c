@@ -1,5 +1,5 @@
 /*
- * Unit tests for netsync/journal against real files in a mkdtemp dir:
+ * Unit tests for journal/ against real files in a mkdtemp dir:
  * record order and seqs, reopen, torn-tail recovery, ack trimming, the size
  * limit, batches (take/requeue/rewind/max_bytes, paths as of the batch),
  * barrier + wait_acked with an acking thread, durability marks per epoch,
@@ -1587,11 +1587,8 @@ static void test_crash_new_dirs_listed(void **state)
  * changed after the last commit, so recovery cannot list what went away
  * and asks for a walk of the directory (a NEEDS_SCAN record after the kept
  * ones), which sends its names and removes the old one on the peer. */
-static void test_crash_lost_window(void **state)
+static void crash_in_lost_window(struct fx *f)
 {
-	struct fx *f = *state;
-	struct collected *c = calloc(1, sizeof(*c));
-	struct journal_batch *b;
 	pid_t pid;
 	int st;
 
@@ -1620,6 +1617,16 @@ static void test_crash_lost_window(void **state)
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	f->o.commit_ms = 2;
+}
+
+static void test_crash_lost_window(void **state)
+{
+	struct fx *f = *state;
+	struct collected *c = calloc(1, sizeof(*c));
+	struct journal_batch *b;
+
+	crash_in_lost_window(f);
 	assert_int_equal(journal_list_pending(f->state, f->store, collect, c), 0);
 	{
 		bool walk = false;
@@ -1629,13 +1636,30 @@ static void test_crash_lost_window(void **state)
 				walk = true;
 		assert_true(walk);
 	}
-	f->o.commit_ms = 2;
 	fx_open(f);
 	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
 	assert_int_equal(count_type(b, JOP_NEEDS_SCAN, "w"), 1);
 	assert_int_equal(count_type(b, JOP_RENAME, NULL), 0);	/* it was lost */
 	journal_batch_free(b);
 	free(c);
+}
+
+/* The walk that recovery owes cannot be appended: a rescan of the whole
+ * store, which covers it, is owed instead and goes out with the next
+ * batch that can be taken. */
+static void test_lost_window_walk_append_fails(void **state)
+{
+	struct fx *f = *state;
+	struct journal_batch *b;
+
+	crash_in_lost_window(f);
+	journal_fail_append = -ENOMEM;
+	fx_open(f);
+	journal_fail_append = 0;
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(count_type(b, JOP_NEEDS_SCAN, "w"), 0);
+	assert_int_equal(count_type(b, JOP_NEEDS_SCAN, ""), 1);
+	journal_batch_free(b);
 }
 
 /* After a clean close nothing was lost: the same rename, reopened, comes
@@ -2151,6 +2175,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ack_keeps_live_marks, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_new_dirs_listed, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(test_crash_lost_window, fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(test_lost_window_walk_append_fails, fx_setup,
+						fx_teardown),
 		cmocka_unit_test_setup_teardown(test_clean_close_no_walk, fx_setup, fx_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

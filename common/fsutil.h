@@ -1,0 +1,15 @@
+/*
+ * fsutil — making directory entries durable: after a create, rename or
+ * unlink, the directory holding the name must be fsynced too, or a crash
+ * can forget the name while keeping the data. Any thread; blocks on disk.
+ */
+#ifndef TWINFS_FSUTIL_H
+#define TWINFS_FSUTIL_H
+
+/* fsync of the directory open on FD (any O_RDONLY or O_DIRECTORY fd, not
+ * O_PATH). 0 or -errno. */
+int fsutil_sync_dirfd(int fd);
+/* Opens the directory PATH, fsyncs it, closes it. 0 or -errno. */
+int fsutil_sync_dir(const char *path);
+
+#endif
