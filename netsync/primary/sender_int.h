@@ -117,9 +117,10 @@ struct cursor {
 	 * rm -rf while the journal is full makes one NEEDS_SCAN per name, all
 	 * answered by the same folder's names (sender_scan.c). */
 	struct pathset pruned;
-	/* Folders whose names or attributes a NEEDS_SCAN sent: their times go
-	 * again once the walks are done, since what the walks create in them
-	 * changes their mtime on the peer (sender_put_attrs_after). */
+	/* Folders a NEEDS_SCAN or a repair changes on the peer (their names
+	 * sent, an entry created in them): their times go once the walks are
+	 * done, since what the walks create there changes their mtime on the
+	 * peer (sender_put_attrs_after). */
 	struct pathset attrs_after;
 };
 

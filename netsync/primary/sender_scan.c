@@ -298,6 +298,15 @@ int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
 	path_put(&ref);
 	if (rc < 0)
 		return rc;
+	if (*path) {
+		/* creating it on the peer changes its folder's mtime there */
+		char parent[PATH_MAX];
+
+		snprintf(parent, sizeof(parent), "%s", path);
+		scan_parent(parent);
+		if (pathset_add(&s->c.attrs_after, parent, 0) < 0)
+			return -ENOMEM;
+	}
 	if (S_ISDIR(st.st_mode))
 		log_notice("the journal could not describe how a directory changed "
 			   "(it was full, records were lost in a crash, or the store "
