@@ -573,7 +573,7 @@ static void journal_parent(const char *path, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
-static void journal_mark_time(struct journal_op *op)
+void journal_mark_time(struct journal_op *op)
 {
 	struct timespec now;
 	uint64_t ns;
@@ -650,47 +650,6 @@ static void journal_note_dirs_locked(struct journal *j, const struct journal_op 
 	}
 }
 
-/* Records that path must be rescanned (overflow). Returns a seq. mu held. */
-int64_t journal_needs_scan_locked(struct journal *j, const char *path)
-{
-	struct journal_op op = { .type = JOP_NEEDS_SCAN, .path = path };
-	int64_t seq;
-
-	if (pathset_covers(&j->needs_scan, path))
-		return (int64_t)j->head_seq;
-	journal_mark_time(&op);
-	seq = journal_append_locked(j, &op, true);
-	if (seq < 0)
-		return seq;
-	if (pathset_add(&j->needs_scan, path, (uint64_t)seq) < 0)
-		return -ENOMEM;
-	return seq;
-}
-
-/*
- * A rescan of the whole store is owed when records were lost in the middle
- * of the journal (recovery dropped the segments after a hole) or a
- * NEEDS_SCAN could not be appended when it was needed: only it is sure to
- * cover what is missing. The flag outlives a failed append; journal_open
- * tries first, every take_batch again before its BATCH record (and fails
- * until it succeeds), journal_close last, so the rescan is never dropped
- * in silence.
- */
-int journal_rescan_locked(struct journal *j)
-{
-	struct journal_op op = { .type = JOP_NEEDS_SCAN, .path = "" };
-	int64_t seq;
-
-	if (!j->rescan_owed)
-		return 0;
-	journal_mark_time(&op);
-	seq = journal_append_locked(j, &op, true);
-	if (seq < 0)
-		return (int)seq;
-	j->rescan_owed = false;
-	return 0;
-}
-
 /* ---- the fs side ---- */
 
 void journal_ns_lock(struct journal *j)
@@ -709,7 +668,7 @@ static bool journal_op_has_path2(enum journal_op_type t)
 }
 
 /* Store-relative: no leading '/', no empty, "." or ".." component. */
-static bool journal_path_ok(const char *p)
+bool journal_path_ok(const char *p)
 {
 	if (!p)
 		return false;

@@ -164,6 +164,20 @@ typedef void (*journal_scan_fn)(void *arg, bool force);
 void journal_set_scan(struct journal *j, journal_scan_fn fn, void *arg);
 void journal_scan(struct journal *j, bool force);
 
+/*
+ * Records that PATH ("" = the whole store) changed in a way the journal
+ * did not see (the mount-time store scan, netsync/delta/scan.h): a durable
+ * NEEDS_SCAN the sender resyncs from the store, before any later record.
+ * Without flags the path's whole state is sent (a directory's subtree);
+ * JSCAN_NAMES asks, for a directory, for its entry and its list of names
+ * only (the peer removes the names it lacks). A path already covered by a
+ * whole scan of itself or an ancestor in this epoch is not recorded
+ * again. Returns the record's seq (> 0) or -errno; journal_commit makes
+ * it durable. Takes mu; any thread.
+ */
+#define JSCAN_NAMES (1u << 0)
+int64_t journal_needs_scan(struct journal *j, const char *path, uint32_t flags);
+
 /* Makes every record appended so far durable (fsync path). 0 or -errno. */
 int journal_commit(struct journal *j);
 

@@ -188,6 +188,10 @@ void journal_inode_drop(struct journal *j, struct jinode *e);
  * handles, or none for this inode) a dup of fd while under journal_fds_max.
  * -EMFILE when neither can be had (the caller names it by path). mu held. */
 int journal_inode_track(struct journal *j, struct jinode *e, int fd);
+/* Sets op->mtime to the mark time (the wall clock, less the ctime slack). */
+void journal_mark_time(struct journal_op *op);
+/* Store-relative: no leading '/', no empty, "." or ".." component. */
+bool journal_path_ok(const char *p);
 /* Records that path must be rescanned (see overflow). Returns a seq. */
 int64_t journal_needs_scan_locked(struct journal *j, const char *path);
 /* Appends the rescan of the whole store if rescan_owed; clears it once

@@ -19,6 +19,9 @@
  * primary_stop after fs_run, flushing to the peer for a bounded time.
  * Without --peer the primary still serves the control socket (status,
  * and sync says there is no peer).
+ *
+ * Offline changes: scan_mount (netsync/delta/scan.h) compares the store
+ * with STATE/manifest before fs_run, scan_unmount writes it after.
  */
 #include "src/mount_cmd.h"
 
@@ -42,6 +45,7 @@
 #include "conf/conf.h"
 #include "fs/fs.h"
 #include "journal/journal.h"
+#include "netsync/delta/scan.h"
 #include "netsync/primary/primary.h"
 #include "netsync/primary/sender.h"
 #include "netsync/control/metrics.h"
@@ -268,6 +272,10 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 		}
 		return rc;
 	}
+	/* What changed in the store while it was not mounted goes into the
+	 * journal before the first FUSE request (netsync/delta/scan.h); a
+	 * failed scan has recorded the whole store, so the mount goes on. */
+	(void)scan_mount(m->journal, m->c.store, m->c.state);
 	o.journal = m->journal;
 	rc = fs_run(&o);
 	/* unmounted; flushing to the peer may take up to MOUNT_FLUSH_MS */
@@ -275,6 +283,9 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 	primary_stop(m->primary, MOUNT_FLUSH_MS);
 	m->primary = NULL;
 	journal_close(m->journal);
+	/* Nothing changes the store through twinfs any more: the next mount
+	 * compares the store with this. */
+	(void)scan_unmount(m->c.store, m->c.state);
 	return rc;
 }
 

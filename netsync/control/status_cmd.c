@@ -140,7 +140,7 @@ static void status_print_daemon(const char *json, bool primary)
 
 static void status_print_human(const char *json)
 {
-	char role[32], a[512], b[64], c[64];
+	char role[32], a[512], b[64], c[256];
 	bool degraded = false;
 
 	status_str(json, "role", role, sizeof(role));
@@ -176,6 +176,14 @@ static void status_print_human(const char *json)
 			printf("resync:      sending the whole store: %" PRIu64 " files, %s so far\n",
 			       status_u64(json, "resync_files"),
 			       size_format_iec(status_u64(json, "resync_bytes"), b, sizeof(b)));
+		if (status_u64(json, "stuck_paths"))
+			printf("stuck:       %" PRIu64 " path(s) the peer cannot apply, "
+			       "first /%s: %s\n", status_u64(json, "stuck_paths"),
+			       status_str(json, "stuck_path", a, sizeof(a)),
+			       status_str(json, "stuck_reason", c, sizeof(c)));
+		else if (status_u64(json, "repairs_pending"))
+			printf("repairs:     %" PRIu64 " path(s) being repaired from this "
+			       "store\n", status_u64(json, "repairs_pending"));
 		printf("insecure:    %s\n", status_yes(json, "insecure"));
 	} else {
 		bool dirty = false;

@@ -136,6 +136,10 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_bool(w, "resync", ss.resync);
 	ctljson_u64(w, "resync_files", ss.resync_files);
 	ctljson_u64(w, "resync_bytes", ss.resync_bytes);
+	ctljson_u64(w, "repairs_pending", ss.repairs_pending);
+	ctljson_u64(w, "stuck_paths", ss.stuck_paths);
+	ctljson_str(w, "stuck_path", ss.stuck_paths ? ss.stuck_path : NULL);
+	ctljson_str(w, "stuck_reason", ss.stuck_paths ? ss.stuck_reason : NULL);
 	ctljson_bool(w, "split_brain", false);
 	ctljson_u64(w, "generation", ss.generation);
 	ctljson_str(w, "mountpoint", p->mountpoint);
@@ -188,19 +192,28 @@ static void primary_check_waiters(struct primary *p)
 	struct journal_stats js;
 	struct sender_stats ss;
 	double now = clock_mono_s();
-	char why[400];
+	char why[768];
 
 	journal_get_stats(p->j, &js);
+	sender_get_stats(p->snd, &ss);
 	while ((wt = *pp)) {
-		if (js.acked_seq >= wt->seq) {
+		/* Synced: the peer acked the barrier, and no path waits for a
+		 * repair (a path it failed to apply is not on it yet, whatever
+		 * the acks say). */
+		if (js.acked_seq >= wt->seq && ss.repairs_pending == 0) {
 			primary_reply_sync(p, wt->req, "ok", NULL, wt->seq);
 		} else if (wt->deadline > 0 && now >= wt->deadline) {
-			sender_get_stats(p->snd, &ss);
-			snprintf(why, sizeof(why), "timed out: the peer %s has acknowledged "
-				 "seq %" PRIu64 " of %" PRIu64 " (%s%s%s)", p->peer,
-				 js.acked_seq, wt->seq,
-				 ss.connected ? "connected" : "not connected",
-				 ss.last_error[0] ? ": " : "", ss.last_error);
+			if (ss.stuck_paths)
+				snprintf(why, sizeof(why), "timed out: the peer %s cannot apply "
+					 "/%s (%" PRIu64 " stuck path(s)): %s", p->peer,
+					 ss.stuck_path, ss.stuck_paths, ss.stuck_reason);
+			else
+				snprintf(why, sizeof(why), "timed out: the peer %s has "
+					 "acknowledged seq %" PRIu64 " of %" PRIu64 "%s (%s%s%s)",
+					 p->peer, js.acked_seq, wt->seq,
+					 ss.repairs_pending ? ", a repair is pending" : "",
+					 ss.connected ? "connected" : "not connected",
+					 ss.last_error[0] ? ": " : "", ss.last_error);
 			primary_reply_sync(p, wt->req, "timeout", why, wt->seq);
 		} else {
 			pp = &wt->next;

@@ -33,6 +33,7 @@
 #include "journal/journal.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/addr.h"
+#include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
 #include "netsync/wire/tls.h"
 #include "netsync/primary/sentmap.h"
@@ -445,11 +446,25 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		   "peer_generation=%llu", s->peer,
 		   (unsigned long long)h->applied_seq,
 		   (unsigned long long)h->generation);
-	s->backoff_ms = BACKOFF_MIN_MS;
+	/* a stuck path keeps the backoff it earned (sender_on_apply_error) */
+	if (!repairs_stuck(&s->repairs, NULL))
+		s->backoff_ms = BACKOFF_MIN_MS;
+	for (size_t i = 0; i < s->repairs.n; i++)
+		s->repairs.r[i].sent_end = 0;	/* not carried on this connection yet */
 	if (baseline)
 		sender_baseline_start(s, why);
 	sender_set_state(s, PEER_STREAMING, "hello exchanged");
 	return 0;
+}
+
+/* A path the peer failed on is repaired (repairs_acked). */
+static void sender_repaired(const struct repair *r, void *arg)
+{
+	struct sender *s = arg;
+
+	if (r->failures)
+		log_notice("the peer applied the repair of a path it had failed on",
+			   "peer=%s path=/%s failures=%u", s->peer, r->path, r->failures);
 }
 
 /*
@@ -482,6 +497,7 @@ static void sender_flush_ack(struct sender *s)
 	}
 	if (s->walk_window_end && seq >= s->walk_window_end)
 		s->walk_window_end = 0;	/* the peer applied everything it overlapped */
+	repairs_acked(&s->repairs, seq, sender_repaired, s);
 	while ((f = s->head) && f->b->end_seq <= seq && f != s->c.cur) {
 		s->head = f->next;
 		if (!s->head)
@@ -492,6 +508,57 @@ static void sender_flush_ack(struct sender *s)
 		inflight_free(f);
 	}
 	s->last_error[0] = '\0';
+}
+
+/*
+ * Apply errors. The peer reports that it cannot apply what it was sent
+ * (a path missing that it should have, a type in the way, ...) and drops
+ * the connection; its position stays before the failing batch. Replaying
+ * that batch would fail the same way, for ever. So the failing path is
+ * repaired from the store instead: on the replay every record naming it
+ * (or a path below it), up to the journal head at the failure, is replaced
+ * by the path's current state, the peer's copy removed first (the
+ * parent's names without it) and sent anew (sender_put_replace); a rename
+ * that names it repairs its new name too. If no record names it (the
+ * failure was on file data), the replay's BATCH record carries the
+ * repair. Whatever state the replace sends, the records after it replay
+ * on top of it (the ordering argument of "Baseline", sender_walk.c). The
+ * path is repaired once the peer acks a batch that carried it. Logged at
+ * warning level the first time; a path that fails again counts as stuck
+ * (status shows it, `twinfs sync` does not succeed) and each further
+ * failure doubles the wait before reconnecting, up to 30 s, instead of
+ * reconnecting in a tight loop. Returns 0, or -EINVAL if the text names
+ * no path (the connection is then dropped as for any error).
+ */
+static int sender_on_apply_error(struct sender *s, const char *text)
+{
+	struct journal_stats js;
+	char what[32], path[PROTO_PATH_MAX + 1];
+	struct repair *r;
+	uint32_t ms;
+
+	if (repairs_parse(text, what, sizeof(what), path, sizeof(path)) < 0 ||
+	    path_check(path, true) < 0)
+		return -EINVAL;
+	journal_get_stats(s->j, &js);
+	r = repairs_note(&s->repairs, path, what, text, js.head_seq, true);
+	if (!r)
+		return -EINVAL;
+	if (r->failures == 1)
+		log_warn("the peer could not apply a change; repairing the path from "
+			 "this store", "peer=%s path=/%s op=%s text=\"%s\"", s->peer,
+			 path, what, text);
+	else if (r->failures == REPAIRS_STUCK_AFTER)
+		log_warn("a path is stuck: the peer fails to apply it again after a "
+			 "repair; retrying with backoff", "peer=%s path=/%s op=%s "
+			 "text=\"%s\"", s->peer, path, what, text);
+	else
+		log_info("the peer failed on a stuck path again", "peer=%s path=/%s "
+			 "failures=%u", s->peer, path, r->failures);
+	ms = repairs_backoff_ms(&s->repairs);
+	if (ms > s->backoff_ms)
+		s->backoff_ms = ms;
+	return 0;
 }
 
 /* Returns 0, or -errno to drop the connection. */
@@ -525,6 +592,8 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		if (rc < 0)
 			return rc;
 		sender_set_error(s, "peer %s: %s", s->peer, e.text);
+		if (e.code == PROTO_E_APPLY && sender_on_apply_error(s, e.text) == 0)
+			return -ECONNABORTED;
 		log_error("the replication peer reported an error", "peer=%s code=%s "
 			  "text=\"%s\"", s->peer, proto_err_name(e.code), e.text);
 		/*
@@ -596,15 +665,74 @@ static void sender_write_cb(struct bufferevent *bev, void *arg)
 
 /* ---- streaming ---- */
 
+/* Replaces record R, which names a path the peer failed to apply, by the
+ * current state of each path it names (see "Apply errors"). */
+static int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
+				 const struct journal_rec *r, uint64_t until)
+{
+	const char *paths[2] = { r->op.path, NULL };
+	uint64_t end = s->c.cur->b->end_seq;
+	char scope[PROTO_PATH_MAX + 1];
+	int rc;
+
+	if (r->op.type == JOP_RENAME || r->op.type == JOP_LINK)
+		paths[1] = r->op.path2;
+	for (int i = 0; i < 2; i++) {
+		struct repair *rep;
+
+		if (!paths[i])
+			continue;
+		rep = repairs_covering(&s->repairs, paths[i], r->seq);
+		if (!rep)	/* a rename's other name: repaired with it */
+			rep = repairs_note(&s->repairs, paths[i], NULL, NULL, until, false);
+		if (!rep)
+			return -ENOMEM;
+		if (rep->sent_end < end)
+			rep->sent_end = end;
+		repairs_scope(rep, paths[i], scope, sizeof(scope));
+		log_info("replacing a record the peer failed on by the path's state",
+			 "peer=%s seq=%llu op=%s path=/%s replaced=/%s", s->peer,
+			 (unsigned long long)r->seq, journal_op_name(r->op.type), paths[i],
+			 scope);
+		rc = sender_put_replace(s, out, r->seq, scope);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The batch's records are all sent: repairs no record carried (the peer
+ * failed on file data or an ATTR) go out now, before the batch's data. */
+static int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint64_t seq)
+{
+	char scope[PROTO_PATH_MAX + 1];
+	int rc;
+
+	for (size_t i = 0; i < s->repairs.n; i++) {
+		struct repair *rep = &s->repairs.r[i];
+
+		if (rep->sent_end || !rep->failures)
+			continue;
+		rep->sent_end = seq;
+		repairs_scope(rep, rep->path, scope, sizeof(scope));
+		rc = sender_put_replace(s, out, seq, scope);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int sender_put_rec(struct sender *s, struct evbuffer *out,
 			  const struct journal_rec *r)
 {
+	struct repair *rep;
 	int rc;
 
 	switch (r->op.type) {
+	case JOP_BATCH:
+		return s->repairs.n ? sender_put_open_repairs(s, out, r->seq) : 0;
 	case JOP_MARK_DIR:
 	case JOP_MARK_FILE:
-	case JOP_BATCH:
 	case JOP_EPOCH:
 		return 0;
 	default:
@@ -617,6 +745,13 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 		sentmap_forget(s->held, r->op.path2);
 	if (r->op.type == JOP_NEEDS_SCAN)
 		return sender_put_scan(s, out, r);
+	if (s->repairs.n) {
+		rep = repairs_covering(&s->repairs, r->op.path, r->seq);
+		if (!rep && (r->op.type == JOP_RENAME || r->op.type == JOP_LINK))
+			rep = repairs_covering(&s->repairs, r->op.path2, r->seq);
+		if (rep)
+			return sender_put_repair_rec(s, out, r, rep->until);
+	}
 	if (r->seq <= s->repair_until) {
 		rc = cursor_add_repair(&s->c, r->op.path);
 		if (rc == 0 && r->op.type != JOP_SYMLINK)
@@ -701,6 +836,9 @@ static int sender_take(struct sender *s)
 		if (rc < 0)
 			return rc;	/* the batch is in flight: requeued on drop */
 		s->c.baseline = true;
+		/* the walk of the whole store carries every repair */
+		for (size_t i = 0; i < s->repairs.n; i++)
+			s->repairs.r[i].sent_end = b->end_seq;
 		s->c.rec = b->n_recs;
 		s->resync = true;
 		s->baseline_end = b->end_seq;
@@ -936,6 +1074,7 @@ void sender_free(struct sender *s)
 	if (s->cont_ev)
 		event_free(s->cont_ev);
 	sentmap_free(s->held);
+	repairs_free(&s->repairs);
 	pool_close(s->pool);
 	if (s->store_fd >= 0)
 		close(s->store_fd);
@@ -965,5 +1104,15 @@ void sender_get_stats(struct sender *s, struct sender_stats *st)
 	st->resync = s->resync || s->baseline_pending;
 	st->resync_files = s->resync_files;
 	st->resync_bytes = s->resync_bytes;
+	st->repairs_pending = s->repairs.n;
+	{
+		const struct repair *r;
+
+		st->stuck_paths = repairs_stuck(&s->repairs, &r);
+		if (r) {
+			snprintf(st->stuck_path, sizeof(st->stuck_path), "%s", r->path);
+			snprintf(st->stuck_reason, sizeof(st->stuck_reason), "%s", r->reason);
+		}
+	}
 	snprintf(st->last_error, sizeof(st->last_error), "%s", s->last_error);
 }

@@ -59,6 +59,12 @@ struct sender_stats {
 	uint64_t resync_files;	/* files whose content it has sent so far */
 	uint64_t resync_bytes;	/* data bytes it has sent so far */
 	char last_error[256];	/* the peer's ERROR text or our last failure */
+	/* Paths the peer failed to apply and not yet repaired (sender.c,
+	 * "Apply errors"); those that failed again after a repair are stuck. */
+	uint64_t repairs_pending;
+	uint64_t stuck_paths;
+	char stuck_path[256];	/* the first stuck path ("" if none) */
+	char stuck_reason[200];	/* what the peer said about it */
 };
 
 /* Creates the sender on BASE (the caller's loop thread). With o->peer set it

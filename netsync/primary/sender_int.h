@@ -15,8 +15,10 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "common/pathset.h"
 #include "journal/journal.h"
 #include "netsync/primary/sender.h"
+#include "netsync/primary/repairs.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/proto.h"
 
@@ -111,6 +113,15 @@ struct cursor {
 	/* A baseline batch: its own records and files are covered by the
 	 * walk of the whole store and are not sent. */
 	bool baseline;
+	/* Folders whose names this batch sent for gone NEEDS_SCAN paths: an
+	 * rm -rf while the journal is full makes one NEEDS_SCAN per name, all
+	 * answered by the same folder's names (sender_scan.c). */
+	struct pathset pruned;
+	/* Folders a NEEDS_SCAN or a repair changes on the peer (their names
+	 * sent, an entry created in them): their times go once the walks are
+	 * done, since what the walks create there changes their mtime on the
+	 * peer (sender_put_attrs_after). */
+	struct pathset attrs_after;
 };
 
 /* ---- data buffer pool (loop thread only) ----
@@ -191,6 +202,9 @@ struct sender {
 	 * concurrently with the walk (0: none unacked). */
 	uint64_t walk_window_end;
 	bool rebaseline;	/* send a baseline on the next HELLO */
+	/* Paths the peer failed to apply, repaired from the store (see
+	 * "Apply errors" in sender.c). */
+	struct repairs repairs;
 };
 
 /* ---- sender.c ---- */
@@ -214,9 +228,31 @@ void cursor_pop_dirs(struct cursor *c, size_t n);
 int cursor_add_walk(struct cursor *c, const char *root);
 /* Queues PATH's whole state to be sent after the batch's dirty files. */
 int cursor_add_repair(struct cursor *c, const char *path);
+int sender_put_walk(struct sender *s, struct evbuffer *out);
+struct treewalk_item;
+/* The entry's user/trusted xattrs as SETXATTR ops with SEQ. */
+int sender_put_xattrs(struct sender *s, struct evbuffer *out, uint64_t seq,
+		      const struct treewalk_item *it);
+void sender_baseline_start(struct sender *s, const char *why);
+
+/* ---- sender_scan.c ---- */
+
+/* A NEEDS_SCAN record: the path's current state (or, gone, the names of
+ * its nearest existing ancestor). 0 or -errno to drop the connection. */
 int sender_put_scan(struct sender *s, struct evbuffer *out,
 		    const struct journal_rec *r);
-int sender_put_walk(struct sender *s, struct evbuffer *out);
-void sender_baseline_start(struct sender *s, const char *why);
+/* PATH's current state with SEQ: its entry now, its whole state walked
+ * after the batch's records; gone, the names of its nearest ancestor. */
+int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
+		    const char *path);
+/* PATH the peer failed to apply: the peer's copy removed and sent anew. */
+int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
+		       const char *path);
+/* The walks are done: the ATTR of each folder in c->attrs_after, as it is
+ * now. 1 if it sent any, 0 if none were due. */
+int sender_put_attrs_after(struct sender *s, struct evbuffer *out);
+/* PRUNE frames listing NAMES (LEN bytes, NUL-terminated names) of PATH. */
+int sender_put_names(struct sender *s, struct evbuffer *out, uint64_t seq,
+		     const char *path, const char *names, size_t len);
 
 #endif

@@ -123,60 +123,6 @@ int cursor_add_repair(struct cursor *c, const char *path)
 /* ---- NEEDS_SCAN and the baseline walk ---- */
 
 /*
- * Records that are not plain namespace ops. MARK_*, BATCH and EPOCH are
- * the journal's own bookkeeping and stay local. NEEDS_SCAN names a path
- * the journal could not record in detail (it was full): we send what the
- * path is now — the entry itself as an OP carrying the record's seq (so
- * order and resume work as for any op), and for a regular file its whole
- * content after the batch's dirty files. For a directory its entries may
- * have changed in any way, so the whole subtree is walked and sent
- * before the batch's dirty files (sender_put_walk, cursor_n_files). A path that no longer exists needs
- * nothing: the op that removed it follows in the journal.
- */
-int sender_put_scan(struct sender *s, struct evbuffer *out,
-			   const struct journal_rec *r)
-{
-	struct journal_op op = { 0 };
-	char target[4096];
-	struct stat st;
-	ssize_t n;
-
-	/* "" is the store itself (a rescan of everything). */
-	if (fstatat(s->store_fd, *r->op.path ? r->op.path : ".", &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return 0;
-	op.path = r->op.path;
-	op.mode = st.st_mode;
-	op.uid = st.st_uid;
-	op.gid = st.st_gid;
-	op.res_mask = JRES_BIT(JRES_PATH);	/* a file's ATTR follows its data */
-	op.res_mtime[JRES_PATH] = st.st_mtim;
-	if (S_ISREG(st.st_mode)) {
-		op.type = JOP_CREATE;
-	} else if (S_ISDIR(st.st_mode)) {
-		op.type = JOP_MKDIR;
-	} else if (S_ISLNK(st.st_mode)) {
-		n = readlinkat(s->store_fd, r->op.path, target, sizeof(target) - 1);
-		if (n < 0)
-			return 0;
-		target[n] = '\0';
-		op.type = JOP_SYMLINK;
-		op.path2 = target;
-	} else {
-		op.type = JOP_MKNOD;
-		op.rdev = st.st_rdev;
-	}
-	if ((!S_ISDIR(st.st_mode) || *r->op.path) && proto_encode_op(out, r->seq, &op) < 0)
-		return -EINVAL;
-	if (S_ISDIR(st.st_mode)) {
-		log_notice("the journal could not describe how a directory changed "
-			   "(it was full, or records were lost in a crash); sending "
-			   "its whole subtree", "path=/%s", r->op.path);
-		return cursor_add_walk(&s->c, r->op.path);
-	}
-	return S_ISREG(st.st_mode) ? cursor_add_repair(&s->c, r->op.path) : 0;
-}
-
-/*
  * Baseline — sending what the store holds rather than what the journal
  * says changed.
  *
@@ -230,8 +176,8 @@ int sender_put_scan(struct sender *s, struct evbuffer *out,
  * directory may be removed on the peer, and its CREATE, with a higher
  * seq, follows.
  */
-static int sender_put_xattrs(struct sender *s, struct evbuffer *out, uint64_t seq,
-			     const struct treewalk_item *it)
+int sender_put_xattrs(struct sender *s, struct evbuffer *out, uint64_t seq,
+		      const struct treewalk_item *it)
 {
 	struct journal_op op = { 0 };
 	char p[64 + NAME_MAX + 1];
@@ -301,8 +247,6 @@ static int sender_put_prune(struct sender *s, struct evbuffer *out, uint64_t seq
 {
 	struct cursor *c = &s->c;
 	struct walk_dir *d;
-	struct proto_prune m = { .seq = seq, .path = path };
-	size_t off = 0;
 	int rc;
 
 	if (c->n_dirs == 0 || strcmp(c->dirs[c->n_dirs - 1].path, path) != 0) {
@@ -313,28 +257,9 @@ static int sender_put_prune(struct sender *s, struct evbuffer *out, uint64_t seq
 		return 0;
 	}
 	d = &c->dirs[c->n_dirs - 1];
-	do {
-		size_t end = off;
-
-		/* whole names, at most PROTO_PRUNE_CHUNK bytes */
-		while (end < d->len) {
-			size_t n = strlen(d->names + end) + 1;
-
-			if (end - off + n > PROTO_PRUNE_CHUNK)
-				break;
-			end += n;
-		}
-		m.names = d->names ? d->names + off : NULL;
-		m.names_len = end - off;
-		m.flags = end >= d->len ? PROTO_PRUNE_F_LAST : 0;
-		rc = proto_encode_prune(out, &m);
-		if (rc < 0) {
-			log_error("cannot send the names of a directory", "path=/%s", path);
-			sender_set_error(s, "cannot send the names of %s", path);
-			return rc;
-		}
-		off = end;
-	} while (off < d->len);
+	rc = sender_put_names(s, out, seq, path, d->names, d->len);
+	if (rc < 0)
+		return rc;
 	cursor_pop_dirs(c, c->n_dirs - 1);
 	return 0;
 }
@@ -450,7 +375,7 @@ int sender_put_walk(struct sender *s, struct evbuffer *out)
 	for (;;) {
 		if (!c->walk) {
 			if (c->next_root >= c->n_roots)
-				return 0;
+				return c->attrs_after.n ? sender_put_attrs_after(s, out) : 0;
 			rc = treewalk_open(s->store_fd, c->walk_roots[c->next_root], &c->walk);
 			if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP) {
 				c->next_root++;	/* gone: a later op removes it */
@@ -463,9 +388,12 @@ int sender_put_walk(struct sender *s, struct evbuffer *out)
 						 c->walk_roots[c->next_root], strerror(-rc));
 				return rc;
 			}
-			log_notice("sending the whole state of a subtree; the peer "
-				 "removes names it alone has", "peer=%s path=/%s", s->peer,
-				 c->walk_roots[c->next_root]);
+			/* one per NEEDS_SCAN path (files too): notice for the
+			 * whole store only */
+			log_msg(*c->walk_roots[c->next_root] ? LOG_INFO : LOG_NOTICE,
+				"sending the whole state of a subtree; the peer "
+				"removes names it alone has", "peer=%s path=/%s", s->peer,
+				c->walk_roots[c->next_root]);
 		}
 		if (s->walk_budget <= 0)
 			return -EAGAIN;

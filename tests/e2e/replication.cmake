@@ -22,7 +22,7 @@ twinfs_e2e_test(e2e_replication_tls tests/e2e/replication_tls.sh TIMEOUT 180)
 twinfs_e2e_test(e2e_faults tests/faults/faults.py TIMEOUT 600)
 twinfs_e2e_test(e2e_replication_verify tests/e2e/replication_verify.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_metrics tests/e2e/metrics.sh TIMEOUT 120)
-# Field-for-field fidelity of every file type (treecmp.py, fidelity_cmp.py)
+# Field-for-field fidelity of every file type (treecmp.py, fidelity_lib.sh)
 twinfs_e2e_test(e2e_fidelity_exchange_xattr tests/e2e/fidelity_exchange_xattr.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_fifo tests/e2e/fidelity_fifo.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_hardlinks tests/e2e/fidelity_hardlinks.sh TIMEOUT 120)
@@ -43,3 +43,9 @@ twinfs_e2e_test(e2e_fidelity_empty_create tests/e2e/fidelity_empty_create.sh TIM
 twinfs_e2e_test(e2e_fidelity_fifo_apply tests/e2e/fidelity_fifo_apply.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_xattr_replay tests/e2e/fidelity_xattr_replay.sh TIMEOUT 150)
 twinfs_e2e_test(e2e_fidelity_random tests/e2e/fidelity_random.sh TIMEOUT 240)
+# Fidelity: after `twinfs sync` the peer's store equals the primary's
+# (tests/e2e/treecmp.py compares them completely).
+twinfs_e2e_test(e2e_fidelity_overflow_removals tests/e2e/fidelity_overflow_removals.sh TIMEOUT 150)
+twinfs_e2e_test(e2e_fidelity_offline_edits tests/e2e/fidelity_offline_edits.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_apply_error tests/e2e/fidelity_apply_error.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_sync_truth tests/e2e/fidelity_sync_truth.sh TIMEOUT 120)

@@ -1,0 +1,110 @@
+/* Unit tests for netsync/primary/repairs: the peer's apply error text is
+ * parsed into op and path (quotes in the path included), a record is
+ * covered by a failed path or one below it up to the failure's seq, a
+ * path failing again counts as stuck and backs off (doubling, capped),
+ * an ENOENT repair moves up one folder per further failure, and an ack
+ * of the batch that carried a repair ends it. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "netsync/primary/repairs.h"
+
+static void test_parse(void **state)
+{
+	static const struct { const char *text, *what, *path; int rc; } cases[] = {
+		{ "rename 'victim' on vm: No such file or directory", "rename", "victim", 0 },
+		{ "create 'a/it's' on host: Operation not permitted", "create", "a/it's", 0 },
+		{ "write 'd/f': block hash mismatch; nothing written", "write", "d/f", 0 },
+		{ "prune '' on vm: Permission denied", "prune", "", 0 },
+		{ "sync of the store on vm failed: I/O error", NULL, NULL, -EINVAL },
+		{ "mkdir 'unterminated on vm", NULL, NULL, -EINVAL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char what[32], path[256];
+		int rc = repairs_parse(cases[i].text, what, sizeof(what), path, sizeof(path));
+
+		assert_int_equal(rc, cases[i].rc);
+		if (rc == 0) {
+			assert_string_equal(what, cases[i].what);
+			assert_string_equal(path, cases[i].path);
+		}
+	}
+}
+
+static void test_cover_stuck_ack(void **state)
+{
+	struct repairs rs = { 0 };
+	const struct repair *first;
+	struct repair *r;
+	char scope[64];
+
+	(void)state;
+	r = repairs_note(&rs, "a/b", "create", "create 'a/b' on vm: No such file or "
+			 "directory", 10, true);
+	assert_non_null(r);
+	assert_int_equal(r->failures, 1);
+	assert_ptr_equal(repairs_covering(&rs, "a/b", 10), r);
+	assert_ptr_equal(repairs_covering(&rs, "a/b/c", 5), r);
+	assert_null(repairs_covering(&rs, "a/b", 11));	/* after the failure */
+	assert_null(repairs_covering(&rs, "a/bc", 5));
+	assert_null(repairs_covering(&rs, "a", 5));
+	assert_int_equal(repairs_stuck(&rs, &first), 0);
+	assert_int_equal(repairs_backoff_ms(&rs), 0);
+	repairs_scope(r, "a/b", scope, sizeof(scope));
+	assert_string_equal(scope, "a/b");
+
+	/* a rename's other name: follows, never stuck by itself */
+	assert_non_null(repairs_note(&rs, "x", NULL, NULL, 10, false));
+	assert_int_equal(repairs_stuck(&rs, NULL), 0);
+
+	/* fails again: stuck, backs off, and the repair moves up */
+	r = repairs_note(&rs, "a/b", "create", "create 'a/b' on vm: No such file or "
+			 "directory", 12, true);
+	assert_int_equal(r->failures, 2);
+	assert_int_equal(r->until, 12);
+	assert_int_equal(repairs_stuck(&rs, &first), 1);
+	assert_string_equal(first->path, "a/b");
+	assert_int_equal(repairs_backoff_ms(&rs), 1000);
+	repairs_scope(r, "a/b", scope, sizeof(scope));
+	assert_string_equal(scope, "a");
+	repairs_note(&rs, "a/b", NULL, NULL, 12, true);
+	assert_int_equal(repairs_backoff_ms(&rs), 2000);
+	repairs_scope(r, "a/b", scope, sizeof(scope));
+	assert_string_equal(scope, "");
+	for (int i = 0; i < 10; i++)
+		repairs_note(&rs, "a/b", NULL, NULL, 12, true);
+	assert_int_equal(repairs_backoff_ms(&rs), 30000);
+
+	/* EPERM never moves up */
+	r = repairs_note(&rs, "p/q", "mkdir", "mkdir 'p/q' on vm: Operation not "
+			 "permitted", 12, true);
+	r = repairs_note(&rs, "p/q", NULL, NULL, 12, true);
+	repairs_scope(r, "p/q", scope, sizeof(scope));
+	assert_string_equal(scope, "p/q");
+
+	/* carried by the batch ending at 20: acked at 19 nothing, at 20 gone */
+	for (size_t i = 0; i < rs.n; i++)
+		rs.r[i].sent_end = 20;
+	assert_int_equal(repairs_acked(&rs, 19, NULL, NULL), 0);
+	assert_int_equal(repairs_acked(&rs, 20, NULL, NULL), 3);
+	assert_int_equal(rs.n, 0);
+	repairs_free(&rs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_cover_stuck_ack),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
