@@ -9,7 +9,7 @@
 
 uint64_t clock_mono_ns(void);
 double clock_mono_s(void);
-/* Local time in ISO 8601 with the zone, "2026-11-30T05:45:38.123+01:00",
+/* Local time in ISO 8601 with the zone, "YYYY-MM-DDTHH:MM:SS.mmm+HH:MM",
  * so a timestamp read elsewhere still names its instant; returns buf. */
 char *clock_wall_str(char *buf, size_t len);
 

@@ -7,6 +7,7 @@
  * no symlinks followed) and never follows the final component.
  */
 #include "netsync/secondary/receiver.h"
+#include "netsync/secondary/storeops.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -569,30 +570,6 @@ static int recv_open_slot(struct receiver *r, const char *path, struct recv_fd *
 	return recv_fd_adopt(r, path, fd, out);
 }
 
-/* chmod of NAME without following it (a symlink has no mode to set). */
-static int recv_chmod(int dirfd, const char *name, mode_t mode)
-{
-	char proc[64];
-	struct stat st;
-	int fd, rc = 0;
-
-	fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		goto out_close;
-	}
-	if (S_ISLNK(st.st_mode))
-		goto out_close;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	if (chmod(proc, mode & 07777) < 0)
-		rc = -errno;
-out_close:
-	close(fd);
-	return rc;
-}
-
 static int recv_chown(struct receiver *r, int dirfd, const char *name,
 		      uid_t uid, gid_t gid)
 {
@@ -620,7 +597,7 @@ static int recv_set_meta(struct receiver *r, int dirfd, const char *name,
 			return rc;
 	}
 	if (mask & JATTR_MODE) {
-		rc = recv_chmod(dirfd, name, mode);
+		rc = storeops_chmod(dirfd, name, mode);
 		if (rc < 0)
 			return rc;
 	}
@@ -678,16 +655,6 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 	return 0;
 }
 
-/* Removes whatever NAME is (an empty directory too), for replacing it. */
-static int recv_remove(int dirfd, const char *name)
-{
-	if (unlinkat(dirfd, name, 0) == 0)
-		return 0;
-	if (errno == EISDIR && unlinkat(dirfd, name, AT_REMOVEDIR) == 0)
-		return 0;
-	return errno == ENOENT ? 0 : -errno;
-}
-
 /* Creates (or opens) the regular file and sets owner and mode through
  * its fd, which stays in the fd cache for the DATA and ATTR that follow. */
 static int recv_create(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
@@ -707,7 +674,7 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 		 * the way; removing it may change what a cached path names */
 		r->ns_flush = true;
 		keep = false;
-		rc = recv_remove(ref->dirfd, ref->name);
+		rc = storeops_remove(ref->dirfd, ref->name);
 		if (rc < 0)
 			return rc;
 		fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777);
@@ -744,7 +711,7 @@ static int recv_mkdir(struct receiver *r, struct path_ref *ref, const struct jou
 		if (fstatat(ref->dirfd, ref->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return -errno;
 		if (!S_ISDIR(st.st_mode)) {
-			int rc = recv_remove(ref->dirfd, ref->name);
+			int rc = storeops_remove(ref->dirfd, ref->name);
 
 			if (rc < 0)
 				return rc;
@@ -770,7 +737,7 @@ static int recv_mknod(struct receiver *r, struct path_ref *ref, const struct jou
 			return -errno;
 		if ((st.st_mode & S_IFMT) != type ||
 		    ((type == S_IFCHR || type == S_IFBLK) && st.st_rdev != op->rdev)) {
-			int rc = recv_remove(ref->dirfd, ref->name);
+			int rc = storeops_remove(ref->dirfd, ref->name);
 
 			if (rc < 0)
 				return rc;
@@ -800,7 +767,7 @@ static int recv_symlink(struct receiver *r, struct path_ref *ref, const struct j
 			if (strcmp(cur, op->path2) == 0)
 				goto out_owner;
 		}
-		rc = recv_remove(ref->dirfd, ref->name);
+		rc = storeops_remove(ref->dirfd, ref->name);
 		if (rc < 0)
 			return rc;
 		if (symlinkat(op->path2, ref->dirfd, ref->name) < 0)
@@ -809,31 +776,6 @@ static int recv_symlink(struct receiver *r, struct path_ref *ref, const struct j
 out_owner:
 	return recv_set_meta(r, ref->dirfd, ref->name, JATTR_UID | JATTR_GID, 0,
 			     op->uid, op->gid, NULL, NULL);
-}
-
-/*
- * Results (journal/op.h): after an op is applied, the entries and
- * directories it changed get the mtimes the primary's store had right
- * after it. In op order, so a later op of the batch on the same directory
- * sets it again with its own later value; entries before directories,
- * since setting an entry's times does not touch its directory.
- * NAME NULL: DIRFD itself (O_RDONLY, or O_PATH for an unreadable
- * directory, which futimens refuses; its /proc link then names it).
- */
-static int recv_set_mtime(int dirfd, const char *name, const struct timespec *mt)
-{
-	struct timespec ts[2] = { { 0, UTIME_OMIT }, *mt };
-	char proc[64];
-	int rc;
-
-	if (name)
-		rc = utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
-	else if ((rc = futimens(dirfd, ts)) < 0 && errno == EBADF) {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dirfd);
-		rc = utimensat(AT_FDCWD, proc, ts, 0);
-	}
-	/* gone already: a later op of the stream removed it */
-	return rc < 0 && errno != ENOENT ? -errno : 0;
 }
 
 /* Sets the results of OP: the entries at path (in DIRFD/NAME) and path2
@@ -846,13 +788,13 @@ static int recv_results(const struct journal_op *op, int dirfd, const char *name
 	if (!op->res_mask)
 		return 0;
 	if ((op->res_mask & JRES_BIT(JRES_PATH)) && name)
-		rc = recv_set_mtime(dirfd, name, &op->res_mtime[JRES_PATH]);
+		rc = storeops_set_mtime(dirfd, name, &op->res_mtime[JRES_PATH]);
 	if (rc == 0 && (op->res_mask & JRES_BIT(JRES_PATH2)) && name2)
-		rc = recv_set_mtime(dirfd2, name2, &op->res_mtime[JRES_PATH2]);
+		rc = storeops_set_mtime(dirfd2, name2, &op->res_mtime[JRES_PATH2]);
 	if (rc == 0 && (op->res_mask & JRES_BIT(JRES_DIR)) && dirfd >= 0)
-		rc = recv_set_mtime(dirfd, NULL, &op->res_mtime[JRES_DIR]);
+		rc = storeops_set_mtime(dirfd, NULL, &op->res_mtime[JRES_DIR]);
 	if (rc == 0 && (op->res_mask & JRES_BIT(JRES_DIR2)) && dirfd2 >= 0)
-		rc = recv_set_mtime(dirfd2, NULL, &op->res_mtime[JRES_DIR2]);
+		rc = storeops_set_mtime(dirfd2, NULL, &op->res_mtime[JRES_DIR2]);
 	return rc;
 }
 
@@ -896,7 +838,7 @@ static int recv_link(struct receiver *r, const struct journal_op *op)
 		if (a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
 			rc = 0;		/* already linked */
 		} else {
-			rc = recv_remove(to.dirfd, to.name);
+			rc = storeops_remove(to.dirfd, to.name);
 			if (rc == 0 && linkat(from.dirfd, from.name, to.dirfd, to.name, 0) < 0)
 				rc = -errno;
 		}
@@ -1045,53 +987,6 @@ static int recv_setattr(struct receiver *r, struct path_ref *ref, const char *pa
 	return recv_set_meta(r, ref->dirfd, ref->name, mask, mode, uid, gid, atime, mtime);
 }
 
-/* True if NAME is one of the NUL-terminated names in LIST[0, LEN). */
-static bool recv_in_list(const char *list, size_t len, const char *name)
-{
-	for (size_t i = 0; i < len; i += strlen(list + i) + 1)
-		if (strcmp(list + i, name) == 0)
-			return true;
-	return false;
-}
-
-/*
- * REMOVEXATTR without a name: the xattrs the entry has on the primary
- * (user.* and trusted.*, the ones replicated) are the NUL-terminated names
- * in xvalue; every other one of those namespaces goes. The sender sends
- * it, then a SETXATTR per name, with the re-sent state of a path, so
- * that the path's xattrs are the primary's whatever the peer held (a
- * replay after a crash may have left another inode's under that name).
- * FD >= 0: the entry is open there; else P names it without following.
- */
-static int recv_xattr_keep(int fd, const char *p, const struct journal_op *op)
-{
-	char *names;
-	ssize_t n;
-	int rc = 0;
-
-	n = fd >= 0 ? flistxattr(fd, NULL, 0) : llistxattr(p, NULL, 0);
-	if (n <= 0)
-		return n < 0 && errno != ENOTSUP ? -errno : 0;
-	names = malloc((size_t)n);
-	if (!names)
-		return -ENOMEM;
-	n = fd >= 0 ? flistxattr(fd, names, (size_t)n) : llistxattr(p, names, (size_t)n);
-	for (ssize_t i = 0; n > 0 && i < n && rc == 0; i += (ssize_t)strlen(names + i) + 1) {
-		const char *name = names + i;
-
-		if ((strncmp(name, "user.", 5) != 0 && strncmp(name, "trusted.", 8) != 0) ||
-		    recv_in_list(op->xvalue, op->xsize, name))
-			continue;
-		if ((fd >= 0 ? fremovexattr(fd, name) : lremovexattr(p, name)) < 0 &&
-		    errno != ENODATA)
-			rc = -errno;
-	}
-	if (n < 0)
-		rc = -errno;
-	free(names);
-	return rc;
-}
-
 /* l*xattr on "/proc/self/fd/DIRFD/NAME": the directory was resolved safely,
  * and the l* calls do not follow NAME. */
 static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
@@ -1103,7 +998,7 @@ static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct jou
 		if (op->xsize && ((const char *)op->xvalue)[op->xsize - 1] != '\0')
 			return -EINVAL;
 		snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", ref->dirfd, ref->name);
-		return recv_xattr_keep(slot ? slot->fd : -1, p, op);
+		return storeops_xattr_keep(slot ? slot->fd : -1, p, op);
 	}
 	if (!op->xname)
 		return -EINVAL;
@@ -1284,42 +1179,6 @@ int receiver_attr(struct receiver *r, const struct proto_attr *m)
 	return rc;
 }
 
-/* Removes NAME in DIRFD, a whole subtree if it is a directory (DEPTH
- * levels at most). Returns 0 or -errno; ENOENT counts as done. */
-static int recv_remove_tree(int dirfd, const char *name, int depth)
-{
-	struct dirent *de;
-	DIR *d;
-	int fd, rc = 0;
-
-	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
-		return 0;
-	if (errno != EISDIR)
-		return -errno;
-	if (depth <= 0)
-		return -ELOOP;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		rc = -errno;
-		close(fd);
-		return rc;
-	}
-	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		rc = recv_remove_tree(fd, de->d_name, depth - 1);
-	}
-	closedir(d);
-	if (rc < 0)
-		return rc;
-	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
-}
-
 /*
  * Pruning. A baseline walk adds and overwrites; PRUNE is what makes it
  * also delete. When the walk leaves a directory it lists the names it
@@ -1384,7 +1243,7 @@ int receiver_prune(struct receiver *r, const struct proto_prune *m)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    pathset_find(&r->prune_keep, de->d_name))
 			continue;
-		rc = recv_remove_tree(dirfd(d), de->d_name, RECV_PRUNE_DEPTH);
+		rc = storeops_remove_tree(dirfd(d), de->d_name, RECV_PRUNE_DEPTH);
 		if (rc < 0) {
 			snprintf(r->failed, sizeof(r->failed), "%s%s%s", m->path,
 				 *m->path ? "/" : "", de->d_name);

@@ -883,28 +883,31 @@ static int serve_listen(struct serve *s)
 	return 0;
 }
 
+/* Process-wide settings and the node's name, before anything is opened. */
+static void serve_process_setup(struct serve *s)
+{
+	/* a batch may hold up to SYNCER_FSYNC_MAX fds for its fsyncs */
+	struct rlimit rl;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			log_debug("cannot raise the open file limit", "err=%s", strerror(errno));
+	}
+	if (s->o->node_name)
+		snprintf(s->node_name, sizeof(s->node_name), "%s", s->o->node_name);
+	else if (gethostname(s->node_name, sizeof(s->node_name) - 1) < 0)
+		snprintf(s->node_name, sizeof(s->node_name), "secondary");
+}
+
 int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 {
 	struct serve s = { .o = o };
 	struct timeval one_s = { 1, 0 };
 	int rc;
 
-	signal(SIGPIPE, SIG_IGN);
-	{
-		/* a batch may hold up to SYNCER_FSYNC_MAX fds for its fsyncs */
-		struct rlimit rl;
-
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = rl.rlim_max;
-			if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-				log_debug("cannot raise the open file limit", "err=%s",
-					  strerror(errno));
-		}
-	}
-	if (o->node_name)
-		snprintf(s.node_name, sizeof(s.node_name), "%s", o->node_name);
-	else if (gethostname(s.node_name, sizeof(s.node_name) - 1) < 0)
-		snprintf(s.node_name, sizeof(s.node_name), "secondary");
+	serve_process_setup(&s);
 	rc = state_dir_prepare(o->state);
 	if (rc < 0) {
 		log_error("cannot use the state directory", "state=%s err=\"%s\"", o->state,

@@ -260,6 +260,19 @@ static int serve_daemonize(int *ready_fd)
 	return 0;
 }
 
+/* The daemon's options from the checked configuration. */
+static void serve_opts_from(struct serve_opts *so, const struct conf *c, struct tls_ctx *tls)
+{
+	so->store = c->store;
+	so->state = c->state;
+	so->listen = c->listen;
+	so->node_name = c->node_name;
+	so->insecure = c->insecure;
+	so->tls = tls;
+	so->metrics_listen = c->metrics_listen;
+	so->heartbeat_s = c->heartbeat_s ? c->heartbeat_s : 1;
+}
+
 int serve_cmd_main(int argc, char **argv)
 {
 	enum { O_STORE = 256, O_STATE, O_LISTEN, O_INSECURE, O_CONFIG, O_PSK, O_METRICS };
@@ -388,14 +401,7 @@ int serve_cmd_main(int argc, char **argv)
 		rc = EX_SOFTWARE;
 		goto out_conf;
 	}
-	so.store = c.store;
-	so.state = c.state;
-	so.listen = c.listen;
-	so.node_name = c.node_name;
-	so.insecure = c.insecure;
-	so.tls = tls;
-	so.metrics_listen = c.metrics_listen;
-	so.heartbeat_s = c.heartbeat_s ? c.heartbeat_s : 1;
+	serve_opts_from(&so, &c, tls);
 	rc = serve_run(&so, ready_fd, !foreground);
 	/* serve_run closed ready_fd only if it got ready; either way the relay
 	 * sees EOF now and ends */
