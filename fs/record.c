@@ -86,68 +86,50 @@ static bool record_still_names(struct fs *fs, const struct inode *i)
  * reads "... (deleted)" although the inode lives on under other names,
  * and its link, chown, setattr or xattr change must still be recorded.
  * So each name such an inode gets (link, rename) or is looked up by is
- * kept here as (fd of its directory, name), keyed by (dev, ino): a
- * directory fd follows the directory's renames, and an entry counts only
- * while that name still resolves to the inode (checked under the ns
- * lock, so it cannot change meanwhile). A small table: an entry pushed
- * out only costs the fallback below it (the record is not made).
+ * kept here as its store-relative path, keyed by (dev, ino); an entry
+ * counts only while that path still resolves to the inode (checked under
+ * the ns lock, so it cannot change meanwhile). Paths, not directory fds:
+ * the daemon's fds are the inode table's budget (fs/inode.c), and a table
+ * of held fds beside it ran the mount out of descriptors. A directory
+ * renamed since makes its entries stale, which only costs the fallback
+ * below (the record is not made). A small table, round-robin.
  */
 #define RECORD_ALIAS_MAX 1024
+#define RECORD_PATH_MAX (PATH_MAX + NAME_MAX + 2)
 struct record_alias {
 	dev_t dev;
 	ino_t ino;
-	int dirfd;	/* O_PATH dup of the directory's fd; -1: free slot */
-	char *name;
+	char *path;	/* NULL: free slot */
 };
 static struct record_alias record_aliases[RECORD_ALIAS_MAX];
 static unsigned record_alias_next;	/* round-robin victim */
-static bool record_alias_ready;
 
-static bool record_same_file(int fd1, int fd2)
-{
-	struct stat a, b;
-
-	return fstat(fd1, &a) == 0 && fstat(fd2, &b) == 0 && a.st_ino == b.st_ino &&
-	       a.st_dev == b.st_dev;
-}
 
 /* Under the ns lock. */
 void record_alias_note(struct fs *fs, struct inode *dir, const char *name,
 		       dev_t dev, ino_t ino)
 {
 	struct record_alias *a = NULL;
-	char *copy;
-	int fd, dfd;
+	char *path;
 
 	if (!fs->journal)
 		return;
-	if (!record_alias_ready) {
-		for (int k = 0; k < RECORD_ALIAS_MAX; k++)
-			record_aliases[k].dirfd = -1;
-		record_alias_ready = true;
-	}
-	dfd = inode_fd_get(fs->itab, dir);
-	if (dfd < 0)
+	path = malloc(RECORD_PATH_MAX);
+	if (!path)
 		return;
+	if (record_path(fs, dir, name, path, RECORD_PATH_MAX) < 0) {
+		free(path);
+		return;
+	}
 	/* one slot per name: an inode may lose any of them */
 	for (int k = 0; k < RECORD_ALIAS_MAX && !a; k++)
-		if (record_aliases[k].dirfd >= 0 && record_aliases[k].dev == dev &&
-		    record_aliases[k].ino == ino && strcmp(record_aliases[k].name, name) == 0 &&
-		    record_same_file(record_aliases[k].dirfd, dfd))
+		if (record_aliases[k].path && record_aliases[k].dev == dev &&
+		    record_aliases[k].ino == ino && strcmp(record_aliases[k].path, path) == 0)
 			a = &record_aliases[k];
 	if (!a)
 		a = &record_aliases[record_alias_next++ % RECORD_ALIAS_MAX];
-	copy = strdup(name);
-	fd = copy ? fcntl(dfd, F_DUPFD_CLOEXEC, 0) : -1;
-	inode_fd_put(fs->itab, dir, dfd);
-	if (fd < 0) {
-		free(copy);
-		return;
-	}
-	if (a->dirfd >= 0)
-		close(a->dirfd);
-	free(a->name);
-	*a = (struct record_alias){ dev, ino, fd, copy };
+	free(a->path);
+	*a = (struct record_alias){ dev, ino, path };
 }
 
 /* The store-relative path of the directory open on FD into REL (PATH_MAX
@@ -179,26 +161,25 @@ static const char *record_fd_rel(struct fs *fs, int fd, char *abs, int *rc)
 
 /* A kept name of non-directory I (see "Names of hard-linked
  * non-directories") into BUF. Returns 0 or -ENOENT. */
-static int record_alias_path(struct fs *fs, const struct inode *i, char *abs,
-			     char *buf, size_t len)
+static int record_alias_path(struct fs *fs, const struct inode *i, char *buf, size_t len)
 {
-	const char *rel;
+	int root = inode_root(fs->itab)->fd;	/* the root's fd is never closed */
 	struct stat st;
-	int rc = -ENOENT;
 
-	for (int k = 0; record_alias_ready && k < RECORD_ALIAS_MAX; k++) {
+	for (int k = 0; k < RECORD_ALIAS_MAX; k++) {
 		struct record_alias *a = &record_aliases[k];
 
-		if (a->dirfd < 0 || a->dev != i->dev || a->ino != i->ino)
+		if (!a->path || a->dev != i->dev || a->ino != i->ino)
 			continue;
-		if (fstatat(a->dirfd, a->name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		if (fstatat(root, a->path, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    st.st_dev != i->dev || st.st_ino != i->ino)
 			continue;	/* that name is gone: another may not be */
-		rel = record_fd_rel(fs, a->dirfd, abs, &rc);
-		if (rel)
-			return record_join(rel, a->name, buf, len);
+		if (strlen(a->path) >= len)
+			return -ENAMETOOLONG;
+		strcpy(buf, a->path);
+		return 0;
 	}
-	return rc;
+	return -ENOENT;
 }
 
 int record_path(struct fs *fs, struct inode *dir, const char *name,
@@ -225,7 +206,7 @@ int record_path(struct fs *fs, struct inode *dir, const char *name,
 	rel = record_fd_rel(fs, fd, abs, &rc);
 	inode_fd_put(fs->itab, dir, fd);
 	if (!rel && rc == -ENOENT && !name && dir->type != S_IFDIR) {
-		rc = record_alias_path(fs, dir, abs, buf, len);
+		rc = record_alias_path(fs, dir, buf, len);
 		goto out_free;
 	}
 	if (!rel)
@@ -238,7 +219,6 @@ out_free:
 	return rc;
 }
 
-#define RECORD_PATH_MAX (PATH_MAX + NAME_MAX + 2)
 
 /* Under the ns lock, so the answer holds until the rename runs. */
 static bool record_is_dir(struct fs *fs, struct inode *dir, const char *name)

@@ -29,7 +29,6 @@
 #define RECV_FD_CACHE 8
 /* How deep a peer-only subtree PRUNE removes (as deep as a baseline walk
  * goes, netsync/treewalk.h). */
-#define RECV_PRUNE_DEPTH 128
 /* A batch's touch set holds at most this many files/directories (each a
  * dup'ed fd); a fuller one is handed off to be fsynced early (see
  * receiver_set_spill), so that a big batch never costs a syncfs. */
@@ -1243,7 +1242,7 @@ int receiver_prune(struct receiver *r, const struct proto_prune *m)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    pathset_find(&r->prune_keep, de->d_name))
 			continue;
-		rc = storeops_remove_tree(dirfd(d), de->d_name, RECV_PRUNE_DEPTH);
+		rc = storeops_remove_tree(dirfd(d), de->d_name, STOREOPS_TREE_DEPTH);
 		if (rc < 0) {
 			snprintf(r->failed, sizeof(r->failed), "%s%s%s", m->path,
 				 *m->path ? "/" : "", de->d_name);

@@ -42,13 +42,17 @@ out_close:
 	return rc;
 }
 
-/* Removes whatever NAME is (an empty directory too), for replacing it. */
+/* Removes whatever NAME is, for replacing it with what the primary has
+ * there now (another type): a directory goes with its whole subtree, which
+ * only a diverged peer can still hold (a repair, a replayed batch). */
 int storeops_remove(int dirfd, const char *name)
 {
 	if (unlinkat(dirfd, name, 0) == 0)
 		return 0;
 	if (errno == EISDIR && unlinkat(dirfd, name, AT_REMOVEDIR) == 0)
 		return 0;
+	if (errno == ENOTEMPTY || errno == EEXIST)
+		return storeops_remove_tree(dirfd, name, STOREOPS_TREE_DEPTH);
 	return errno == ENOENT ? 0 : -errno;
 }
 

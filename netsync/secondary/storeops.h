@@ -13,6 +13,9 @@
 
 #include "journal/op.h"
 
+/* How deep a subtree removal goes; deeper levels fail it with -ELOOP. */
+#define STOREOPS_TREE_DEPTH 128
+
 int storeops_chmod(int dirfd, const char *name, mode_t mode);
 int storeops_remove(int dirfd, const char *name);
 int storeops_set_mtime(int dirfd, const char *name, const struct timespec *mt);
