@@ -198,63 +198,6 @@ out_stat:
 
 /* ---- streaming ---- */
 
-/* The whole xattr state (user.*, trusted.*) of the repaired file open on
- * FD, named PATH: REMOVEXATTR without a name listing the names it keeps
- * (docs/protocol.md), then a SETXATTR per name. Returns 0 or -errno. */
-static int sender_put_fd_xattrs(struct evbuffer *out, uint64_t seq, const char *path,
-				int fd)
-{
-	struct journal_op op = { .type = JOP_REMOVEXATTR, .path = path };
-	char *names = NULL, *val = NULL;
-	size_t keep = 0;
-	ssize_t n, vn;
-	int rc = 0;
-
-	n = flistxattr(fd, NULL, 0);
-	if (n < 0)
-		return errno == ENOTSUP ? 0 : -errno;
-	names = malloc((size_t)n + 1);
-	val = malloc(PROTO_XVALUE_MAX);
-	if (!names || !val) {
-		rc = -ENOMEM;
-		goto out_free;
-	}
-	n = n ? flistxattr(fd, names, (size_t)n) : 0;
-	if (n < 0) {
-		rc = -errno;
-		goto out_free;
-	}
-	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
-		size_t l = strlen(names + i) + 1;
-
-		if (strncmp(names + i, "user.", 5) == 0 || strncmp(names + i, "trusted.", 8) == 0) {
-			memmove(names + keep, names + i, l);
-			keep += l;
-		}
-	}
-	op.xvalue = keep ? names : NULL;
-	op.xsize = keep;
-	if (proto_encode_op(out, seq, &op) < 0) {
-		rc = -EINVAL;
-		goto out_free;
-	}
-	for (size_t i = 0; i < keep; i += strlen(names + i) + 1) {
-		vn = fgetxattr(fd, names + i, val, PROTO_XVALUE_MAX);
-		if (vn < 0)
-			continue;	/* removed meanwhile: a later op says so */
-		op = (struct journal_op){ .type = JOP_SETXATTR, .path = path, .xname = names + i,
-					  .xvalue = val, .xsize = (size_t)vn };
-		if (proto_encode_op(out, seq, &op) < 0) {
-			rc = -EINVAL;
-			goto out_free;
-		}
-	}
-out_free:
-	free(names);
-	free(val);
-	return rc;
-}
-
 /* Sends the next data block or ATTR of the current file; moves the cursor.
  * Returns 1 if it put something on the wire (or skipped a block the peer
  * holds), 2 if it skipped and the pump's skip budget is spent, 0 when the
@@ -318,7 +261,7 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 		}
 		/* A repaired path gets its whole state: xattrs too. */
 		if (c->file >= cursor_n_files(c) &&
-		    sender_put_fd_xattrs(out, c->cur->b->end_seq, d->path, c->fd) < 0)
+		    sender_put_xattr_state(out, c->cur->b->end_seq, d->path, c->fd, NULL) < 0)
 			log_warn("cannot re-send the extended attributes of a file",
 				 "path=%s", d->path);
 		if (fstat(c->fd, &c->st) == 0) {

@@ -231,6 +231,11 @@ int cursor_add_repair(struct cursor *c, const char *path);
 int sender_put_walk(struct sender *s, struct evbuffer *out);
 struct treewalk_item;
 /* The entry's user/trusted xattrs as SETXATTR ops with SEQ. */
+/* The whole xattr state (user.*, trusted.*) of PATH, read through FD (>= 0)
+ * or LPATH with the l* calls: REMOVEXATTR without a name listing the names
+ * it keeps (docs/protocol.md), then a SETXATTR per name. 0 or -errno. */
+int sender_put_xattr_state(struct evbuffer *out, uint64_t seq, const char *path, int fd,
+			   const char *lpath);
 int sender_put_xattrs(struct sender *s, struct evbuffer *out, uint64_t seq,
 		      const struct treewalk_item *it);
 void sender_baseline_start(struct sender *s, const char *why);

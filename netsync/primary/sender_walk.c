@@ -176,44 +176,57 @@ int cursor_add_repair(struct cursor *c, const char *path)
  * directory may be removed on the peer, and its CREATE, with a higher
  * seq, follows.
  */
-int sender_put_xattrs(struct sender *s, struct evbuffer *out, uint64_t seq,
-		      const struct treewalk_item *it)
+int sender_put_xattr_state(struct evbuffer *out, uint64_t seq, const char *path, int fd,
+			   const char *lpath)
 {
-	struct journal_op op = { 0 };
-	char p[64 + NAME_MAX + 1];
+	struct journal_op op = { .type = JOP_REMOVEXATTR, .path = path };
 	char *names = NULL, *val = NULL;
+	size_t keep = 0;
 	ssize_t n, vn;
 	int rc = 0;
 
-	snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", it->dirfd, it->name);
-	n = llistxattr(p, NULL, 0);
-	if (n <= 0)
-		return 0;
-	names = malloc((size_t)n);
+	n = fd >= 0 ? flistxattr(fd, NULL, 0) : llistxattr(lpath, NULL, 0);
+	if (n < 0)
+		return errno == ENOTSUP || errno == ENOENT ? 0 : -errno;
+	names = malloc((size_t)n + 1);
 	val = malloc(PROTO_XVALUE_MAX);
 	if (!names || !val) {
 		rc = -ENOMEM;
 		goto out_free;
 	}
-	n = llistxattr(p, names, (size_t)n);
+	n = n ? (fd >= 0 ? flistxattr(fd, names, (size_t)n) : llistxattr(lpath, names, (size_t)n)) : 0;
+	if (n < 0) {
+		rc = -errno;
+		goto out_free;
+	}
+	/* system.* and security.* belong to the host (ACLs are replicated
+	 * through the mode only, labels are the peer's own) */
 	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
-		const char *name = names + i;
+		size_t l = strlen(names + i) + 1;
 
-		/* system.* and security.* belong to the host (ACLs are replicated
-		 * through the mode only, labels are the peer's own). */
-		if (strncmp(name, "user.", 5) != 0 && strncmp(name, "trusted.", 8) != 0)
-			continue;
-		vn = lgetxattr(p, name, val, PROTO_XVALUE_MAX);
+		if (strncmp(names + i, "user.", 5) == 0 || strncmp(names + i, "trusted.", 8) == 0) {
+			memmove(names + keep, names + i, l);
+			keep += l;
+		}
+	}
+	op.xvalue = keep ? names : NULL;
+	op.xsize = keep;
+	/* the store root keeps its own xattrs on each side: only what it has
+	 * here is sent, nothing is removed there */
+	if (*path && proto_encode_op(out, seq, &op) < 0) {
+		rc = -EINVAL;
+		goto out_free;
+	}
+	for (size_t i = 0; i < keep; i += strlen(names + i) + 1) {
+		vn = fd >= 0 ? fgetxattr(fd, names + i, val, PROTO_XVALUE_MAX) :
+			       lgetxattr(lpath, names + i, val, PROTO_XVALUE_MAX);
 		if (vn < 0)
 			continue;	/* removed meanwhile: a later op says so */
-		op.type = JOP_SETXATTR;
-		op.path = it->path;
-		op.xname = name;
-		op.xvalue = val;
-		op.xsize = (size_t)vn;
+		op = (struct journal_op){ .type = JOP_SETXATTR, .path = path, .xname = names + i,
+					  .xvalue = val, .xsize = (size_t)vn };
 		if (proto_encode_op(out, seq, &op) < 0) {
 			log_error("cannot send an extended attribute", "path=%s name=%s",
-				  it->path, name);
+				  path, names + i);
 			rc = -EINVAL;
 			goto out_free;
 		}
@@ -222,6 +235,15 @@ out_free:
 	free(names);
 	free(val);
 	return rc;
+}
+
+int sender_put_xattrs(struct sender *s, struct evbuffer *out, uint64_t seq,
+		      const struct treewalk_item *it)
+{
+	char p[64 + NAME_MAX + 1];
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", it->dirfd, it->name);
+	return sender_put_xattr_state(out, seq, it->path, -1, p);
 }
 
 static void sender_put_walk_attr(struct evbuffer *out, const struct treewalk_item *it,
