@@ -19,8 +19,9 @@ wait_up() {
 }
 
 # Unmounts every FUSE mount under $W, stops the daemons in $PIDS (TERM,
-# then KILL after 0.5 s) and removes $W (and $BENCH_EXTRA, a second
-# folder the caller may set). Installed by bench_trap.
+# then KILL after 0.5 s), runs $BENCH_BEFORE_RM (e.g. to unmount a loop
+# device) and removes $W (and $BENCH_EXTRA, a second folder the caller
+# may set). Installed by bench_trap.
 bench_cleanup() {
 	grep " fuse" /proc/mounts | cut -d' ' -f2 | grep "^$W/" | while read -r _m; do
 		fusermount3 -u "$_m" || umount -l "$_m"
@@ -28,6 +29,7 @@ bench_cleanup() {
 	for _p in $PIDS; do kill "$_p" 2>/dev/null; done
 	sleep 0.5
 	for _p in $PIDS; do kill -9 "$_p" 2>/dev/null; done
+	[ -z "${BENCH_BEFORE_RM:-}" ] || eval "$BENCH_BEFORE_RM"
 	rm -rf "$W"
 	[ -z "${BENCH_EXTRA:-}" ] || rm -rf "$BENCH_EXTRA"
 }
@@ -35,4 +37,27 @@ bench_cleanup() {
 bench_trap() {
 	trap bench_cleanup EXIT
 	trap 'exit 130' INT TERM
+}
+
+# bench_make_dataset DIR LARGE_MB SMALL: the data set of the copy
+# benchmarks in DIR (created): one LARGE_MB MiB file of rotating random
+# blocks and SMALL files of 0-200 KB in 50 folders, the same for the same
+# arguments (seeded).
+bench_make_dataset() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import os, random, sys
+root, large, small = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+os.makedirs(root)
+blk = os.urandom(1 << 20)
+with open(os.path.join(root, "large.bin"), "wb") as f:
+    for i in range(large):
+        f.write(blk[i % 997:] + blk[:i % 997])
+rnd = random.Random(1)
+for d in range(50):
+    os.makedirs(os.path.join(root, "d%02d" % d))
+for i in range(small):
+    n = int(rnd.random() ** 3 * 200000)
+    with open(os.path.join(root, "d%02d" % (i % 50), "f%05d" % i), "wb") as f:
+        f.write(os.urandom(n))
+PY
 }

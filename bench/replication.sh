@@ -62,22 +62,7 @@ el() { echo "$2 - $1" | bc -l 2>/dev/null || python3 -c "print($2 - $1)"; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "# data set: one ${LARGE_MB} MiB file + $SMALL small files (0-200 KB, 50 folders) in $SRC ($(stat -f -c %T "$(dirname "$SRC")")); copies in $W ($(stat -f -c %T "$W"))"
-python3 - "$SRC" "$LARGE_MB" "$SMALL" <<'PY'
-import os, random, sys
-root, large, small = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-os.makedirs(root)
-blk = os.urandom(1 << 20)
-with open(os.path.join(root, "large.bin"), "wb") as f:
-    for i in range(large):
-        f.write(blk[i % 997:] + blk[:i % 997])
-rnd = random.Random(1)
-for d in range(50):
-    os.makedirs(os.path.join(root, "d%02d" % d))
-for i in range(small):
-    n = int(rnd.random() ** 3 * 200000)
-    with open(os.path.join(root, "d%02d" % (i % 50), "f%05d" % i), "wb") as f:
-        f.write(os.urandom(n))
-PY
+bench_make_dataset "$SRC" "$LARGE_MB" "$SMALL"
 TOTAL=$(du -sb "$SRC" | cut -f1)
 echo "# total $(( TOTAL / 1048576 )) MiB"
 

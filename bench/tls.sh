@@ -27,41 +27,13 @@ BIN=${TWINFS_BIN:-$HERE/build/src/twinfs}
 W=$(mktemp -d /dev/shm/twinfs-tls.XXXXXX)
 PIDS=""; LOOP=""
 . "$HERE/bench/lib.sh"
-tls_cleanup() {
-	bench_cleanup_mounts
-	[ -n "$LOOP" ] && { umount "$W/disk" 2>/dev/null; losetup -d "$LOOP" 2>/dev/null; }
-	rm -rf "$W"
-}
-bench_cleanup_mounts() {
-	grep " fuse" /proc/mounts | cut -d' ' -f2 | grep "^$W/" | while read -r _m; do
-		fusermount3 -u "$_m" || umount -l "$_m"
-	done
-	for _p in $PIDS; do kill "$_p" 2>/dev/null; done
-	sleep 0.5
-	for _p in $PIDS; do kill -9 "$_p" 2>/dev/null; done
-}
-trap tls_cleanup EXIT
-trap 'exit 130' INT TERM
+BENCH_BEFORE_RM='[ -n "$LOOP" ] && { umount "$W/disk" 2>/dev/null; losetup -d "$LOOP" 2>/dev/null; }'
+bench_trap
 now() { date +%s.%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 SRC=$W/src
-python3 - "$SRC" "$LARGE_MB" "$SMALL" <<'PY'
-import os, random, sys
-root, large, small = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-os.makedirs(root)
-blk = os.urandom(1 << 20)
-with open(os.path.join(root, "large.bin"), "wb") as f:
-    for i in range(large):
-        f.write(blk[i % 997:] + blk[:i % 997])
-rnd = random.Random(1)
-for d in range(50):
-    os.makedirs(os.path.join(root, "d%02d" % d))
-for i in range(small):
-    n = int(rnd.random() ** 3 * 200000)
-    with open(os.path.join(root, "d%02d" % (i % 50), "f%05d" % i), "wb") as f:
-        f.write(os.urandom(n))
-PY
+bench_make_dataset "$SRC" "$LARGE_MB" "$SMALL"
 TOTAL=$(du -sb "$SRC" | cut -f1)
 # room for both stores of one round, twice over; every block written once
 IMG_MB=$(( TOTAL * 5 / 1048576 + 512 ))
