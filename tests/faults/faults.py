@@ -298,12 +298,18 @@ class Suite:
         return ok
 
 
-def scenario_cut(s, name, seconds, loss=0):
-    pair = Pair(s, name)
+def started(s, name, **kw):
+    """A pair for scenario NAME, both daemons up, the copy and probe running."""
+    pair = Pair(s, name, **kw)
     pair.start_serve()
     pair.start_mount()
     load = Load(s.src, pair.mnt + "/data", pair.mnt + "/probe")
     load.start()
+    return pair, load
+
+
+def scenario_cut(s, name, seconds, loss=0):
+    pair, load = started(s, name)
     wait_until(lambda: load.copied >= 20, 30)
     if loss:
         s.net.loss(loss)
@@ -320,11 +326,7 @@ def scenario_cut(s, name, seconds, loss=0):
 
 
 def scenario_peer_kill(s, name):
-    pair = Pair(s, name)
-    pair.start_serve()
-    pair.start_mount()
-    load = Load(s.src, pair.mnt + "/data", pair.mnt + "/probe")
-    load.start()
+    pair, load = started(s, name)
     wait_until(lambda: load.copied >= 30, 30)
     pair.kill_serve()
     time.sleep(2)
@@ -336,11 +338,7 @@ def scenario_peer_kill(s, name):
 
 
 def scenario_primary_kill(s, name):
-    pair = Pair(s, name)
-    pair.start_serve()
-    pair.start_mount()
-    load = Load(s.src, pair.mnt + "/data", pair.mnt + "/probe")
-    load.start()
+    pair, load = started(s, name)
     wait_until(lambda: load.copied >= 40, 30)
     pair.kill_mount()
     load.wait()	# the writer sees the mount go away: expected here
@@ -359,11 +357,7 @@ def scenario_disk_full(s, name):
     with open(filler, "wb") as f:
         free = shutil.disk_usage(fs).free
         f.write(b"\0" * max(0, free - (4 << 20)))
-    pair = Pair(s, name, peer_store=store)
-    pair.start_serve()
-    pair.start_mount()
-    load = Load(s.src, pair.mnt + "/data", pair.mnt + "/probe")
-    load.start()
+    pair, load = started(s, name, peer_store=store)
     load.wait()
     rc, why = pair.sync(5)
     full_ok = rc != 0
@@ -380,11 +374,7 @@ def scenario_disk_full(s, name):
 
 
 def scenario_intruders(s, name):
-    pair = Pair(s, name)
-    pair.start_serve()
-    pair.start_mount()
-    load = Load(s.src, pair.mnt + "/data", pair.mnt + "/probe")
-    load.start()
+    pair, load = started(s, name)
     wrong = os.path.join(s.root, "wrong.psk")
     if not os.path.exists(wrong):
         sh(s.bin, "keygen", "--psk", wrong)
@@ -411,11 +401,7 @@ def scenario_intruders(s, name):
 
 
 def scenario_sync_mode(s, name):
-    pair = Pair(s, name, mode="sync")
-    pair.start_serve()
-    pair.start_mount()
-    load = Load(s.src, pair.mnt + "/data", pair.mnt + "/probe")
-    load.start()
+    pair, load = started(s, name, mode="sync")
     wait_until(lambda: len(load.probes) >= 10, 30)
     # probes that returned before the kill, in sync mode, must be on the peer
     before = [n for n, _ in load.probes]
