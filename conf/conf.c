@@ -109,6 +109,9 @@ static const struct conf_key conf_keys[] = {
 	{ "fuse.uring", CT_BOOL, F(fuse_uring), "true", 0, 0,
 	  "take FUSE requests over io_uring on the caller's CPU (kernel 6.14+; "
 	  "root turns fuse.enable_uring on; not in sync mode)" },
+	{ "fuse.uring_poll_us", CT_UINT, F(fuse_uring_poll_us), "200", 0, 100000,
+	  "microseconds a ring thread polls for the next request while the mount "
+	  "is busy, instead of sleeping (0: never polls)" },
 };
 
 #define N_KEYS (sizeof(conf_keys) / sizeof(conf_keys[0]))

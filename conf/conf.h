@@ -37,6 +37,7 @@ struct conf {
 	char *fuse_options;	/* fuse.options: extra -o options */
 	bool fuse_passthrough;	/* fuse.passthrough */
 	bool fuse_uring;	/* fuse.uring */
+	uint32_t fuse_uring_poll_us;	/* fuse.uring_poll_us */
 };
 
 /* One located problem. */

@@ -91,8 +91,9 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_write = FS_MAX_WRITE;
 	conn->max_readahead = FS_MAX_WRITE;
 	conn->time_gran = 1;
-	log_info("kernel connection negotiated", "capable=0x%x want=0x%x "
-		 "writeback=%d passthrough=%d uring=%d killpriv_v2=%d max_write=%u",
+	log_info("kernel connection negotiated", "offered=0x%x offered2=0x%x "
+		 "capable=0x%x want=0x%x writeback=%d passthrough=%d uring=%d "
+		 "killpriv_v2=%d max_write=%u", fs->init_flags, fs->init_flags2,
 		 conn->capable, conn->want, fs->writeback, fs->pt_on,
 		 fs->ring_on, fs->kp2_on, conn->max_write);
 }
@@ -389,6 +390,7 @@ int fs_run(const struct fs_opts *o)
 	fs.main_thread = pthread_self();
 	/* Sync mode waits for the peer inside requests (fs/ring.c). */
 	fs.ring_want = o->uring && !o->peer_begin && ring_kernel_enable();
+	fs.ring_poll_us = o->uring_poll_us;
 	rc = fs_check_paths(o, &fs, mnt);
 	if (rc < 0)
 		goto out_ready;

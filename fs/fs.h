@@ -25,6 +25,10 @@ struct fs_opts {
 	/* Take requests over io_uring, on the caller's CPU (kernel 6.14+;
 	 * turns fuse.enable_uring on if root; never in sync mode). */
 	bool uring;
+	/* Microseconds a ring thread polls for the next request after a
+	 * reply while the mount is busy, instead of sleeping (fs/ring.c,
+	 * "Polling"); 0: it sleeps at once. */
+	uint32_t uring_poll_us;
 	/* Sync mode (both NULL in async or local-only mounts). From fsync,
 	 * fdatasync and flush/release of a file that was written: peer_begin
 	 * once the file's changes are appended to the journal (the batch that

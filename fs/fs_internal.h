@@ -39,11 +39,15 @@ struct fs {
 	 * mode), offered by the kernel (INIT request), on (asked for in our
 	 * INIT reply), and the rings once started. */
 	bool ring_want, ring_offered, ring_on;
+	uint32_t ring_poll_us;	/* fs_opts.uring_poll_us; immutable */
 	/* FUSE_HANDLE_KILLPRIV_V2 (fs/fuse314.c): offered by the kernel,
 	 * and on (asked for): then the kernel asks for security.capability
 	 * once per inode, not before every write, and we clear set-id bits
 	 * where it flags a request (fs_kill_suidgid). */
 	bool kp2_offered, kp2_on;
+	/* What the kernel's INIT request offered (flags, flags2), for the
+	 * log: which features this kernel has that we do not ask for. */
+	uint32_t init_flags, init_flags2;
 	struct ring *ring;
 	pthread_t main_thread;	/* runs fs_run; a SIGTERM there unmounts */
 	bool (*peer_begin)(void *arg, uint64_t *ticket);	/* fs_opts */

@@ -77,6 +77,8 @@ static ssize_t f314_read(int fd, void *buf, size_t len, void *userdata)
 		fs->ring_offered = (in.flags & KABI_FUSE_INIT_EXT) &&
 				   (in.flags2 & KABI_FUSE_OVER_IO_URING_FLAGS2);
 		fs->kp2_offered = in.flags & KABI_FUSE_HANDLE_KILLPRIV_V2;
+		fs->init_flags = in.flags;
+		fs->init_flags2 = (in.flags & KABI_FUSE_INIT_EXT) ? in.flags2 : 0;
 	}
 	return n;
 }

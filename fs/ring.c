@@ -4,9 +4,10 @@
  * kernel switch, the rings, their threads and buffers; replies come back
  * through ring_reply from the session's writev hook (fs/backing.c).
  *
- * Why: a small file copied into the mount costs about six synchronous
- * requests (lookup, create, getxattr per write, setattr, setxattr, and a
- * getattr of the parent). Through /dev/fuse each wakes a worker thread
+ * Why: a small file copied into the mount costs several synchronous
+ * requests (`cp -r`: lookup, create, a getattr of the parent and the
+ * security.capability lookup of the new inode; `cp -a` adds a setattr and
+ * an ACL setxattr). Through /dev/fuse each wakes a worker thread
  * that the scheduler may place on the other CPU, and the reply wakes the
  * application there in turn; these cross-CPU wake-ups and the TLB
  * shootdowns they bring dominate a small-file copy (docs/benchmarks.md,
@@ -14,6 +15,9 @@
  * without pinning the application: the kernel queues a request to the
  * ring of the CPU its caller runs on, whose threads are pinned there, and
  * one io_uring_enter commits a reply and waits for the next request.
+ * While the mount is busy, a thread polls for its next request for a
+ * short window instead of sleeping ("Polling", below), so that a round
+ * trip on an idle machine does not wake an idle CPU.
  *
  * Not SCHED_IDLE, although the scheduler would then see the CPU as idle
  * when the reply wakes the caller and keep it there instead of moving it
@@ -59,6 +63,7 @@
 #include <fuse_lowlevel.h>
 #include <linux/fuse.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "fs/fs_internal.h"
 #include "fs/fuse314.h"
@@ -90,7 +95,9 @@ struct ring_thr {
 	uint64_t unique;	/* of the request being handled */
 	uint64_t commit_id;
 	bool handling, replied;
+	bool poll;		/* served a request since it last slept */
 	uint64_t served;
+	uint64_t poll_hits, poll_misses, poll_backoffs;
 };
 
 struct ring {
@@ -100,6 +107,19 @@ struct ring {
 	unsigned int nthr;
 	pthread_t main_thread;
 	struct ring_thr *thr;
+	uint64_t poll_ns;	/* the polling window; 0: sleep at once */
+	/* When the last request of any CPU arrived (clock_mono_ns), and how
+	 * many threads poll now ("Polling", below). */
+	uint64_t last_req_ns;
+	unsigned int polling;
+	/* Per CPU: the thread that may poll (the last to reply there), and
+	 * until when polling there is off (the CPU had other work). */
+	struct ring_cpu *cpu;
+};
+
+struct ring_cpu {
+	unsigned int poller;
+	uint64_t quiet_until_ns;
 };
 
 static __thread struct ring_thr *ring_self;
@@ -253,6 +273,7 @@ static void ring_handle(struct ring_thr *t)
 	char *start;
 
 	memcpy(&in, t->hdr->in_out, sizeof(in));
+	__atomic_store_n(&t->r->last_req_ns, clock_mono_ns(), __ATOMIC_RELAXED);
 	t->unique = in.unique;
 	t->commit_id = t->hdr->ring_ent_in_out.commit_id;
 	t->handling = true;
@@ -273,6 +294,9 @@ static void ring_handle(struct ring_thr *t)
 	fuse314_note_request(start, in.len);
 	fuse_session_process_buf(t->r->fs->se, &b);
 	t->served++;
+	t->poll = true;
+	__atomic_store_n(&t->r->cpu[t->qid].poller, (unsigned int)(t - t->r->thr),
+			 __ATOMIC_RELAXED);
 	if (!t->replied) {
 		/* Every opcode the kernel sends over the ring expects a
 		 * reply; without one the entry would be lost for good. */
@@ -318,6 +342,81 @@ static int ring_thr_setup(struct ring_thr *t)
 	return 0;
 }
 
+/*
+ * Polling. On an idle machine the cost of a round trip is not our work
+ * but the wake-up of an idle CPU: the reply wakes the caller while the
+ * ring thread still runs on the caller's CPU, so the scheduler moves the
+ * caller to the other CPU if that one is idle, and waking an idle
+ * virtual CPU costs more than the whole request (docs/benchmarks.md,
+ * "Round trips: polling"). So after a reply the thread does not sleep at
+ * once: it polls its completion queue, yielding between looks, while the
+ * mount keeps getting requests (its last one, on any CPU, less than the
+ * window ago). A CPU whose thread polls is never idle, so the caller
+ * stays where it is, and the next request finds its thread awake.
+ *
+ * Bounds. One poller per CPU (the thread that replied last there: the
+ * kernel hands the next request to the entry committed last) and at most
+ * RING_POLL_CPUS at a time, since on a larger machine the caller finds
+ * an idle CPU anyway. Polling ends one window after the mount's last
+ * request, so an idle mount costs nothing. And it stays off for
+ * RING_POLL_BACKOFF_NS on a CPU where a yield gave the CPU away for
+ * longer than the window: that CPU has other work, is not idle anyway,
+ * and a thread that keeps yielding to it queues behind it when its
+ * request comes (each yield moves its turn back), where a sleeping one is
+ * woken with a fresh turn.
+ */
+#define RING_POLL_CPUS 2
+#define RING_POLL_BACKOFF_NS (250 * 1000 * 1000ull)
+
+/* After a reply: submits it and polls as above. Returns true if a
+ * completion is ready; false if the caller should sleep for one. */
+static bool ring_poll(struct ring_thr *t)
+{
+	struct ring *r = t->r;
+	struct ring_cpu *c = &r->cpu[t->qid];
+	unsigned int self = (unsigned int)(t - r->thr);
+	struct io_uring_cqe *cqe;
+	uint64_t now, last;
+	bool hit = false;
+
+	if (!t->poll || r->poll_ns == 0)
+		return false;
+	t->poll = false;
+	last = clock_mono_ns();
+	if (last < __atomic_load_n(&c->quiet_until_ns, __ATOMIC_RELAXED))
+		return false;
+	if (__atomic_fetch_add(&r->polling, 1, __ATOMIC_RELAXED) >= RING_POLL_CPUS)
+		goto out;
+	if (io_uring_submit(&t->uring) < 0)
+		goto out;
+	for (;;) {
+		hit = io_uring_peek_cqe(&t->uring, &cqe) == 0;
+		now = clock_mono_ns();
+		if (now - last > r->poll_ns) {
+			__atomic_store_n(&c->quiet_until_ns,
+					 now + RING_POLL_BACKOFF_NS, __ATOMIC_RELAXED);
+			t->poll_backoffs++;
+			break;
+		}
+		if (hit ||
+		    now - __atomic_load_n(&r->last_req_ns, __ATOMIC_RELAXED) > r->poll_ns ||
+		    __atomic_load_n(&c->poller, __ATOMIC_RELAXED) != self)
+			break;
+		last = now;
+		/* The caller the reply woke runs now if it is queued here; on
+		 * return the kernel runs the task work that puts a new request
+		 * into our completion queue. */
+		sched_yield();
+	}
+	if (hit)
+		t->poll_hits++;
+	else
+		t->poll_misses++;
+out:
+	__atomic_fetch_sub(&r->polling, 1, __ATOMIC_RELAXED);
+	return hit;
+}
+
 static void *ring_thread(void *arg)
 {
 	struct ring_thr *t = arg;
@@ -338,7 +437,7 @@ static void *ring_thread(void *arg)
 		return NULL;
 	}
 	for (;;) {
-		rc = io_uring_submit_and_wait(&t->uring, 1);
+		rc = ring_poll(t) ? 0 : io_uring_submit_and_wait(&t->uring, 1);
 		if (rc < 0 && rc != -EINTR && rc != -EAGAIN)
 			break;
 		while (io_uring_peek_cqe(&t->uring, &cqe) == 0) {
@@ -383,6 +482,7 @@ static void ring_free(struct ring *r)
 		free(t->buf);
 	}
 	free(r->thr);
+	free(r->cpu);
 	free(r);
 }
 
@@ -405,8 +505,12 @@ int ring_start(struct fs *fs, uint32_t max_write, uint32_t max_pages)
 	r->payload_cap = cap;
 	r->main_thread = fs->main_thread;
 	r->nthr = ncpu * RING_SLOTS;
+	r->poll_ns = (uint64_t)fs->ring_poll_us * 1000;
 	r->thr = calloc(r->nthr, sizeof(*r->thr));
-	if (!r->thr) {
+	r->cpu = calloc(ncpu, sizeof(*r->cpu));
+	if (!r->thr || !r->cpu) {
+		free(r->thr);
+		free(r->cpu);
 		free(r);
 		return -ENOMEM;
 	}
@@ -443,15 +547,15 @@ int ring_start(struct fs *fs, uint32_t max_write, uint32_t max_pages)
 		return rc;
 	}
 	log_notice("FUSE over io_uring: requests are served on the caller's "
-		 "CPU", "cpus=%u threads_per_cpu=%d buffer=%zu", ncpu,
-		 RING_SLOTS, cap);
+		 "CPU", "cpus=%u threads_per_cpu=%d buffer=%zu poll_us=%u", ncpu,
+		 RING_SLOTS, cap, fs->ring_poll_us);
 	return 0;
 }
 
 void ring_stop(struct fs *fs)
 {
 	struct ring *r = fs->ring;
-	uint64_t one = 1, served = 0;
+	uint64_t one = 1, served = 0, hits = 0, misses = 0, backoffs = 0;
 	unsigned int i;
 
 	if (!r)
@@ -464,9 +568,14 @@ void ring_stop(struct fs *fs)
 				 strerror(errno));
 		pthread_join(r->thr[i].tid, NULL);
 		served += r->thr[i].served;
+		hits += r->thr[i].poll_hits;
+		misses += r->thr[i].poll_misses;
+		backoffs += r->thr[i].poll_backoffs;
 	}
-	log_info("FUSE rings stopped", "requests=%llu",
-		 (unsigned long long)served);
+	log_info("FUSE rings stopped", "requests=%llu poll_hits=%llu "
+		 "poll_misses=%llu poll_backoffs=%llu", (unsigned long long)served,
+		 (unsigned long long)hits, (unsigned long long)misses,
+		 (unsigned long long)backoffs);
 	fs->ring = NULL;
 	ring_free(r);
 }

@@ -70,6 +70,7 @@ static void mount_usage(FILE *out)
 		"Usage: twinfs mount --store DIR --state DIR --mountpoint DIR\n"
 		"                    [--peer HOST:PORT [--mode async|sync] [--insecure]]\n"
 		"                    [-f] [-o OPTIONS] [--no-passthrough] [--no-uring]\n"
+		"                    [--uring-poll USEC]\n"
 		"                    [-v|-q]\n"
 		"       twinfs mount --config FILE [OPTIONS]   (flags override the file)\n\n"
 		"Mounts the store directory at the mountpoint. Every change is\n"
@@ -108,6 +109,11 @@ static void mount_usage(FILE *out)
 		"                     served on the CPU of the calling program; root\n"
 		"                     turns the kernel's fuse.enable_uring on; sync\n"
 		"                     mode always uses /dev/fuse)\n"
+		"  --uring-poll USEC  while the mount is busy, a ring thread polls\n"
+		"                     this long for the next request instead of\n"
+		"                     sleeping, so a round trip does not wait for an\n"
+		"                     idle CPU to wake up (fuse.uring_poll_us, default\n"
+		"                     200; 0: never poll; an idle mount never polls)\n"
 		"  -f, --foreground   stay in the foreground, log to stderr\n"
 		"  -d, --debug        print every FUSE request (implies -f)\n"
 		"  -v, --verbose      log more (repeat for debug)\n"
@@ -241,6 +247,7 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 		.fuse_options = m->c.fuse_options,
 		.passthrough = m->c.fuse_passthrough,
 		.uring = m->c.fuse_uring,
+		.uring_poll_us = m->c.fuse_uring_poll_us,
 		.debug = debug,
 		.on_ready = mount_on_ready,
 		.on_ready_arg = m,
@@ -426,6 +433,7 @@ int mount_cmd_main(int argc, char **argv)
 		{ "insecure", no_argument, NULL, 'I' },
 		{ "no-passthrough", no_argument, NULL, 'P' },
 		{ "no-uring", no_argument, NULL, 'U' },
+		{ "uring-poll", required_argument, NULL, 'W' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -462,6 +470,7 @@ int mount_cmd_main(int argc, char **argv)
 		case 'o': key = "fuse.options"; break;
 		case 'P': key = "fuse.passthrough"; optarg = "false"; break;
 		case 'U': key = "fuse.uring"; optarg = "false"; break;
+		case 'W': key = "fuse.uring_poll_us"; break;
 		case 'f': m.foreground = true; break;
 		case 'd': debug = true; m.foreground = true; break;
 		case 'v': verbose++; break;

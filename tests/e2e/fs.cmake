@@ -13,6 +13,8 @@ twinfs_e2e_test(e2e_fs_passthrough tests/e2e/fs_passthrough.sh TIMEOUT 120)
 # Requests through the per-CPU io_uring rings (the default where the
 # kernel has them), and the same suites through /dev/fuse only.
 twinfs_e2e_test(e2e_fs_uring tests/e2e/fs_uring.sh TIMEOUT 120)
+# Their polling: done while requests come, never on an idle mount.
+twinfs_e2e_test(e2e_fs_uring_poll tests/e2e/fs_uring_poll.sh TIMEOUT 60)
 twinfs_e2e_test(e2e_fs_posix_devfuse tests/e2e/fs_posix.sh TIMEOUT 120
                 ENV TWINFS_MOUNT_ARGS=--no-uring)
 twinfs_e2e_test(e2e_fs_fsx_devfuse tests/e2e/fs_fsx.sh TIMEOUT 120
