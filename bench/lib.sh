@@ -61,3 +61,55 @@ for i in range(small):
         f.write(os.urandom(n))
 PY
 }
+
+# bench_loop_ext4 SIZE_MB: ext4 on a loop device whose image lives in $W
+# (put W in /dev/shm for a RAM-backed disk), mounted at $W/disk, every
+# block written once so that no timed write allocates the image's pages.
+# Sets LOOP; bench_cleanup unmounts it and detaches the device.
+bench_loop_ext4() {
+	truncate -s "${1}M" "$W/disk.img"
+	mkfs.ext4 -q -F "$W/disk.img"
+	LOOP=$(losetup --show -f "$W/disk.img") || exit 1
+	mkdir -p "$W/disk"
+	mount "$LOOP" "$W/disk" || exit 1
+	BENCH_BEFORE_RM="umount '$W/disk' 2>/dev/null; losetup -d '$LOOP' 2>/dev/null; ${BENCH_BEFORE_RM:-}"
+	dd if=/dev/zero of="$W/disk/fill" bs=1M count=$(( $1 - 128 )) status=none 2>/dev/null
+	rm -f "$W/disk/fill"
+	sync -f "$W/disk"
+}
+
+# bench_stress_start / bench_stress_stop: `stress-ng --cpu 2` beside the
+# measurement (the "busy" condition); its pid is kept and stopped by pid.
+bench_stress_start() {
+	command -v stress-ng >/dev/null || { echo "stress-ng is missing (packaging/install-deps.sh)" >&2; exit 69; }
+	stress-ng --cpu 2 --quiet >/dev/null 2>&1 &
+	STRESS_PID=$!
+	PIDS="$PIDS $STRESS_PID"
+	sleep 1
+}
+bench_stress_stop() {
+	[ -n "${STRESS_PID:-}" ] || return 0
+	kill "$STRESS_PID" 2>/dev/null
+	wait "$STRESS_PID" 2>/dev/null
+	STRESS_PID=""
+}
+
+# bench_load: the 1-minute load average and the share of idle CPU over
+# the last half second, for the line of each figure.
+bench_load() {
+	_a=$(awk '/^cpu /{print $5+$6, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+	sleep 0.5
+	_b=$(awk '/^cpu /{print $5+$6, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+	echo "$_a $_b $(cut -d' ' -f1 /proc/loadavg)" |
+		awk '{printf "load %s idle %d%%", $5, ($4 - $2) ? 100 * ($3 - $1) / ($4 - $2) : 0}'
+}
+
+# bench_cpu_ticks PID: user + system clock ticks the process has used.
+bench_cpu_ticks() {
+	awk '{print $14 + $15}' "/proc/$1/stat"
+}
+
+# bench_mount_pid MOUNTPOINT: pid of the twinfs daemon serving it.
+bench_mount_pid() {
+	pgrep -f -- "--mountpoint $1( |\$)" | head -n1
+}

@@ -8,6 +8,8 @@ BUILD="build-essential cmake pkg-config git ca-certificates"
 LIBS="libfuse3-dev libxxhash-dev libevent-dev libssl-dev libyaml-dev liburing-dev"
 RUN="fuse3 attr"
 TEST="libcmocka-dev clang prometheus python3 libxml2-utils iproute2 nftables rsync fio procps psmisc util-linux kmod chromium systemd groff-base"
+# bench/fs-speed.sh: the busy-machine half of each figure
+BENCH="stress-ng"
 # the Debian package (packaging/build-deb.sh, tests/e2e/packaging.sh)
 PKG="dpkg-dev debhelper lintian"
 FUZZ="clang"
@@ -17,7 +19,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 77
 fi
 
-pkgs="$BUILD $LIBS $RUN $TEST $PKG"
+pkgs="$BUILD $LIBS $RUN $TEST $PKG $BENCH"
 [ "${TWINFS_FUZZ:-0}" = 1 ] && pkgs="$pkgs $FUZZ"
 
 missing=""
