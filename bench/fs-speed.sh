@@ -66,18 +66,17 @@ PIDS="$PIDS $MPID"
 echo "# fs-speed: $(nproc) cpus, $(uname -r), $("$BIN" --version | head -n1), $(date -u +%FT%TZ)"
 echo "# large ${LARGE_MB} MiB; small $SMALL files, ${SMALL_MB} MiB; source tmpfs; native + store on ext4 (loop in /dev/shm); mount args: ${MARGS:-none}"
 
-# tsync DIR: syncfs of DIR; prints seconds. A syncfs over 0.5 s leaves
-# its most frequent kernel stack frames in $W/slow (sampled every 20 ms).
+# tsync DIR: syncfs of DIR; prints seconds. A syncfs still running after
+# 0.3 s has its kernel stack sampled every 20 ms by a side process; over
+# 0.5 s, its most frequent frames go to $W/slow.
 tsync() {
 	t0=$(now)
 	sync -f "$1" & sp=$!
-	: >"$W/stk"
-	while kill -0 "$sp" 2>/dev/null; do
-		cat "/proc/$sp/stack" >>"$W/stk" 2>/dev/null
-		sleep 0.02
-	done
+	( sleep 0.3; while kill -0 "$sp" 2>/dev/null; do
+		cat "/proc/$sp/stack" 2>/dev/null; sleep 0.02; done ) >"$W/stk" & wp=$!
 	wait "$sp"
 	t1=$(now)
+	kill "$wp" 2>/dev/null; wait "$wp" 2>/dev/null
 	s=$(secs "$t0" "$t1")
 	if awk -v s="$s" 'BEGIN {exit !(s > 0.5)}'; then
 		{ echo "slow syncfs of $1: $s s; top frames:"
