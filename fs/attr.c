@@ -187,64 +187,95 @@ int fs_kill_suidgid(fuse_req_t req, struct fs *fs, struct inode *i, int fd,
 	return rc < 0 ? rc : 0;
 }
 
-void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
-		int to_set, struct fuse_file_info *fi)
+/*
+ * Applies TO_SET of ATTR to inode I (FD: an open file of it, or -1) and
+ * records what the store now holds, set-id bits cleared where the kernel
+ * flags the request; *ST is the inode after. Returns 0 or -errno, and
+ * in *DONE what changed (JATTR_*).
+ */
+static int fs_setattr_record(fuse_req_t req, struct fs *fs, struct inode *i,
+			     int fd, const struct stat *attr, int to_set,
+			     struct stat *st, uint32_t *done)
 {
-	struct fs *fs = fs_of(req);
-	struct inode *i = inode_get(fs->itab, ino);
-	int fd = fi ? fs_file_of(fi)->fd : -1;
 	struct record rec;
 	struct journal_op *op = &rec.op;
-	struct stat st;
-	uint32_t done;
 	int rc, r, ifd = inode_fd_get(fs->itab, i);
 
-	if (ifd < 0) {
-		fuse_reply_err(req, -ifd);
-		return;
-	}
+	*done = 0;
+	if (ifd < 0)
+		return ifd;
 	record_begin(fs, &rec, JOP_SETATTR, i, NULL, NULL, NULL);
-	rc = fs_apply_setattr(i, ifd, fd, attr, to_set, &done);
-	r = fs_stat_fd(ifd, &st);
+	rc = fs_apply_setattr(i, ifd, fd, attr, to_set, done);
+	r = fs_stat_fd(ifd, st);
 	/* A truncate or chown by a caller without CAP_FSETID (the kernel
 	 * says so) clears set-id bits; the store would not, as we are root.
 	 * An explicit mode in the same request is the caller's choice. */
 	if (rc == 0 && r == 0 && fs->kp2_on && fuse314_kill_suidgid() &&
 	    !(to_set & FUSE_SET_ATTR_MODE)) {
-		int k = fs_apply_kill(req, ifd, fd, &st);
+		int k = fs_apply_kill(req, ifd, fd, st);
 
 		if (k > 0)
-			done |= JATTR_MODE;
+			*done |= JATTR_MODE;
 		else if (k < 0)
 			rc = k;
 	}
-	if (done && r == 0) {
+	if (*done && r == 0) {
 		/* Record the values the store now holds (UTIME_NOW and the
 		 * kernel's setgid clearing resolved), so the peer gets the
 		 * same attributes, not its own clock. */
-		op->attr_mask = done;
+		op->attr_mask = *done;
 		/* A size change moves mtime too: say which, or a replay of
 		 * this op on the peer (after newer data already went out)
 		 * would leave the peer's own clock in mtime. */
-		if (done & JATTR_SIZE)
+		if (*done & JATTR_SIZE)
 			op->attr_mask |= JATTR_MTIME;
-		op->mode = st.st_mode;
-		op->uid = st.st_uid;
-		op->gid = st.st_gid;
-		op->size = st.st_size;
-		op->atime = st.st_atim;
-		op->mtime = st.st_mtim;
-		if (done & JATTR_SIZE)
-			record_truncate(fs, i, st.st_size);
+		op->mode = st->st_mode;
+		op->uid = st->st_uid;
+		op->gid = st->st_gid;
+		op->size = st->st_size;
+		op->atime = st->st_atim;
+		op->mtime = st->st_mtim;
+		if (*done & JATTR_SIZE)
+			record_truncate(fs, i, st->st_size);
 	}
-	record_end(fs, &rec, done && r == 0);
+	record_end(fs, &rec, *done && r == 0);
 	inode_fd_put(fs->itab, i, ifd);
-	if (rc == 0)
-		rc = r;
+	return rc < 0 ? rc : r;
+}
+
+void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		int to_set, struct fuse_file_info *fi)
+{
+	struct fs *fs = fs_of(req);
+	struct stat st;
+	uint32_t done;
+	int rc;
+
+	rc = fs_setattr_record(req, fs, inode_get(fs->itab, ino),
+			       fi ? fs_file_of(fi)->fd : -1, attr, to_set, &st,
+			       &done);
 	if (rc < 0)
 		fuse_reply_err(req, -rc);
 	else
 		fuse_reply_attr(req, (fs_fix_stat(&st), &st), fs->timeout);
+}
+
+int fs_truncate_open(fuse_req_t req, struct fs *fs, struct inode *i,
+		     struct stat *st)
+{
+	struct stat attr = { .st_size = 0 };
+	uint32_t done;
+	int rc;
+
+	/* Through the inode, not the new fd: an O_RDONLY|O_TRUNC open
+	 * truncates too, and its store fd cannot. */
+	rc = fs_setattr_record(req, fs, i, -1, &attr, FUSE_SET_ATTR_SIZE, st,
+			       &done);
+	/* The open's reply carries no attributes, and the kernel forgets
+	 * only the size and times it had: a mode we changed must go too. */
+	if (rc == 0 && (done & JATTR_MODE))
+		fuse_lowlevel_notify_inval_inode(fs->se, inode_id(fs->itab, i), -1, 0);
+	return rc;
 }
 
 void fs_statfs(fuse_req_t req, fuse_ino_t ino)

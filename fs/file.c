@@ -292,11 +292,11 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		    mode & 07777);
 	if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL)) {
 		/* Lost a race with another create of the same name: open
-		 * the existing file as open(2) would. */
+		 * the existing file as open(2) would (its O_TRUNC below). */
 		created = false;
-		fd = openat(dfd, name, flags | (fi->flags & O_TRUNC));
+		fd = openat(dfd, name, flags);
 		if (fd < 0 && errno == EACCES && flags != base)
-			fd = openat(dfd, name, base | (fi->flags & O_TRUNC));
+			fd = openat(dfd, name, base);
 	}
 	if (fd < 0)
 		rc = -errno;
@@ -324,6 +324,13 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rec.op.gid = e.attr.st_gid;
 	rec.op.ino = e.attr.st_ino;
 	record_end(fs, &rec, created);
+	if (!created && (fi->flags & O_TRUNC) && S_ISREG(e.attr.st_mode)) {
+		rc = fs_truncate_open(req, fs, f->inode, &e.attr);
+		if (rc < 0) {
+			fuse_reply_err(req, -rc);
+			goto out_forget;
+		}
+	}
 	fi->fh = (uintptr_t)f;
 	fs_file_opts(fi);
 	rc = fs_file_choose(fs, req, f, fi, (created || e.attr.st_size == 0) &&
@@ -360,8 +367,9 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int fd, base, flags, rc, e;
 	bool fresh = false;
 
-	/* O_TRUNC reaches us only as a separate setattr (we do not ask for
-	 * atomic_o_trunc), so the truncate is journalled there. O_NOFOLLOW
+	/* O_TRUNC comes with the open (atomic_o_trunc, fs_init): the
+	 * truncate is journalled below, as a setattr would be, before the
+	 * passthrough choice, which then sees an empty file. O_NOFOLLOW
 	 * was already honoured by the kernel on the user's path; on our
 	 * /proc/self/fd magic link it would fail every open with ELOOP. */
 	rc = inode_fd_get(fs->itab, i);
@@ -388,6 +396,14 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	 * Random readers are not hurt: the kernel still only reads ahead
 	 * on sequential misses. */
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	if ((fi->flags & O_TRUNC) && i->type == S_IFREG) {
+		rc = fs_truncate_open(req, fs, i, &st);
+		if (rc < 0) {
+			close(fd);
+			fuse_reply_err(req, -rc);
+			return;
+		}
+	}
 	f = fs_file_new(fs, fd, i);
 	if (!f) {
 		close(fd);

@@ -16,7 +16,9 @@
  * the listing, parallel dirops let lookups and creates in one directory
  * run at once, and clone_fd gives every worker its own /dev/fuse queue.
  * POSIX ACLs are enforced and cached by the kernel (FUSE_CAP_POSIX_ACL),
- * so `ls -l` does not cost an ACL round trip per file. Splice is offered
+ * so `ls -l` does not cost an ACL round trip per file. open(O_TRUNC) is
+ * one request, not an open and a setattr (atomic_o_trunc), and leaves a
+ * rewritten file empty for the passthrough choice. Splice is offered
  * to libfuse (not with the io_uring rings, fs/ring.c; for replies only
  * when the kernel takes FUSE_HANDLE_KILLPRIV_V2, see fs_init), but reads the
  * daemon serves are answered from a reused buffer (fs/file.c), which
@@ -59,7 +61,8 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 			    FUSE_CAP_READDIRPLUS | FUSE_CAP_ASYNC_READ |
 			    FUSE_CAP_ASYNC_DIO | FUSE_CAP_CACHE_SYMLINKS |
 			    FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE |
-			    FUSE_CAP_SPLICE_READ | FUSE_CAP_POSIX_ACL;
+			    FUSE_CAP_SPLICE_READ | FUSE_CAP_POSIX_ACL |
+			    FUSE_CAP_ATOMIC_O_TRUNC;
 
 	/* Passthrough excludes the writeback cache (fs/backing.c). */
 	if (backing_negotiate(fs))
@@ -85,8 +88,10 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	/* A listing of a directory the kernel has not seen is read with
 	 * attributes at once: `ls -l` and `find` need them anyway. */
 	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
-	/* O_TRUNC arrives as a setattr, which is journalled. */
-	conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+	/* O_TRUNC comes with the open, which truncates and journals it
+	 * (fs_truncate_open): one round trip less than open + setattr, and
+	 * a rewritten file is empty when passthrough is chosen, so its
+	 * writes are the kernel's, not one request per write(2). */
 	fs->writeback = conn->want & FUSE_CAP_WRITEBACK_CACHE;
 	conn->max_write = FS_MAX_WRITE;
 	conn->max_readahead = FS_MAX_WRITE;

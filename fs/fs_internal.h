@@ -131,6 +131,14 @@ static inline void fs_fix_stat(struct stat *st)
 int fs_kill_suidgid(fuse_req_t req, struct fs *fs, struct inode *i, int fd,
 		    struct stat *st);
 
+/* open(2) with O_TRUNC of an existing file (the kernel sends the flag
+ * with the open: FUSE_CAP_ATOMIC_O_TRUNC, fs_init): truncates inode I to
+ * size 0 and records it as the setattr the kernel would otherwise have
+ * sent first, set-id bits cleared where the kernel flags the open
+ * (FUSE_OPEN_KILL_SUIDGID). *ST is the inode after. Returns 0 or -errno. */
+int fs_truncate_open(fuse_req_t req, struct fs *fs, struct inode *i,
+		     struct stat *st);
+
 /* "/proc/self/fd/N" for an fd, to open or chmod an inode we hold O_PATH. */
 #define FS_PROCPATH_MAX 32
 void fs_procpath(char *buf, int fd);

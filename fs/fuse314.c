@@ -50,6 +50,14 @@ void fuse314_note_request(const void *buf, size_t len)
 		   len >= sizeof(*h) + offsetof(struct fuse_setattr_in, valid) + 4) {
 		memcpy(&v, arg + offsetof(struct fuse_setattr_in, valid), 4);
 		f314_kill = v & KABI_FATTR_KILL_SUIDGID;
+	} else if (h->opcode == FUSE_OPEN &&
+		   len >= sizeof(*h) + offsetof(struct fuse_open_in, open_flags) + 4) {
+		memcpy(&v, arg + offsetof(struct fuse_open_in, open_flags), 4);
+		f314_kill = v & KABI_FUSE_OPEN_KILL_SUIDGID;
+	} else if (h->opcode == FUSE_CREATE &&
+		   len >= sizeof(*h) + offsetof(struct fuse_create_in, open_flags) + 4) {
+		memcpy(&v, arg + offsetof(struct fuse_create_in, open_flags), 4);
+		f314_kill = v & KABI_FUSE_OPEN_KILL_SUIDGID;
 	}
 }
 

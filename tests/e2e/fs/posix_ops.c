@@ -484,22 +484,36 @@ static int poke(const char *path)
 	return r;
 }
 
+/* Opens PATH write-only with O_TRUNC and closes it. */
+static int trunc_open(const char *path)
+{
+	int fd = openat(rootfd, path, O_WRONLY | O_TRUNC);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 /* Set-id bits and file capabilities after writes and truncates: an
- * unprivileged write or truncate clears set-user-ID (and set-group-ID
- * where group-executable); any write clears capabilities. */
+ * unprivileged write or truncate (also by open with O_TRUNC) clears
+ * set-user-ID (and set-group-ID where group-executable); any write or
+ * truncate clears capabilities. */
 static void setid_and_caps(void)
 {
 	/* security.capability v2: CAP_NET_BIND_SERVICE permitted */
 	static const unsigned char caps[20] = { 0, 0, 0, 2, 0, 4 };
-	const char *files[] = { "setid/w", "setid/t", "setid/x", "setid/r" };
-	const mode_t modes[] = { 06777, 06777, 06767, 06777 };
+	const char *files[] = { "setid/w", "setid/t", "setid/x", "setid/r",
+				"setid/o", "setid/q", "setid/p" };
+	const mode_t modes[] = { 06777, 06777, 06767, 06777, 06777, 06767, 06777 };
+	const int nfiles = (int)(sizeof(files) / sizeof(files[0]));
 	char buf[64];
 	pid_t pid;
 	int status;
 
 	res("mkdir setid", mkdirat(rootfd, "setid", 0777));
 	res("chmod setid 0777", fchmodat(rootfd, "setid", 0777, 0));
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < nfiles; k++) {
 		res("set-id file", put(files[k], "data", 0644));
 		res("chmod set-id file", fchmodat(rootfd, files[k], modes[k], 0));
 	}
@@ -514,12 +528,15 @@ static void setid_and_caps(void)
 		res("nobody: write 6777 file", poke("setid/w"));
 		res("nobody: truncate 6777 file", truncate("setid/t", 2) == 0 ? 0 : -1);
 		res("nobody: write 6767 file", poke("setid/x"));
+		res("nobody: open O_TRUNC 6777 file", trunc_open("setid/o"));
+		res("nobody: open O_TRUNC 6767 file", trunc_open("setid/q"));
 		_exit(0);
 	}
 	waitpid(pid, &status, 0);
 	say("nobody child: %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	res("root: write 6777 file", poke("setid/r"));
-	for (int k = 0; k < 4; k++)
+	res("root: open O_TRUNC 6777 file", trunc_open("setid/p"));
+	for (int k = 0; k < nfiles; k++)
 		show_stat(files[k], files[k]);
 	res("mkdir caps", mkdirat(rootfd, "caps", 0755));
 	res("file with data", put("caps/data", "data", 0755));
@@ -536,6 +553,13 @@ static void setid_and_caps(void)
 					 sizeof(buf)) < 0 ? -1 : 0);
 	res("caps after write to empty", getxattr("caps/empty", "security.capability",
 						  buf, sizeof(buf)) < 0 ? -1 : 0);
+	res("file with caps to truncate", put("caps/trunc", "data", 0755));
+	res("setcap it", setxattr("caps/trunc", "security.capability", caps,
+				  sizeof(caps), 0));
+	res("root: open O_TRUNC file with caps", trunc_open("caps/trunc"));
+	res("caps after O_TRUNC", getxattr("caps/trunc", "security.capability",
+					   buf, sizeof(buf)) < 0 ? -1 : 0);
+	show_stat("caps/trunc", "caps/trunc");
 }
 
 /* ---- tree dump ------------------------------------------------------- */
