@@ -108,9 +108,11 @@ struct ring {
 	pthread_t main_thread;
 	struct ring_thr *thr;
 	uint64_t poll_ns;	/* the polling window; 0: sleep at once */
-	/* When the last request of any CPU arrived (clock_mono_ns), and how
-	 * many threads poll now ("Polling", below). */
+	/* When the last request of any CPU arrived (clock_mono_ns), the
+	 * window polling uses now (adapted to the gaps between requests, at
+	 * most poll_ns) and how many threads poll ("Polling", below). */
 	uint64_t last_req_ns;
+	uint64_t win_ns;
 	unsigned int polling;
 	/* Per CPU: the thread that may poll (the last to reply there), and
 	 * until when polling there is off (the CPU had other work). */
@@ -262,6 +264,28 @@ void *ring_reply_buf(size_t *cap)
 	return t->buf + RING_PAD;
 }
 
+/* The shortest window polling shrinks to (see "Polling"). */
+#define RING_POLL_MIN_NS (10 * 1000ull)
+
+/* A request arrived: notes when, and fits the polling window to the gap
+ * since the one before ("Polling", below). Any ring thread. */
+static void ring_poll_adapt(struct ring *r)
+{
+	uint64_t now = clock_mono_ns();
+	uint64_t gap = now - __atomic_exchange_n(&r->last_req_ns, now, __ATOMIC_RELAXED);
+	uint64_t win = __atomic_load_n(&r->win_ns, __ATOMIC_RELAXED);
+
+	if (r->poll_ns == 0)
+		return;
+	if (gap <= r->poll_ns) {
+		if (2 * gap > win)
+			win = 2 * gap < r->poll_ns ? 2 * gap : r->poll_ns;
+	} else if (win / 2 >= RING_POLL_MIN_NS) {
+		win /= 2;
+	}
+	__atomic_store_n(&r->win_ns, win, __ATOMIC_RELAXED);
+}
+
 /* A request arrived in T's entry: lay it out as /dev/fuse would and let
  * libfuse dispatch it; the handler's reply reaches ring_reply. */
 static void ring_handle(struct ring_thr *t)
@@ -273,7 +297,7 @@ static void ring_handle(struct ring_thr *t)
 	char *start;
 
 	memcpy(&in, t->hdr->in_out, sizeof(in));
-	__atomic_store_n(&t->r->last_req_ns, clock_mono_ns(), __ATOMIC_RELAXED);
+	ring_poll_adapt(t->r);
 	t->unique = in.unique;
 	t->commit_id = t->hdr->ring_ent_in_out.commit_id;
 	t->handling = true;
@@ -354,6 +378,13 @@ static int ring_thr_setup(struct ring_thr *t)
  * window ago). A CPU whose thread polls is never idle, so the caller
  * stays where it is, and the next request finds its thread awake.
  *
+ * The window adapts (ring_poll_adapt): it grows to twice a gap between
+ * two requests that fitted in fuse.uring_poll_us (the next gap of a busy
+ * caller is likely alike) and halves, down to RING_POLL_MIN_NS, with each
+ * gap longer than that: a mount that gets a request now and then would
+ * otherwise burn a window of each CPU per request, and still wake a CPU
+ * for the next one.
+ *
  * Bounds. One poller per CPU (the thread that replied last there: the
  * kernel hands the next request to the entry committed last) and at most
  * RING_POLL_CPUS at a time, since on a larger machine the caller finds
@@ -399,7 +430,8 @@ static bool ring_poll(struct ring_thr *t)
 			break;
 		}
 		if (hit ||
-		    now - __atomic_load_n(&r->last_req_ns, __ATOMIC_RELAXED) > r->poll_ns ||
+		    now - __atomic_load_n(&r->last_req_ns, __ATOMIC_RELAXED) >
+		    __atomic_load_n(&r->win_ns, __ATOMIC_RELAXED) ||
 		    __atomic_load_n(&c->poller, __ATOMIC_RELAXED) != self)
 			break;
 		last = now;
@@ -506,6 +538,7 @@ int ring_start(struct fs *fs, uint32_t max_write, uint32_t max_pages)
 	r->main_thread = fs->main_thread;
 	r->nthr = ncpu * RING_SLOTS;
 	r->poll_ns = (uint64_t)fs->ring_poll_us * 1000;
+	r->win_ns = r->poll_ns;
 	r->thr = calloc(r->nthr, sizeof(*r->thr));
 	r->cpu = calloc(ncpu, sizeof(*r->cpu));
 	if (!r->thr || !r->cpu) {
