@@ -3,7 +3,8 @@
  * loop of getxattr(2) calls on a file (an xattr that does not exist: the
  * kernel caches no xattrs, so on a FUSE mount every call is one request
  * and its reply), timed in batches. Several paths are measured batch by
- * batch in turn, so a mount and its store share the machine's moods.
+ * batch in turn, each batch starting at the next path, so a mount and
+ * its store share the machine's moods and no path always follows another.
  * Also counts, per call, the CPU migrations and context switches of the
  * calling thread (perf software counters), which show whether the reply
  * wakes the caller on another CPU. Single-threaded; not installed.
@@ -113,9 +114,12 @@ int main(int argc, char **argv)
 		if (rtt_batch(paths[p], calls / 4 + 1) < 0)
 			return 1;
 	for (b = 0; b < batches; b++) {
-		for (p = 0; p < npath; p++) {
+		/* Each batch starts at another path: no path always runs
+		 * right after the same one. */
+		for (int k = 0; k < npath; k++) {
 			uint64_t m0 = rtt_read(fmig), c0 = rtt_read(fcs);
 
+			p = (b + k) % npath;
 			us[p][b] = rtt_batch(paths[p], calls);
 			if (us[p][b] < 0)
 				return 1;
