@@ -68,6 +68,7 @@
 #include "fs/fs_internal.h"
 #include "fs/fuse314.h"
 #include "fs/kabi.h"
+#include "fs/pollwin.h"
 
 #define RING_PARAM "/sys/module/fuse/parameters/enable_uring"
 #define RING_SLOTS 4		/* threads (one entry each) per CPU */
@@ -264,26 +265,15 @@ void *ring_reply_buf(size_t *cap)
 	return t->buf + RING_PAD;
 }
 
-/* The shortest window polling shrinks to (see "Polling"). */
-#define RING_POLL_MIN_NS (10 * 1000ull)
-
 /* A request arrived: notes when, and fits the polling window to the gap
  * since the one before ("Polling", below). Any ring thread. */
 static void ring_poll_adapt(struct ring *r)
 {
 	uint64_t now = clock_mono_ns();
 	uint64_t gap = now - __atomic_exchange_n(&r->last_req_ns, now, __ATOMIC_RELAXED);
-	uint64_t win = __atomic_load_n(&r->win_ns, __ATOMIC_RELAXED);
 
-	if (r->poll_ns == 0)
-		return;
-	if (gap <= r->poll_ns) {
-		if (2 * gap > win)
-			win = 2 * gap < r->poll_ns ? 2 * gap : r->poll_ns;
-	} else if (win / 2 >= RING_POLL_MIN_NS) {
-		win /= 2;
-	}
-	__atomic_store_n(&r->win_ns, win, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->win_ns, pollwin_next(__atomic_load_n(&r->win_ns,
+			 __ATOMIC_RELAXED), gap, r->poll_ns), __ATOMIC_RELAXED);
 }
 
 /* A request arrived in T's entry: lay it out as /dev/fuse would and let
@@ -378,9 +368,9 @@ static int ring_thr_setup(struct ring_thr *t)
  * window ago). A CPU whose thread polls is never idle, so the caller
  * stays where it is, and the next request finds its thread awake.
  *
- * The window adapts (ring_poll_adapt): it grows to twice a gap between
+ * The window adapts (fs/pollwin.h): it grows to twice a gap between
  * two requests that fitted in fuse.uring_poll_us (the next gap of a busy
- * caller is likely alike) and halves, down to RING_POLL_MIN_NS, with each
+ * caller is likely alike) and halves, down to POLLWIN_MIN_NS, with each
  * gap longer than that: a mount that gets a request now and then would
  * otherwise burn a window of each CPU per request, and still wake a CPU
  * for the next one.
