@@ -379,14 +379,20 @@ static int ring_thr_setup(struct ring_thr *t)
  * kernel hands the next request to the entry committed last) and at most
  * RING_POLL_CPUS at a time, since on a larger machine the caller finds
  * an idle CPU anyway. Polling ends one window after the mount's last
- * request, so an idle mount costs nothing. And it stays off for
- * RING_POLL_BACKOFF_NS on a CPU where a yield gave the CPU away for
- * longer than the window: that CPU has other work, is not idle anyway,
- * and a thread that keeps yielding to it queues behind it when its
- * request comes (each yield moves its turn back), where a sleeping one is
- * woken with a fresh turn.
+ * request, so an idle mount costs nothing. And it stops on a CPU where
+ * a yield gave the CPU away for longer than RING_POLL_AWAY_NS: that CPU
+ * has other work, is not idle anyway, and a thread that keeps yielding to
+ * it queues behind it when its request comes (each yield moves its turn
+ * back), where a sleeping one is woken with a fresh turn. It stays off
+ * there RING_POLL_BACKOFF_PER_AWAY times as long as it was away, at most
+ * RING_POLL_BACKOFF_NS: a scheduler slice of a busy neighbour (a few ms)
+ * keeps it off for the whole 250 ms, a caller's own work on that CPU
+ * between two requests (tens of us) for some ms. The caller's CPU loses
+ * little by it; the CPUs it is not on are the ones that matter.
  */
 #define RING_POLL_CPUS 2
+#define RING_POLL_AWAY_NS (30 * 1000ull)
+#define RING_POLL_BACKOFF_PER_AWAY 500
 #define RING_POLL_BACKOFF_NS (250 * 1000 * 1000ull)
 
 /* After a reply: submits it and polls as above. Returns true if a
@@ -413,9 +419,13 @@ static bool ring_poll(struct ring_thr *t)
 	for (;;) {
 		hit = io_uring_peek_cqe(&t->uring, &cqe) == 0;
 		now = clock_mono_ns();
-		if (now - last > r->poll_ns) {
-			__atomic_store_n(&c->quiet_until_ns,
-					 now + RING_POLL_BACKOFF_NS, __ATOMIC_RELAXED);
+		if (now - last > RING_POLL_AWAY_NS) {
+			uint64_t off = (now - last) * RING_POLL_BACKOFF_PER_AWAY;
+
+			if (off > RING_POLL_BACKOFF_NS)
+				off = RING_POLL_BACKOFF_NS;
+			__atomic_store_n(&c->quiet_until_ns, now + off,
+					 __ATOMIC_RELAXED);
 			t->poll_backoffs++;
 			break;
 		}
