@@ -368,6 +368,13 @@ static int ring_thr_setup(struct ring_thr *t)
  * window ago). A CPU whose thread polls is never idle, so the caller
  * stays where it is, and the next request finds its thread awake.
  *
+ * Not the kernel's polling: IORING_SETUP_SQPOLL adds a kernel thread per
+ * ring (or one shared by all, serving every CPU's ring from one CPU,
+ * which undoes the rings' point) that spins for milliseconds after each
+ * submission; a wait with a timeout (io_uring_wait_cqe_timeout) sleeps,
+ * so its CPU goes idle all the same; IOPOLL and NAPI busy polling are for
+ * block devices and sockets, not for the uring_cmd of /dev/fuse.
+ *
  * The window adapts (fs/pollwin.h): it grows to twice a gap between
  * two requests that fitted in fuse.uring_poll_us (the next gap of a busy
  * caller is likely alike) and halves, down to POLLWIN_MIN_NS, with each
