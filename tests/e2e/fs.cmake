@@ -15,6 +15,10 @@ twinfs_e2e_test(e2e_fs_passthrough tests/e2e/fs_passthrough.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fs_uring tests/e2e/fs_uring.sh TIMEOUT 120)
 # Their polling: done while requests come, never on an idle mount.
 twinfs_e2e_test(e2e_fs_uring_poll tests/e2e/fs_uring_poll.sh TIMEOUT 60)
+# The FUSE requests of the common copies, counted by the kernel's
+# tracepoint: no round trip per write, per truncating open or per file
+# beyond the kernel's four.
+twinfs_e2e_test(e2e_fs_requests tests/e2e/fs_requests.sh TIMEOUT 60)
 twinfs_e2e_test(e2e_fs_posix_devfuse tests/e2e/fs_posix.sh TIMEOUT 120
                 ENV TWINFS_MOUNT_ARGS=--no-uring)
 twinfs_e2e_test(e2e_fs_fsx_devfuse tests/e2e/fs_fsx.sh TIMEOUT 120
