@@ -9,7 +9,10 @@
 # first on the machine as it is ("quiet"), then with `stress-ng --cpu 2`
 # beside it ("busy"). Stores: ext4 on a loop device in /dev/shm.
 #
-# Per condition and setting it prints the median of the runs' medians
+# Each run loops twice: on a user xattr, which the daemon looks up in the
+# store, and on security.capability of a file the mount made, which it
+# answers from memory (the transport alone). Per condition, loop and
+# setting it prints the median of the runs' medians
 # (microseconds per call), the caller's CPU migrations per call (a reply
 # that wakes the caller on the other CPU), and the daemon's CPU time per
 # request (what polling costs while the mount is busy). Then the CPU the
@@ -72,41 +75,62 @@ echo "# fs-roundtrip: $(nproc) cpus, $(uname -r), $("$BIN" --version 2>/dev/null
 echo "# settings:$(for s in $SETS; do printf ' %s' "${s%%:*}"; done) store; default fuse.uring_poll_us=${DEFAULT_POLL:-?}"
 
 # measure COND: RUNS runs of fs_rtt over every path, medians per setting
+# One run of fs_rtt over every path with xattr NAME; appends
+# "setting run median migrations load..." lines to FILE.
+rtt_run() {
+	name=$1 file=$2 r=$3 ld=$4
+	# shellcheck disable=SC2086
+	"$RTT" --calls "$CALLS" --batches "$BATCHES" --name "$name" $PATHS >"$W/run" || exit 1
+	for s in $SETS store; do
+		n=${s%%:*}
+		[ "$n" = store ] && p=$W/disk/f || p=$W/mnt-$n/f
+		awk -v p="$p" -v n="$n" -v r="$r" -v ld="$ld" '$1 == p {
+			sub("median_us=", "", $2); sub("migrations_per_call=", "", $5)
+			print n, r, $2, $5, ld }' "$W/run" >>"$file"
+	done
+}
+
+# Medians of FILE per setting, one table; KIND names it in the summary.
+rtt_table() {
+	cond=$1 kind=$2 file=$3
+	printf '%-6s %-6s %-10s %10s %10s %12s  %s\n' "$cond" "$kind" setting us/call migr/call cpu_us/req "load at each run"
+	for s in $SETS store; do
+		n=${s%%:*}
+		med=$(awk -v n="$n" '$1 == n {print $3}' "$file" | median)
+		mig=$(awk -v n="$n" '$1 == n {print $4}' "$file" | median)
+		if [ "$n" = store ]; then cpu=-; else eval "cpu=\$cpu_$n"; fi
+		lds=$(awk -v n="$n" '$1 == n {printf "%sload %s idle %s", sep, $6, $8; sep="; "}' "$file")
+		printf '%-6s %-6s %-10s %10.2f %10.3f %12s  %s\n' "$cond" "$kind" "$n" "$med" "$mig" "$cpu" "$lds"
+		echo "$cond $kind $n $med" >>"$W/summary"
+	done
+}
+
+# measure COND: RUNS runs, each of both xattrs: "store", a user xattr the
+# daemon looks up in the store (through /proc/self/fd), and "memory",
+# security.capability of a file the mount made, answered from memory
+# (the transport alone).
 measure() {
 	cond=$1
-	: >"$W/res-$cond"
+	: >"$W/res-$cond-store"; : >"$W/res-$cond-memory"
 	for s in $SETS; do
 		n=${s%%:*}
 		eval "t0_$n=\$(bench_cpu_ticks $(bench_mount_pid "$W/mnt-$n"))"
 	done
 	for r in $(seq 1 "$RUNS"); do
 		ld=$(bench_load)
-		# shellcheck disable=SC2086
-		"$RTT" --calls "$CALLS" --batches "$BATCHES" $PATHS >"$W/run" || exit 1
-		for s in $SETS store; do
-			n=${s%%:*}
-			[ "$n" = store ] && p=$W/disk/f || p=$W/mnt-$n/f
-			awk -v p="$p" -v n="$n" -v r="$r" -v ld="$ld" '$1 == p {
-				sub("median_us=", "", $2); sub("migrations_per_call=", "", $5)
-				print n, r, $2, $5, ld }' "$W/run" >>"$W/res-$cond"
-		done
+		rtt_run user.twinfs-rtt "$W/res-$cond-store" "$r" "$ld"
+		rtt_run security.capability "$W/res-$cond-memory" "$r" "$ld"
 	done
 	hz=$(getconf CLK_TCK)
-	calls=$(( (CALLS * BATCHES + CALLS / 4 + 1) * RUNS ))
-	printf '%-8s %-10s %10s %10s %12s  %s\n' "$cond" setting us/call migr/call cpu_us/req "load at each run"
-	for s in $SETS store; do
+	calls=$(( (CALLS * BATCHES + CALLS / 4 + 1) * RUNS * 2 ))
+	for s in $SETS; do
 		n=${s%%:*}
-		med=$(awk -v n="$n" '$1 == n {print $3}' "$W/res-$cond" | median)
-		mig=$(awk -v n="$n" '$1 == n {print $4}' "$W/res-$cond" | median)
-		if [ "$n" = store ]; then cpu=-; else
-			eval "t0=\$t0_$n"
-			t1=$(bench_cpu_ticks "$(bench_mount_pid "$W/mnt-$n")")
-			cpu=$(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v c="$calls" 'BEGIN {printf "%.1f", (b - a) / hz * 1e6 / c}')
-		fi
-		lds=$(awk -v n="$n" '$1 == n {printf "%sload %s idle %s", sep, $6, $8; sep="; "}' "$W/res-$cond")
-		printf '%-8s %-10s %10.2f %10.3f %12s  %s\n' "$cond" "$n" "$med" "$mig" "$cpu" "$lds"
-		echo "$cond $n $med" >>"$W/summary"
+		eval "t0=\$t0_$n"
+		t1=$(bench_cpu_ticks "$(bench_mount_pid "$W/mnt-$n")")
+		eval "cpu_$n=$(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v c="$calls" 'BEGIN {printf "%.1f", (b - a) / hz * 1e6 / c}')"
 	done
+	rtt_table "$cond" store "$W/res-$cond-store"
+	rtt_table "$cond" memory "$W/res-$cond-memory"
 }
 
 : >"$W/summary"
@@ -138,16 +162,17 @@ for s in $SETS; do
 done
 
 def=poll${DEFAULT_POLL:-200}
+val() { awk -v c="$1" -v k="$2" -v n="$3" '$1 == c && $2 == k && $3 == n {print $4}' "$W/summary"; }
 for cond in quiet busy; do
-	m=$(awk -v c="$cond" -v n="$def" '$1 == c && $2 == n {print $3}' "$W/summary")
-	[ -n "$m" ] || continue
-	z=$(awk -v c="$cond" '$1 == c && $2 == "poll0" {print $3}' "$W/summary")
-	d=$(awk -v c="$cond" '$1 == c && $2 == "devfuse" {print $3}' "$W/summary")
-	st=$(awk -v c="$cond" '$1 == c && $2 == "store" {print $3}' "$W/summary")
-	if [ "$cond" = quiet ]; then
-		verdict=$(awk -v m="$m" 'BEGIN {print (m <= 15) ? "met" : "missed"}')
-		tgt=" (target <= 15 us on an idle machine: $verdict; only as idle as the machine was)"
-	else tgt=""; fi
-	echo "roundtrip $cond: rings, default window ($def) ${m} us; rings without polling ${z:-?} us; /dev/fuse ${d:-?} us; store ${st} us$tgt"
+	for kind in store memory; do
+		m=$(val $cond $kind "$def")
+		[ -n "$m" ] || continue
+		if [ "$kind" = store ]; then what="getxattr looked up in the store"; else what="getxattr answered from memory"; fi
+		if [ "$cond" = quiet ]; then
+			verdict=$(awk -v m="$m" 'BEGIN {print (m <= 15) ? "met" : "missed"}')
+			tgt=" (target <= 15 us on an idle machine: $verdict; only as idle as the machine was)"
+		else tgt=""; fi
+		echo "roundtrip $cond, $what: rings, default window ($def) ${m} us; rings without polling $(val $cond $kind poll0) us; /dev/fuse $(val $cond $kind devfuse) us; store $(val $cond $kind store) us$tgt"
+	done
 done
 echo "idle mount CPU: at most ${worst} % of one CPU over ${IDLE} s (target <= 5 %: $(awk -v w="$worst" 'BEGIN {print (w <= 5) ? "met" : "missed"}'))"

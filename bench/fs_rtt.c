@@ -9,7 +9,11 @@
  * calling thread (perf software counters), which show whether the reply
  * wakes the caller on another CPU. Single-threaded; not installed.
  *
- * Usage: fs_rtt [--calls N] [--batches B] PATH...
+ * --name picks the xattr: by default a user xattr, which the daemon looks
+ * up in the store; security.capability of a file the mount created is
+ * answered from memory (fs/attr.c), which leaves the transport alone.
+ *
+ * Usage: fs_rtt [--calls N] [--batches B] [--name XATTR] PATH...
  * Prints one line per path:
  *   PATH median_us=M min_us=m max_us=x migrations_per_call=.. cs_per_call=..
  */
@@ -58,6 +62,8 @@ static uint64_t rtt_read(int fd)
 	return v;
 }
 
+static const char *rtt_name = "user.twinfs-rtt";
+
 static int rtt_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -75,7 +81,7 @@ static double rtt_batch(const char *path, long n)
 
 	t0 = rtt_now_us();
 	for (i = 0; i < n; i++) {
-		if (getxattr(path, "user.twinfs-rtt", v, sizeof(v)) < 0 &&
+		if (getxattr(path, rtt_name, v, sizeof(v)) < 0 &&
 		    errno != ENODATA && errno != ENOTSUP) {
 			fprintf(stderr, "fs_rtt: getxattr %s: %s\n", path,
 				strerror(errno));
@@ -96,16 +102,18 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
 			calls = atol(argv[++i]);
+		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
+			rtt_name = argv[++i];
 		else if (strcmp(argv[i], "--batches") == 0 && i + 1 < argc)
 			batches = atol(argv[++i]);
 		else if (argv[i][0] == '-') {
-			fprintf(stderr, "usage: fs_rtt [--calls N] [--batches B] PATH...\n");
+			fprintf(stderr, "usage: fs_rtt [--calls N] [--batches B] [--name XATTR] PATH...\n");
 			return 64;
 		} else if (npath < RTT_MAX_PATHS)
 			paths[npath++] = argv[i];
 	}
 	if (npath == 0 || calls < 1 || batches < 1 || batches > RTT_MAX_BATCHES) {
-		fprintf(stderr, "usage: fs_rtt [--calls N] [--batches B] PATH...\n");
+		fprintf(stderr, "usage: fs_rtt [--calls N] [--batches B] [--name XATTR] PATH...\n");
 		return 64;
 	}
 	fmig = rtt_counter(PERF_COUNT_SW_CPU_MIGRATIONS);
