@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "fs/fs_internal.h"
 #include "fs/fuse314.h"
+#include "fs/procfd.h"
 #include "fs/record.h"
 
 static int fs_stat_fd(int fd, struct stat *st)
@@ -58,15 +59,16 @@ void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static int fs_apply_setattr(struct inode *i, int ifd, int fd,
 			    const struct stat *attr, int to_set, uint32_t *done)
 {
-	char proc[FS_PROCPATH_MAX];
-	int r;
+	char proc[PROCFD_NAME_MAX];
+	int r, pdir;
 
 	*done = 0;
-	fs_procpath(proc, ifd);
+	pdir = procfd_at(ifd, proc);
 	if (to_set & FUSE_SET_ATTR_MODE) {
 		if (i->type == S_IFLNK)
 			return -EOPNOTSUPP;
-		r = fd >= 0 ? fchmod(fd, attr->st_mode) : chmod(proc, attr->st_mode);
+		r = fd >= 0 ? fchmod(fd, attr->st_mode) :
+			      fchmodat(pdir, proc, attr->st_mode, 0);
 		if (r < 0)
 			return -errno;
 		*done |= JATTR_MODE;
@@ -84,6 +86,8 @@ static int fs_apply_setattr(struct inode *i, int ifd, int fd,
 	if (to_set & FUSE_SET_ATTR_SIZE) {
 		if (i->type != S_IFREG)
 			return i->type == S_IFDIR ? -EISDIR : -EINVAL;
+		if (fd < 0)
+			procfd_path(ifd, proc);	/* truncate(2) has no *at form */
 		r = fd >= 0 ? ftruncate(fd, attr->st_size) :
 			      truncate(proc, attr->st_size);
 		if (r < 0)
@@ -149,13 +153,12 @@ static mode_t fs_killed_mode(fuse_req_t req, const struct stat *st)
  * Returns 1 if the mode changed, 0 if nothing was set, or -errno. */
 static int fs_apply_kill(fuse_req_t req, int ifd, int fd, struct stat *st)
 {
-	char proc[FS_PROCPATH_MAX];
+	char proc[PROCFD_NAME_MAX];
 	mode_t m = fs_killed_mode(req, st) & 07777;
 
 	if (!S_ISREG(st->st_mode) || m == (st->st_mode & 07777))
 		return 0;
-	fs_procpath(proc, ifd);
-	if ((fd >= 0 ? fchmod(fd, m) : chmod(proc, m)) < 0)
+	if ((fd >= 0 ? fchmod(fd, m) : fchmodat(procfd_at(ifd, proc), proc, m, 0)) < 0)
 		return -errno;
 	st->st_mode = (st->st_mode & S_IFMT) | m;
 	return 1;
@@ -339,8 +342,9 @@ void fs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	fuse_reply_err(req, (mask & ~bits & 7) ? EACCES : 0);
 }
 
-/* Extended attributes go through "/proc/self/fd/N" (O_PATH fds refuse the
- * f*xattr calls). For a symlink that path names the link itself, not its
+/* Extended attributes go through the inode's /proc/self/fd link
+ * (fs/procfd.c; O_PATH fds refuse the f*xattr calls). For a symlink that
+ * link names the link itself, not its
  * target, so the kernel's own rules apply as on ext4: no user.* xattrs on
  * a symlink (EPERM), trusted.* and security.* allowed. */
 /* The common start of setxattr and removexattr: refuses symlinks as ext4
@@ -350,8 +354,7 @@ void fs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 static struct inode *fs_xattr_change_begin(fuse_req_t req, fuse_ino_t ino,
 					   const char *name,
 					   enum journal_op_type type,
-					   struct record *rec, char *proc,
-					   int *fd)
+					   struct record *rec, int *fd)
 {
 	struct fs *fs = fs_of(req);
 	struct inode *i = inode_get(fs->itab, ino);
@@ -363,7 +366,6 @@ static struct inode *fs_xattr_change_begin(fuse_req_t req, fuse_ino_t ino,
 	}
 	if (strcmp(name, FS_XATTR_CAPS) == 0)
 		__atomic_store_n(&i->no_caps, false, __ATOMIC_RELAXED);
-	fs_procpath(proc, *fd);
 	record_begin(fs, rec, type, i, NULL, NULL, NULL);
 	rec->op.xname = name;
 	return i;
@@ -374,17 +376,16 @@ void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 {
 	struct fs *fs = fs_of(req);
 	struct record rec;
-	char proc[FS_PROCPATH_MAX];
 	struct inode *i;
 	int rc = 0, fd;
 
-	i = fs_xattr_change_begin(req, ino, name, JOP_SETXATTR, &rec, proc, &fd);
+	i = fs_xattr_change_begin(req, ino, name, JOP_SETXATTR, &rec, &fd);
 	if (!i)
 		return;
 	rec.op.xvalue = value;
 	rec.op.xsize = size;
 	rec.op.flags = (uint32_t)flags;
-	if (setxattr(proc, name, value, size, flags) < 0)
+	if (procfd_setxattr(fd, name, value, size, flags) < 0)
 		rc = -errno;
 	record_end(fs, &rec, rc == 0);
 	inode_fd_put(fs->itab, i, fd);
@@ -408,7 +409,6 @@ void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct fs *fs = fs_of(req);
 	struct inode *i = inode_get(fs->itab, ino);
-	char proc[FS_PROCPATH_MAX];
 	char *buf = NULL;
 	ssize_t n;
 	int fd, e;
@@ -443,8 +443,7 @@ void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	}
 	fd = inode_fd_get(fs->itab, i);
 	if (fd >= 0) {
-		fs_procpath(proc, fd);
-		n = getxattr(proc, name, buf, size);
+		n = procfd_getxattr(fd, name, buf, size);
 		e = errno;
 		inode_fd_put(fs->itab, i, fd);
 		errno = e;
@@ -460,7 +459,6 @@ void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct fs *fs = fs_of(req);
 	struct inode *i = inode_get(fs->itab, ino);
-	char proc[FS_PROCPATH_MAX];
 	char *buf = NULL;
 	ssize_t n;
 	int fd, e;
@@ -471,8 +469,7 @@ void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	}
 	fd = inode_fd_get(fs->itab, i);
 	if (fd >= 0) {
-		fs_procpath(proc, fd);
-		n = listxattr(proc, buf, size);
+		n = procfd_listxattr(fd, buf, size);
 		e = errno;
 		inode_fd_put(fs->itab, i, fd);
 		errno = e;
@@ -488,14 +485,13 @@ void fs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct fs *fs = fs_of(req);
 	struct record rec;
-	char proc[FS_PROCPATH_MAX];
 	struct inode *i;
 	int rc = 0, fd;
 
-	i = fs_xattr_change_begin(req, ino, name, JOP_REMOVEXATTR, &rec, proc, &fd);
+	i = fs_xattr_change_begin(req, ino, name, JOP_REMOVEXATTR, &rec, &fd);
 	if (!i)
 		return;
-	if (removexattr(proc, name) < 0)
+	if (procfd_removexattr(fd, name) < 0)
 		rc = -errno;
 	record_end(fs, &rec, rc == 0);
 	inode_fd_put(fs->itab, i, fd);

@@ -17,12 +17,8 @@
 #include "common/log.h"
 #include "fs/cred.h"
 #include "fs/fs_internal.h"
+#include "fs/procfd.h"
 #include "fs/record.h"
-
-void fs_procpath(char *buf, int fd)
-{
-	snprintf(buf, FS_PROCPATH_MAX, "/proc/self/fd/%d", fd);
-}
 
 int fs_do_lookup(struct fs *fs, struct inode *parent, const char *name,
 		 struct fuse_entry_param *e)
@@ -194,7 +190,7 @@ void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	struct inode *dir = inode_get(fs->itab, newparent);
 	struct fuse_entry_param e;
 	struct record rec;
-	char proc[FS_PROCPATH_MAX];
+	char proc[PROCFD_NAME_MAX];
 	bool linked = false;
 	int rc = 0, fd, dfd;
 
@@ -209,8 +205,7 @@ void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the /proc link works for
 	 * any owner of the fd, and lands on the inode itself (a symlink is
 	 * not followed further). */
-	fs_procpath(proc, fd);
-	if (linkat(AT_FDCWD, proc, dfd, newname, AT_SYMLINK_FOLLOW) < 0) {
+	if (linkat(procfd_at(fd, proc), proc, dfd, newname, AT_SYMLINK_FOLLOW) < 0) {
 		rc = -errno;
 		goto out_unlock;
 	}

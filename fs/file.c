@@ -36,6 +36,7 @@
 #include "fs/cred.h"
 #include "fs/fs_internal.h"
 #include "fs/fuse314.h"
+#include "fs/procfd.h"
 #include "fs/record.h"
 #include "fs/ring.h"
 
@@ -361,10 +362,10 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fs *fs = fs_of(req);
 	struct inode *i = inode_get(fs->itab, ino);
-	char proc[FS_PROCPATH_MAX];
+	char proc[PROCFD_NAME_MAX];
 	struct fs_file *f;
 	struct stat st;
-	int fd, base, flags, rc, e;
+	int fd, base, flags, rc, e, pdir;
 	bool fresh = false;
 
 	/* O_TRUNC comes with the open (atomic_o_trunc, fs_init): the
@@ -377,12 +378,12 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	fs_procpath(proc, rc);
+	pdir = procfd_at(rc, proc);
 	base = fs_store_flags(fs, fi) & ~(O_TRUNC | O_NOFOLLOW);
 	flags = backing_store_flags(fs, fi->flags, base);
-	fd = open(proc, flags);
+	fd = openat(pdir, proc, flags);
 	if (fd < 0 && flags != base && errno != EMFILE && errno != ENFILE)
-		fd = open(proc, base);	/* EROFS, ETXTBSY, immutable... */
+		fd = openat(pdir, proc, base);	/* EROFS, ETXTBSY, immutable... */
 	e = errno;
 	inode_fd_put(fs->itab, i, rc);
 	if (fd < 0) {

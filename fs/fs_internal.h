@@ -139,9 +139,6 @@ int fs_kill_suidgid(fuse_req_t req, struct fs *fs, struct inode *i, int fd,
 int fs_truncate_open(fuse_req_t req, struct fs *fs, struct inode *i,
 		     struct stat *st);
 
-/* "/proc/self/fd/N" for an fd, to open or chmod an inode we hold O_PATH. */
-#define FS_PROCPATH_MAX 32
-void fs_procpath(char *buf, int fd);
 
 /* Looks NAME up under PARENT: fills *e (attrs, timeouts, node id) and
  * adds one lookup reference. Returns 0 or -errno. Any worker thread. */

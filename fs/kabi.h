@@ -6,7 +6,7 @@
  * write, each pinned by static assertions so that a wrong offset fails the
  * build instead of a mount. Names carry a kabi_ prefix because
  * <linux/fuse.h> declares older, shorter versions of some of them.
- * No code; included by fs/fuse314.c and fs/ring.c.
+ * No code; included by fs/fuse314.c, fs/ring.c and fs/procfd.c.
  */
 #ifndef TWINFS_FS_KABI_H
 #define TWINFS_FS_KABI_H
@@ -130,5 +130,30 @@ struct kabi_fuse_uring_cmd_req {
 };
 _Static_assert(offsetof(struct kabi_fuse_uring_cmd_req, qid) == 16, "uring_cmd_req.qid");
 _Static_assert(sizeof(struct kabi_fuse_uring_cmd_req) == 24, "fuse_uring_cmd_req");
+
+/* The *xattrat system calls (6.13) and their argument. The numbers are
+ * the unified table's, the same on x86_64 and the asm-generic
+ * architectures; elsewhere the path calls are used (fs/procfd.c). */
+#if defined(__x86_64__) || defined(__aarch64__) || defined(__riscv)
+#define KABI_HAVE_XATTRAT true
+#define KABI_SYS_setxattrat 463
+#define KABI_SYS_getxattrat 464
+#define KABI_SYS_listxattrat 465
+#define KABI_SYS_removexattrat 466
+#else
+#define KABI_HAVE_XATTRAT false
+#define KABI_SYS_setxattrat (-1)
+#define KABI_SYS_getxattrat (-1)
+#define KABI_SYS_listxattrat (-1)
+#define KABI_SYS_removexattrat (-1)
+#endif
+
+struct kabi_xattr_args {
+	uint64_t value;		/* user pointer */
+	uint32_t size;
+	uint32_t flags;		/* XATTR_CREATE, XATTR_REPLACE (set only) */
+};
+_Static_assert(offsetof(struct kabi_xattr_args, size) == 8, "xattr_args.size");
+_Static_assert(sizeof(struct kabi_xattr_args) == 16, "xattr_args");
 
 #endif

@@ -32,6 +32,7 @@
 
 #include "common/log.h"
 #include "fs/fs_internal.h"
+#include "fs/procfd.h"
 
 /* Appends "/NAME" (no slash at the root) to REL into BUF. */
 static int record_join(const char *rel, const char *name, char *buf, size_t len)
@@ -137,12 +138,11 @@ void record_alias_note(struct fs *fs, struct inode *dir, const char *name,
  * -ENOENT for a removed directory or one outside the store. */
 static const char *record_fd_rel(struct fs *fs, int fd, char *abs, int *rc)
 {
-	char proc[FS_PROCPATH_MAX];
+	char proc[PROCFD_NAME_MAX];
 	const char *rel;
 	ssize_t n;
 
-	fs_procpath(proc, fd);
-	n = readlink(proc, abs, PATH_MAX);
+	n = readlinkat(procfd_at(fd, proc), proc, abs, PATH_MAX);
 	if (n < 0) {
 		*rc = -errno;
 		return NULL;
