@@ -132,26 +132,26 @@ int blockhash_add_frame(struct blockhash *b, const char *path, uint32_t bs,
 			const struct proto_hashes *m)
 {
 	uint64_t have = b->h ? (uint64_t)b->n : 0;
+	uint8_t *h;
 
 	if (strcmp(m->path, path) != 0 || m->block_size != bs)
 		return -EBADMSG;
 	if (m->err)
 		return b->h ? -EBADMSG : -(int)(m->err > 4095 ? EIO : m->err);
 	if (!b->h) {
-		uint64_t blocks = proto_blocks(m->size, bs);
-
 		if (m->first != 0)
 			return -EBADMSG;
 		b->size = m->size;
 		b->block_size = bs;
-		b->h = malloc(blocks ? blocks * 16 : 1);
-		if (!b->h)
-			return -ENOMEM;
 		b->n = 0;
-		have = 0;
 	} else if (m->size != b->size || m->first != have) {
 		return -EBADMSG;
 	}
+	/* grown by what arrives, never by what the peer claims the size is */
+	h = realloc(b->h, (size_t)(have + m->count) * 16 + 1);
+	if (!h)
+		return -ENOMEM;
+	b->h = h;
 	/* proto_decode_hashes checked first + count within the file's blocks */
 	if (m->count)
 		memcpy(b->h + have * 16, m->hashes, (size_t)m->count * 16);
