@@ -25,6 +25,7 @@
 #include "netsync/delta/blockhash.h"
 #include "netsync/delta/hashcache.h"
 #include "netsync/delta/inventory.h"
+#include "netsync/secondary/peerhash.h"
 #include "netsync/secondary/receiver.h"
 #include "netsync/secondary/relay.h"
 #include "netsync/wire/link.h"
@@ -94,85 +95,19 @@ static int ms_tree(struct ms *m, const struct proto_frame *f)
 	return rc == -EPIPE ? rc : ms_flush(m);
 }
 
-/* The regular file PATH of the store, opened for reading. */
-static int ms_open(struct ms *m, const char *path, struct stat *st)
-{
-	struct path_ref ref;
-	int fd, rc = path_resolve(receiver_store_fd(m->r), path, false, &ref);
-
-	if (rc < 0)
-		return rc;
-	fd = openat(ref.dirfd, ref.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-		    O_CLOEXEC);
-	rc = fd < 0 ? -errno : 0;
-	path_put(&ref);
-	if (rc < 0)
-		return rc;
-	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
-		close(fd);
-		return -EISDIR;
-	}
-	return fd;
-}
-
-/* The block list of PATH: from the cache while its key matches. */
-static int ms_blocks(struct ms *m, const char *path, uint32_t bs, bool fresh,
-		     struct blockhash *b)
-{
-	struct stat st;
-	int fd = ms_open(m, path, &st), rc;
-
-	if (fd < 0)
-		return fd;
-	if (!fresh && m->o->cache && hashcache_lookup_blocks(m->o->cache, &st, bs, b) == 1) {
-		close(fd);
-		return 0;
-	}
-	rc = blockhash_fd(fd, bs, b);
-	if (rc == 0) {
-		m->hashed += b->bytes_read;
-		/* the key after reading: a write meanwhile must not be cached */
-		if (m->o->cache && fstat(fd, &st) == 0 && (uint64_t)st.st_size == b->size)
-			hashcache_store_blocks(m->o->cache, &st, b);
-	}
-	close(fd);
-	return rc;
-}
-
 static int ms_hashes(struct ms *m, const struct proto_frame *f)
 {
 	struct proto_hash_req q;
-	struct blockhash b;
 	char path[PROTO_PATH_MAX + 1];
-	uint32_t sent = 0;
-	int rc;
+	uint64_t read = 0;
 
 	if (proto_decode_hash_req(f, &q) < 0 || path_check(q.path, false) < 0)
 		return ms_error(m, PROTO_E_BADFRAME, "malformed HASH_REQ");
 	snprintf(path, sizeof(path), "%s", q.path);
-	rc = ms_blocks(m, path, q.block_size, false, &b);
-	if (rc < 0) {
-		struct proto_hashes h = { .path = path, .block_size = q.block_size,
-					  .flags = PROTO_HASHES_F_LAST,
-					  .err = (uint32_t)(rc == -EINVAL || rc == -EXDEV ?
-							    EINVAL : -rc) };
-
-		proto_encode_hashes(m->out, &h);
-		return evbuffer_get_length(m->out) >= MS_FLUSH ? ms_flush(m) : 0;
-	}
-	do {
-		uint32_t k = b.n - sent > PROTO_HASHES_CHUNK ? PROTO_HASHES_CHUNK : b.n - sent;
-		struct proto_hashes h = { .path = path, .size = b.size, .block_size = b.block_size,
-					  .first = sent, .count = k, .hashes = b.h + (size_t)sent * 16,
-					  .flags = sent + k == b.n ? PROTO_HASHES_F_LAST : 0 };
-
-		if (proto_encode_hashes(m->out, &h) < 0) {
-			blockhash_free(&b);
-			return ms_error(m, PROTO_E_APPLY, "cannot encode the hashes of '%s'", path);
-		}
-		sent += k;
-	} while (sent < b.n);
-	blockhash_free(&b);
+	q.path = path;
+	if (peerhash_answer(receiver_store_fd(m->r), m->o->cache, &q, m->out, &read) < 0)
+		return ms_error(m, PROTO_E_APPLY, "cannot encode the hashes of '%s'", path);
+	m->hashed += read;
 	return evbuffer_get_length(m->out) >= MS_FLUSH ? ms_flush(m) : 0;
 }
 
@@ -181,6 +116,7 @@ static int ms_check(struct ms *m, const struct proto_frame *f)
 {
 	struct proto_file_check q;
 	struct blockhash b;
+	uint64_t read = 0;
 	uint8_t d[16];
 	char path[PROTO_PATH_MAX + 1];
 	int rc;
@@ -188,7 +124,9 @@ static int ms_check(struct ms *m, const struct proto_frame *f)
 	if (proto_decode_file_check(f, &q) < 0 || path_check(q.path, false) < 0)
 		return ms_error(m, PROTO_E_BADFRAME, "malformed FILE_CHECK");
 	snprintf(path, sizeof(path), "%s", q.path);
-	rc = ms_blocks(m, path, q.block_size, true, &b);
+	rc = peerhash_blocks(receiver_store_fd(m->r), m->o->cache, path, q.block_size, true,
+			     &b, &read);
+	m->hashed += read;
 	if (rc < 0)
 		return ms_error(m, PROTO_E_APPLY, "check '%s': %s", path, strerror(-rc));
 	blockhash_digest(&b, d);

@@ -44,6 +44,8 @@
 #include "netsync/secondary/receiver.h"
 #include "netsync/secondary/verifier.h"
 #include "netsync/secondary/mirrorsess.h"
+#include "netsync/secondary/peerhash.h"
+#include "netsync/wire/path.h"
 #include "netsync/delta/hashcache.h"
 #include "netsync/roles/state.h"
 #include "netsync/secondary/syncer.h"
@@ -95,7 +97,8 @@ struct serve {
 	struct gate *gate;	/* connections not yet admitted */
 	struct verifier *verifier;	/* a `twinfs verify` being answered */
 	struct mirrorsess *mirror;	/* a `twinfs mirror` being served */
-	struct hashcache *cache;	/* STATE/hashcache (mirror sessions) */
+	struct hashcache *cache;	/* STATE/hashcache (deltas) */
+	uint64_t hashed_bytes;		/* read to answer a primary's HASH_REQs */
 	struct metrics *metrics;	/* /metrics, when asked for */
 	struct syncer *syncer;	/* syncfs off the loop */
 	uint64_t commit_seq;	/* sync thread only: last seq recorded */
@@ -320,6 +323,24 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 		rc = receiver_prune(s->recv, &m);
 		if (rc < 0)
 			serve_apply_failed(s, "prune", rc);
+		break;
+	}
+	case PROTO_HASH_REQ: {
+		/* a resync's question (netsync/primary/sender_delta.c): answered
+		 * here, in stream order, after what came before it is applied */
+		struct proto_hash_req q;
+		uint64_t read = 0;
+
+		if (proto_decode_hash_req(f, &q) < 0 || path_check(q.path, false) < 0)
+			goto bad;
+		if (peerhash_answer(receiver_store_fd(s->recv), s->cache, &q,
+				    bufferevent_get_output(s->bev), &read) < 0) {
+			serve_conn_fail(s, PROTO_E_APPLY, "cannot answer for the blocks of '%s'",
+					q.path);
+			break;
+		}
+		s->hashed_bytes += read;
+		s->last_tx_ns = clock_mono_ns();
 		break;
 	}
 	case PROTO_BATCH_END: {
@@ -860,6 +881,7 @@ static void serve_status_json(void *arg, struct evbuffer *out)
 	ctljson_u64(&j, "ops_applied", st.ops);
 	ctljson_u64(&j, "data_bytes", st.data_bytes);
 	ctljson_u64(&j, "batches", st.batches);
+	ctljson_u64(&j, "delta_hashed_bytes", s->hashed_bytes);
 	ctljson_u64(&j, "connections", s->connections);
 	ctljson_u64(&j, "connections_waiting", gate_waiting(s->gate));
 	ctljson_u64(&j, "connections_refused", gate_refused(s->gate));
@@ -1082,6 +1104,8 @@ out_lis:
 out_syncer:
 	verifier_free(s.verifier);
 	mirrorsess_free(s.mirror);
+	if (s.cache)
+		hashcache_save(s.cache);
 	hashcache_close(s.cache);
 	gate_free(s.gate);
 	s.gate = NULL;

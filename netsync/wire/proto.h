@@ -268,12 +268,19 @@ struct proto_tree_req {
 	const char *path;	/* the subtree ("" = the whole store) */
 };
 
+/* HASH_REQ flags */
+#define PROTO_HASH_F_QUICK (1u << 0)	/* answer SAME, without reading, when
+					 * the file has this size and mtime */
 struct proto_hash_req {
 	uint32_t block_size;
+	uint32_t flags;		/* PROTO_HASH_F_* */
+	uint64_t size;		/* QUICK: the asker's size and mtime */
+	int64_t mtime_ns;
 	const char *path;
 };
 
 #define PROTO_HASHES_F_LAST (1u << 0)
+#define PROTO_HASHES_F_SAME (1u << 1)	/* QUICK matched: no hashes follow */
 struct proto_hashes {
 	const char *path;
 	uint64_t size;		/* the file's size when hashed */
