@@ -199,6 +199,62 @@ out_stat:
 
 /* ---- streaming ---- */
 
+/* Opens the cursor's file D and sets where its sending starts. Returns 1,
+ * 0 if it is gone (skip it), 3 if it waits for the peer's block hashes,
+ * or -errno. */
+static int cursor_start_file(struct sender *s, const struct journal_dirty *d)
+{
+	struct cursor *c = &s->c;
+	struct sdelta *dl = cursor_sdelta(c, c->file);
+	int rc;
+
+	if (dl && !dl->ready)
+		return 3;	/* the peer's hashes are on their way */
+	rc = cursor_open_file(s, d);
+	if (rc == -ENOENT || rc == -ELOOP || rc == -ENOTDIR)
+		return 0;
+	if (rc < 0) {
+		log_error("cannot read a changed file to send it", "path=%s err=%s", d->path,
+			  strerror(-rc));
+		sender_set_error(s, "cannot read %s: %s", d->path, strerror(-rc));
+		return rc;
+	}
+	c->range = 0;
+	c->off = d->whole ? 0 : (d->n_ranges ? d->ranges[0].off : 0);
+	/* A file with other names can change on the peer through them: not
+	 * followed (sentmap.c). */
+	c->held = c->st.st_nlink == 1 && (uint64_t)c->st.st_size >= HELD_MIN_SIZE;
+	/* a delta: what the peer holds is known block by block */
+	c->dl = dl && (dl->rc == 1 || dl->rc == 2) ? dl : NULL;
+	if (dl) {
+		c->held = false;
+		s->resync_left_files--;
+		s->resync_left_bytes -= dl->size;
+	}
+	if (!c->held)
+		sentmap_forget(s->held, d->path);
+	if ((dl || c->file >= cursor_n_files(c)) && !(c->dl && c->dl->rc == 2))
+		s->resync_files_read++;
+	return 1;
+}
+
+/* A delta file's block BUF (N bytes at the cursor) that the peer holds
+ * (the same XXH3-128 at its index) is skipped: true then. */
+static bool sender_delta_holds(struct sender *s, const void *buf, size_t n)
+{
+	struct cursor *c = &s->c;
+	uint64_t idx = c->off / s->delta_bs;
+	uint8_t h[16];
+
+	s->resync_bytes_read += n;
+	blockhash_one(buf, n, h);
+	if (c->off % s->delta_bs != 0 || idx >= c->dl->peer.n ||
+	    memcmp(h, c->dl->peer.h + idx * 16, 16) != 0)
+		return false;
+	s->resync_bytes_matched += n;
+	return true;
+}
+
 /* Sends the next data block or ATTR of the current file; moves the cursor.
  * Returns 1 if it put something on the wire (or skipped a block the peer
  * holds), 2 if it skipped and the pump's skip budget is spent, 3 if the
@@ -225,41 +281,16 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 		if (!d)
 			return 0;
 		if (c->fd < 0) {
-			struct sdelta *dl = cursor_sdelta(c, c->file);
-
-			if (dl && !dl->ready)
-				return 3;	/* the peer's hashes are on their way */
-			rc = cursor_open_file(s, d);
-			if (rc == -ENOENT || rc == -ELOOP || rc == -ENOTDIR) {
+			rc = cursor_start_file(s, d);
+			if (rc == 3 || rc < 0)
+				return rc;
+			if (rc == 0) {
 				/* Gone or replaced: a later record removes it. */
 				c->file++;
 				c->range = 0;
 				c->off = 0;
 				continue;
 			}
-			if (rc < 0) {
-				log_error("cannot read a changed file to send it", "path=%s "
-					  "err=%s", d->path, strerror(-rc));
-				sender_set_error(s, "cannot read %s: %s", d->path, strerror(-rc));
-				return rc;
-			}
-			c->range = 0;
-			c->off = d->whole ? 0 : (d->n_ranges ? d->ranges[0].off : 0);
-			/* A file with other names can change on the peer
-			 * through them: not followed (sentmap.c). */
-			c->held = c->st.st_nlink == 1 &&
-				  (uint64_t)c->st.st_size >= HELD_MIN_SIZE;
-			/* a delta: what the peer holds is known block by block */
-			c->dl = dl && (dl->rc == 1 || dl->rc == 2) ? dl : NULL;
-			if (dl) {
-				c->held = false;
-				s->resync_left_files--;
-				s->resync_left_bytes -= dl->size;
-			}
-			if (!c->held)
-				sentmap_forget(s->held, d->path);
-			if ((dl || c->file >= cursor_n_files(c)) && !(c->dl && c->dl->rc == 2))
-				s->resync_files_read++;
 		}
 		/* The end of the current range, bounded by the file's size. */
 		if (d->whole) {
@@ -333,17 +364,9 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 		return 1;
 	}
 	if (c->dl) {
-		/* a block the peer holds (same XXH3-128 at its index) stays */
-		uint64_t idx = c->off / s->delta_bs;
-		uint8_t h[16];
-
-		s->resync_bytes_read += (uint64_t)n;
-		blockhash_one(buf, (size_t)n, h);
-		if (c->off % s->delta_bs == 0 && idx < c->dl->peer.n &&
-		    memcmp(h, c->dl->peer.h + idx * 16, 16) == 0) {
+		if (sender_delta_holds(s, buf, (size_t)n)) {
 			pool_put_cb(buf, BLOCK_SIZE, s->pool);
 			c->off += (uint64_t)n;
-			s->resync_bytes_matched += (uint64_t)n;
 			s->held_budget -= n;
 			return s->held_budget > 0 ? 1 : 2;
 		}

@@ -974,6 +974,18 @@ static void serve_process_setup(struct serve *s)
 		snprintf(s->node_name, sizeof(s->node_name), "secondary");
 }
 
+/* The convergence engine's part of serve: a mirror session ends, and
+ * STATE/hashcache is written for the next run. */
+static void serve_delta_stop(struct serve *s)
+{
+	mirrorsess_free(s->mirror);
+	s->mirror = NULL;
+	if (s->cache)
+		hashcache_save(s->cache);
+	hashcache_close(s->cache);
+	s->cache = NULL;
+}
+
 int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 {
 	struct serve s = { .o = o };
@@ -1103,10 +1115,7 @@ out_lis:
 	evconnlistener_free(s.lis);
 out_syncer:
 	verifier_free(s.verifier);
-	mirrorsess_free(s.mirror);
-	if (s.cache)
-		hashcache_save(s.cache);
-	hashcache_close(s.cache);
+	serve_delta_stop(&s);
 	gate_free(s.gate);
 	s.gate = NULL;
 	{
