@@ -224,8 +224,9 @@ static int cursor_start_file(struct sender *s, const struct journal_dirty *d)
 	/* A file with other names can change on the peer through them: not
 	 * followed (sentmap.c). */
 	c->held = c->st.st_nlink == 1 && (uint64_t)c->st.st_size >= HELD_MIN_SIZE;
-	/* a delta: what the peer holds is known block by block */
-	c->dl = dl && (dl->rc == 1 || dl->rc == 2) ? dl : NULL;
+	/* a delta: what the peer holds is known block by block (an empty
+	 * list, a file just created there: every block goes, unhashed) */
+	c->dl = dl && ((dl->rc == 1 && dl->peer.n) || dl->rc == 2) ? dl : NULL;
 	if (dl) {
 		c->held = false;
 		s->resync_left_files--;
