@@ -97,6 +97,10 @@ struct ring_thr {
 	uint64_t commit_id;
 	bool handling, replied;
 	bool poll;		/* served a request since it last slept */
+	/* /proc/thread-self/schedstat (-1: none), and the run delay it
+	 * gave when last read, at ss_ns ("Polling", below). */
+	int ss_fd;
+	uint64_t ss_ns, ss_delay;
 	uint64_t served;
 	uint64_t poll_hits, poll_misses, poll_backoffs;
 };
@@ -122,7 +126,9 @@ struct ring {
 
 struct ring_cpu {
 	unsigned int poller;
-	uint64_t quiet_until_ns;
+	/* Polling is off here until quiet_until_ns, for backoff_ns (doubled
+	 * when other work shows again soon after, "Back-off", below). */
+	uint64_t quiet_until_ns, backoff_ns;
 };
 
 static __thread struct ring_thr *ring_self;
@@ -386,21 +392,91 @@ static int ring_thr_setup(struct ring_thr *t)
  * kernel hands the next request to the entry committed last) and at most
  * RING_POLL_CPUS at a time, since on a larger machine the caller finds
  * an idle CPU anyway. Polling ends one window after the mount's last
- * request, so an idle mount costs nothing. And it stops on a CPU where
- * a yield gave the CPU away for longer than RING_POLL_AWAY_NS: that CPU
- * has other work, is not idle anyway, and a thread that keeps yielding to
- * it queues behind it when its request comes (each yield moves its turn
- * back), where a sleeping one is woken with a fresh turn. It stays off
- * there RING_POLL_BACKOFF_PER_AWAY times as long as it was away, at most
- * RING_POLL_BACKOFF_NS: a scheduler slice of a busy neighbour (a few ms)
- * keeps it off for the whole 250 ms, a caller's own work on that CPU
- * between two requests (tens of us) for some ms. The caller's CPU loses
- * little by it; the CPUs it is not on are the ones that matter.
+ * request, so an idle mount costs nothing.
+ *
+ * Back-off. Polling is for CPUs that would otherwise be idle. On a CPU
+ * with other work it only costs: a thread that yields to that work has
+ * its turn moved back at each yield and queues behind it when its request
+ * comes, where a sleeping one is woken with a fresh turn. Signs of other
+ * work: a yield that gave the CPU away for more than RING_POLL_AWAY_NS
+ * (a CPU-bound neighbour's slice), or, in a poll longer than
+ * RING_POLL_SAMPLE_NS, waiting for the CPU (the run delay of
+ * /proc/thread-self/schedstat) a quarter of the time (short-lived
+ * neighbours). Either stops polling on that CPU for RING_POLL_BACKOFF_MIN_NS,
+ * doubled, up to RING_POLL_BACKOFF_MAX_NS, each time a sign shows again
+ * within RING_POLL_RESET_NS of the last time off: a loaded CPU ends up
+ * paying one poll's yield a second. In a guest the time away also counts
+ * the host's preemption of the vCPU and its interrupts, which leave the
+ * CPU idle for the guest's scheduler: a 30 us rule on time away kept
+ * polling off on idle CPUs (docs/benchmarks.md, "Round trips: polling").
+ * So a long time away counts only if the thread waited for its CPU for
+ * half of it, where a recent run delay reading can tell.
  */
 #define RING_POLL_CPUS 2
-#define RING_POLL_AWAY_NS (30 * 1000ull)
-#define RING_POLL_BACKOFF_PER_AWAY 500
-#define RING_POLL_BACKOFF_NS (250 * 1000 * 1000ull)
+#define RING_POLL_AWAY_NS (200 * 1000ull)
+#define RING_POLL_SAMPLE_NS (1000 * 1000ull)
+#define RING_POLL_BACKOFF_MIN_NS (10 * 1000 * 1000ull)
+#define RING_POLL_BACKOFF_MAX_NS (1000 * 1000 * 1000ull)
+#define RING_POLL_RESET_NS (1000 * 1000 * 1000ull)
+
+/* The calling thread's run delay so far (ns), or UINT64_MAX if unknown. */
+static uint64_t ring_run_delay(struct ring_thr *t)
+{
+	char buf[96];
+	unsigned long long run, delay;
+	ssize_t n;
+
+	if (t->ss_fd < 0)
+		return UINT64_MAX;
+	n = pread(t->ss_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return UINT64_MAX;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &run, &delay) != 2)
+		return UINT64_MAX;
+	return (uint64_t)delay;
+}
+
+/* Within a poll: a sign of other work on this CPU (see "Back-off")?
+ * LAST is when the thread last had the CPU before NOW. The run delay is
+ * read at most once per RING_POLL_SAMPLE_NS, so a short poll soon after
+ * the last reading costs none. */
+static bool ring_poll_busy(struct ring_thr *t, uint64_t last, uint64_t now)
+{
+	uint64_t away = now - last, d;
+	bool known, busy;
+
+	if (away <= RING_POLL_AWAY_NS && now - t->ss_ns < RING_POLL_SAMPLE_NS)
+		return false;
+	d = ring_run_delay(t);
+	/* a reading from within this stretch to compare with */
+	known = t->ss_ns && d != UINT64_MAX && t->ss_delay != UINT64_MAX &&
+		now - t->ss_ns < away + 2 * RING_POLL_SAMPLE_NS;
+	if (away > RING_POLL_AWAY_NS)
+		/* Long away: other work, unless the run delay shows the
+		 * thread did not wait for it (the host or interrupts). */
+		busy = !known || d - t->ss_delay > away / 2;
+	else
+		busy = known && d - t->ss_delay > (now - t->ss_ns) / 4;
+	t->ss_ns = now;
+	t->ss_delay = d;
+	return busy;
+}
+
+/* Stops polling on C from NOW on (see "Back-off"). */
+static void ring_poll_back_off(struct ring_thr *t, struct ring_cpu *c, uint64_t now)
+{
+	uint64_t until = __atomic_load_n(&c->quiet_until_ns, __ATOMIC_RELAXED);
+	uint64_t off = __atomic_load_n(&c->backoff_ns, __ATOMIC_RELAXED);
+
+	if (until && now - until < RING_POLL_RESET_NS)
+		off = 2 * off < RING_POLL_BACKOFF_MAX_NS ? 2 * off : RING_POLL_BACKOFF_MAX_NS;
+	else
+		off = RING_POLL_BACKOFF_MIN_NS;
+	__atomic_store_n(&c->backoff_ns, off, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->quiet_until_ns, now + off, __ATOMIC_RELAXED);
+	t->poll_backoffs++;
+}
 
 /* After a reply: submits it and polls as above. Returns true if a
  * completion is ready; false if the caller should sleep for one. */
@@ -426,14 +502,8 @@ static bool ring_poll(struct ring_thr *t)
 	for (;;) {
 		hit = io_uring_peek_cqe(&t->uring, &cqe) == 0;
 		now = clock_mono_ns();
-		if (now - last > RING_POLL_AWAY_NS) {
-			uint64_t off = (now - last) * RING_POLL_BACKOFF_PER_AWAY;
-
-			if (off > RING_POLL_BACKOFF_NS)
-				off = RING_POLL_BACKOFF_NS;
-			__atomic_store_n(&c->quiet_until_ns, now + off,
-					 __ATOMIC_RELAXED);
-			t->poll_backoffs++;
+		if (ring_poll_busy(t, last, now)) {
+			ring_poll_back_off(t, c, now);
 			break;
 		}
 		if (hit ||
@@ -470,9 +540,12 @@ static void *ring_thread(void *arg)
 	/* An offline CPU's queue is still served, from anywhere. */
 	sched_setaffinity(0, sizeof(cpus), &cpus);
 	ring_self = t;
+	t->ss_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 	rc = ring_thr_setup(t);
 	if (rc < 0) {
 		ring_fatal(t, rc);
+		if (t->ss_fd >= 0)
+			close(t->ss_fd);
 		return NULL;
 	}
 	for (;;) {
@@ -505,6 +578,8 @@ out:
 	if (rc < 0 && rc != -ENOTCONN && rc != -ECONNABORTED && rc != -ENODEV)
 		ring_fatal(t, rc);
 	io_uring_queue_exit(&t->uring);
+	if (t->ss_fd >= 0)
+		close(t->ss_fd);
 	return NULL;
 }
 
