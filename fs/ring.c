@@ -397,23 +397,25 @@ static int ring_thr_setup(struct ring_thr *t)
  * Back-off. Polling is for CPUs that would otherwise be idle. On a CPU
  * with other work it only costs: a thread that yields to that work has
  * its turn moved back at each yield and queues behind it when its request
- * comes, where a sleeping one is woken with a fresh turn. Signs of other
- * work: a yield that gave the CPU away for more than RING_POLL_AWAY_NS
- * (a CPU-bound neighbour's slice), or, in a poll longer than
- * RING_POLL_SAMPLE_NS, waiting for the CPU (the run delay of
- * /proc/thread-self/schedstat) a quarter of the time (short-lived
- * neighbours). Either stops polling on that CPU for RING_POLL_BACKOFF_MIN_NS,
- * doubled, up to RING_POLL_BACKOFF_MAX_NS, each time a sign shows again
- * within RING_POLL_RESET_NS of the last time off: a loaded CPU ends up
- * paying one poll's yield a second. In a guest the time away also counts
- * the host's preemption of the vCPU and its interrupts, which leave the
- * CPU idle for the guest's scheduler: a 30 us rule on time away kept
- * polling off on idle CPUs (docs/benchmarks.md, "Round trips: polling").
- * So a long time away counts only if the thread waited for its CPU for
- * half of it, where a recent run delay reading can tell.
+ * comes, where a sleeping one is woken with a fresh turn. The sign of
+ * other work is a yield that gave the CPU away for more than
+ * RING_POLL_AWAY_NS, a CPU-bound neighbour's slice, while the thread
+ * waited for it: its run delay (/proc/thread-self/schedstat, read at most
+ * once per RING_POLL_SAMPLE_NS while polling) grew by half of that time,
+ * or no reading from just before can tell. Time away alone would not do:
+ * in a guest it also counts the host's preemption of the vCPU and
+ * interrupts, which leave the CPU idle for the guest's scheduler, and a
+ * 30 us rule on it kept polling off on idle CPUs (docs/benchmarks.md,
+ * "Round trips: polling"). Nor does a share of run delay over a longer
+ * poll: on the caller's own CPU that is the caller running, and a CPU
+ * that stops polling there is idle the moment the caller moves. The sign
+ * stops polling on that CPU for RING_POLL_BACKOFF_MIN_NS, doubled, up to
+ * RING_POLL_BACKOFF_MAX_NS, each time it shows again within
+ * RING_POLL_RESET_NS of the last time off: a loaded CPU ends up paying
+ * one poll's yield a second.
  */
 #define RING_POLL_CPUS 2
-#define RING_POLL_AWAY_NS (200 * 1000ull)
+#define RING_POLL_AWAY_NS (500 * 1000ull)
 #define RING_POLL_SAMPLE_NS (1000 * 1000ull)
 #define RING_POLL_BACKOFF_MIN_NS (10 * 1000 * 1000ull)
 #define RING_POLL_BACKOFF_MAX_NS (1000 * 1000 * 1000ull)
@@ -439,8 +441,8 @@ static uint64_t ring_run_delay(struct ring_thr *t)
 
 /* Within a poll: a sign of other work on this CPU (see "Back-off")?
  * LAST is when the thread last had the CPU before NOW. The run delay is
- * read at most once per RING_POLL_SAMPLE_NS, so a short poll soon after
- * the last reading costs none. */
+ * read after a long time away and at most once per RING_POLL_SAMPLE_NS
+ * otherwise, so a short poll soon after the last reading costs none. */
 static bool ring_poll_busy(struct ring_thr *t, uint64_t last, uint64_t now)
 {
 	uint64_t away = now - last, d;
@@ -449,15 +451,10 @@ static bool ring_poll_busy(struct ring_thr *t, uint64_t last, uint64_t now)
 	if (away <= RING_POLL_AWAY_NS && now - t->ss_ns < RING_POLL_SAMPLE_NS)
 		return false;
 	d = ring_run_delay(t);
-	/* a reading from within this stretch to compare with */
+	/* a reading from just before this stretch to compare with */
 	known = t->ss_ns && d != UINT64_MAX && t->ss_delay != UINT64_MAX &&
 		now - t->ss_ns < away + 2 * RING_POLL_SAMPLE_NS;
-	if (away > RING_POLL_AWAY_NS)
-		/* Long away: other work, unless the run delay shows the
-		 * thread did not wait for it (the host or interrupts). */
-		busy = !known || d - t->ss_delay > away / 2;
-	else
-		busy = known && d - t->ss_delay > (now - t->ss_ns) / 4;
+	busy = away > RING_POLL_AWAY_NS && (!known || d - t->ss_delay > away / 2);
 	t->ss_ns = now;
 	t->ss_delay = d;
 	return busy;
