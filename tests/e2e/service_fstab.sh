@@ -11,6 +11,10 @@
 need_root
 need_fuse
 command -v mount >/dev/null && command -v findmnt >/dev/null || skip "util-linux mount/findmnt missing"
+# One installer of /sbin helpers at a time, machine-wide (packaging.sh
+# installs the package's own).
+exec 9>/run/lock/twinfs-sbin-helpers.lock
+flock -w 300 9 || skip "another test holds /run/lock/twinfs-sbin-helpers.lock"
 for h in /sbin/mount.twinfs /sbin/mount.fuse.twinfs; do
 	[ -e "$h" ] && skip "$h exists already (an installed package?): not replacing it"
 done
