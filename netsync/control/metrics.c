@@ -37,6 +37,8 @@ static const struct metric_def metric_defs[] = {
 	{ "lag_ops", "twinfs_lag_operations", M_GAUGE,
 	  "journal records the peer has not acknowledged" },
 	{ "lag_bytes", "twinfs_lag_bytes", M_GAUGE, "data bytes the peer has not acknowledged" },
+	{ "lag_seconds", "twinfs_lag_seconds", M_GAUGE,
+	  "age of the oldest change the peer does not hold: what this node's death would lose" },
 	{ "dirty_files", "twinfs_dirty_files", M_GAUGE, "files with data the peer lacks" },
 	{ "acked_seq", "twinfs_acked_sequence", M_GAUGE, "last journal seq the peer acknowledged" },
 	{ "head_seq", "twinfs_head_sequence", M_GAUGE, "last journal seq written" },

@@ -102,6 +102,21 @@ void statusinfo_json(struct ctljson *w, struct statusinfo *si, struct journal *j
 	ctljson_str(w, "started", started[0] ? started : NULL);
 	ctljson_str(w, "state_dir", state_dir);
 	ctljson_str(w, "store_dir", store_dir);
+	if (j) {
+		struct journal_stats js;
+		struct timespec now;
+		double lag = 0;
+
+		journal_get_stats(j, &js);
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (js.oldest_change_ns) {
+			lag = ((double)now.tv_sec * 1e9 + (double)now.tv_nsec -
+			       (double)js.oldest_change_ns) / 1e9;
+			if (lag < 0)	/* the wall clock stepped back */
+				lag = 0;
+		}
+		ctljson_double(w, "lag_seconds", lag);
+	}
 	if (si && si->acked) {
 		ctljson_u64(w, "last_ack_seq", si->ack_seq);
 		ctljson_double(w, "last_ack_age_s",

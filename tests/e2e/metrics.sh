@@ -1,7 +1,7 @@
 #!/bin/sh
 # /metrics from both daemons in the Prometheus text format: promtool
-# accepts it; the lag rises while the peer is stopped (SIGSTOP) and falls
-# to 0 once it resumes and catches up; the numbers are status's; a
+# accepts it; the lag (bytes, operations, seconds) rises while the peer is
+# stopped (SIGSTOP) and falls to 0 once it resumes and catches up; the numbers are status's; a
 # non-loopback metrics address is refused without --insecure.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
@@ -30,11 +30,19 @@ lagging() { l=$(val "$MA" twinfs_lag_bytes); [ "${l%.*}" -gt 0 ] 2>/dev/null; }
 check "the lag rises while the peer is stopped" wait_until 10 lagging
 ops=$(val "$MA" twinfs_lag_operations)
 check "so does the lag in operations ($ops)" [ "${ops%.*}" -gt 0 ]
+# the recovery point: the oldest change the peer lacks ages while it is stopped
+aged() { awk -v s="$(val "$MA" twinfs_lag_seconds)" 'BEGIN { exit !(s >= 1.5) }'; }
+check "and the lag in seconds: the oldest change ages past 1.5 s" wait_until 15 aged
+secs=$("$TWINFS_BIN" status --state "$A_STATE" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["lag_seconds"])')
+check "status --json has the same age ($secs s)" awk -v s="$secs" 'BEGIN { exit !(s >= 1.5) }'
+"$TWINFS_BIN" status --state "$A_STATE" >"$T/status.txt"
+check "text status says how old the oldest change is" grep -q "^lag: .*oldest change .* old" "$T/status.txt"
 kill -CONT "$SERVE_PID"
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 60 >/dev/null
 check "sync after resuming" [ $? -eq 0 ]
 caught_up() { [ "$(val "$MA" twinfs_lag_bytes)" = 0 ] && [ "$(val "$MA" twinfs_lag_operations)" = 0 ]; }
 check "the lag falls to 0" wait_until 10 caught_up
+check "the lag in seconds falls to 0" [ "$(val "$MA" twinfs_lag_seconds)" = 0 ]
 acked=$("$TWINFS_BIN" status --state "$A_STATE" --json | sed -n 's/.*"acked_seq":\([0-9]*\).*/\1/p')
 check "the numbers are status's (acked seq $acked)" [ "$(val "$MA" twinfs_acked_sequence)" = "$acked" ]
 check "the peer counts what it received" sh -c "[ \"\$(printf '%.0f' $(val "$MP" twinfs_received_bytes_total))\" -gt 3000000 ]"
