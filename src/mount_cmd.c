@@ -51,6 +51,7 @@
 #include "netsync/control/metrics.h"
 #include "netsync/wire/tls.h"
 #include "src/mountpoint.h"
+#include "src/mountstats.h"
 
 struct mount_ctx {
 	struct conf c;
@@ -196,6 +197,7 @@ static int mount_on_ready(void *arg)
 	int rc;
 
 	if (m->journal) {
+		mountstats_register();
 		rc = primary_start(m->journal, &m->c, m->c.mountpoint, &m->primary);
 		if (rc < 0) {
 			log_error("cannot start replication", "peer=%s err=\"%s\"",
@@ -282,6 +284,7 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 	notify_send("STOPPING=1\nSTATUS=primary: unmounted, flushing to the peer");
 	primary_stop(m->primary, MOUNT_FLUSH_MS);
 	m->primary = NULL;
+	mountstats_unregister();
 	journal_close(m->journal);
 	/* Nothing changes the store through twinfs any more: the next mount
 	 * compares the store with this. */

@@ -8,6 +8,7 @@
 #include "netsync/control/metrics.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,12 @@ struct metric_def {
 	const char *name;
 	enum metric_kind kind;
 	const char *help;
+};
+
+/* Status keys that are one labelled series of a family. */
+struct metric_series {
+	const char *key;
+	const char *labels;
 };
 
 static const struct metric_def metric_defs[] = {
@@ -69,6 +76,17 @@ static const struct metric_def metric_defs[] = {
 	{ "uptime_s", "twinfs_uptime_seconds", M_GAUGE, "seconds since the daemon started" },
 	{ "last_ack_age_s", "twinfs_last_ack_age_seconds", M_GAUGE,
 	  "seconds since the last acknowledgement" },
+	{ "caught_up_at", "twinfs_last_caught_up_timestamp_seconds", M_GAUGE,
+	  "when the peer last held every change (now while it does), Unix time" },
+	{ "sync_ok_at", "twinfs_last_sync_success_timestamp_seconds", M_GAUGE,
+	  "when a `twinfs sync` last returned success, Unix time" },
+};
+
+/* twinfs_errors_total: every replication error a daemon counts, by kind. */
+static const struct metric_series metric_errors[] = {
+	{ "reconnects", "kind=\"link_lost\"" },
+	{ "apply_errors", "kind=\"apply\"" },
+	{ "connections_refused", "kind=\"refused_connection\"" },
 };
 
 struct metrics {
@@ -80,6 +98,7 @@ struct metrics {
 void metrics_render(const char *js, struct evbuffer *out)
 {
 	char role[32] = "", version[64] = "", name[256] = "";
+	bool errors_help = false;
 	double v;
 	bool b;
 
@@ -99,10 +118,92 @@ void metrics_render(const char *js, struct evbuffer *out)
 		} else if (ctljson_get_double(js, d->key, &v) < 0) {
 			continue;
 		}
-		evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", d->name,
-				    d->help, d->name, d->kind == M_COUNTER ? "counter" : "gauge",
-				    d->name, v);
+		metrics_put_help(out, d->name, d->kind == M_COUNTER ? "counter" : "gauge",
+				 d->help);
+		evbuffer_add_printf(out, "%s %.17g\n", d->name, v);
 	}
+	for (size_t i = 0; i < sizeof(metric_errors) / sizeof(metric_errors[0]); i++) {
+		if (ctljson_get_double(js, metric_errors[i].key, &v) < 0)
+			continue;
+		if (!errors_help) {
+			metrics_put_help(out, "twinfs_errors_total", "counter",
+					 "replication errors by kind: link_lost (the link dropped), "
+					 "apply (a path the peer could not apply), "
+					 "refused_connection (secondary: refused before admission)");
+			errors_help = true;
+		}
+		evbuffer_add_printf(out, "twinfs_errors_total{%s} %.17g\n",
+				    metric_errors[i].labels, v);
+	}
+}
+
+void metrics_put_help(struct evbuffer *out, const char *name, const char *type,
+		      const char *help)
+{
+	evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void metrics_put_histo(struct evbuffer *out, const char *name, const char *labels,
+		       const struct histo_snap *h)
+{
+	const char *sep = labels && *labels ? "," : "";
+
+	if (!labels)
+		labels = "";
+	for (int i = 0; i < HISTO_BOUNDS; i++)
+		evbuffer_add_printf(out, "%s_bucket{%s%sle=\"%.9g\"} %llu\n", name, labels,
+				    sep, (double)histo_bound_ns[i] / 1e9,
+				    (unsigned long long)h->cum[i]);
+	evbuffer_add_printf(out, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
+			    (unsigned long long)h->cum[HISTO_BOUNDS]);
+	evbuffer_add_printf(out, "%s_sum%s%s%s %.9f\n%s_count%s%s%s %llu\n",
+			    name, *labels ? "{" : "", labels, *labels ? "}" : "",
+			    (double)h->sum_ns / 1e9, name, *labels ? "{" : "", labels,
+			    *labels ? "}" : "", (unsigned long long)h->cum[HISTO_BOUNDS]);
+}
+
+/* ---- other sources of metrics in this process ---- */
+
+#define METRICS_SOURCES 4
+
+static pthread_mutex_t metrics_src_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct { metrics_source_fn *fn; void *arg; } metrics_src[METRICS_SOURCES];
+
+int metrics_add_source(metrics_source_fn *fn, void *arg)
+{
+	int rc = -ENOSPC;
+
+	pthread_mutex_lock(&metrics_src_mu);
+	for (int i = 0; i < METRICS_SOURCES; i++) {
+		if (!metrics_src[i].fn) {
+			metrics_src[i].fn = fn;
+			metrics_src[i].arg = arg;
+			rc = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&metrics_src_mu);
+	return rc;
+}
+
+void metrics_remove_source(metrics_source_fn *fn, void *arg)
+{
+	pthread_mutex_lock(&metrics_src_mu);
+	for (int i = 0; i < METRICS_SOURCES; i++)
+		if (metrics_src[i].fn == fn && metrics_src[i].arg == arg)
+			metrics_src[i].fn = NULL;
+	pthread_mutex_unlock(&metrics_src_mu);
+}
+
+/* Appends every registered source's exposition (the loop thread, while
+ * answering a scrape; a source is removed only after its loop stopped). */
+static void metrics_render_sources(struct evbuffer *out)
+{
+	pthread_mutex_lock(&metrics_src_mu);
+	for (int i = 0; i < METRICS_SOURCES; i++)
+		if (metrics_src[i].fn)
+			metrics_src[i].fn(metrics_src[i].arg, out);
+	pthread_mutex_unlock(&metrics_src_mu);
 }
 
 static void metrics_cb(struct evhttp_request *req, void *arg)
@@ -121,6 +222,7 @@ static void metrics_cb(struct evhttp_request *req, void *arg)
 	m->fn(m->arg, st);
 	evbuffer_add(st, "", 1);	/* NUL-terminate for the reader */
 	metrics_render((const char *)evbuffer_pullup(st, -1), out);
+	metrics_render_sources(out);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 			  "text/plain; version=0.0.4; charset=utf-8");
 	evhttp_send_reply(req, HTTP_OK, "OK", out);

@@ -16,6 +16,8 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "common/histo.h"
+
 struct metrics;
 
 /* Writes the daemon's status JSON (one flat object) into OUT. */
@@ -34,5 +36,22 @@ void metrics_stop(struct metrics *m);
 
 /* The exposition of one status reply (for tests): appends to OUT. */
 void metrics_render(const char *status_json, struct evbuffer *out);
+
+/*
+ * Metrics that are not status keys (histograms, labelled counters) come
+ * from sources registered in this process: each appends whole metric
+ * families to OUT, on the loop thread answering a scrape. At most four;
+ * metrics_add_source returns 0 or -ENOSPC. Remove a source before what
+ * ARG points to goes away. Any thread.
+ */
+typedef void metrics_source_fn(void *arg, struct evbuffer *out);
+int metrics_add_source(metrics_source_fn *fn, void *arg);
+void metrics_remove_source(metrics_source_fn *fn, void *arg);
+/* Helpers for sources: "# HELP"/"# TYPE" lines, and one histogram's
+ * series (LABELS like `op="read"`, or NULL). */
+void metrics_put_help(struct evbuffer *out, const char *name, const char *type,
+		      const char *help);
+void metrics_put_histo(struct evbuffer *out, const char *name, const char *labels,
+		       const struct histo_snap *h);
 
 #endif

@@ -20,7 +20,14 @@ struct statusinfo {
 	bool acked;		/* an ack moved since the daemon started */
 	uint64_t ack_seq;	/* the last acknowledged seq seen */
 	uint64_t ack_ns;	/* clock_mono_ns when it moved (or was first read) */
+	/* Unix times (0: not yet): the peer last held every change (the
+	 * primary's tick and status notice it), a `twinfs sync` last
+	 * succeeded. */
+	double caught_up_at, sync_ok_at;
 };
+
+/* A `twinfs sync` answered success now. */
+void statusinfo_sync_ok(struct statusinfo *si);
 
 /* An ack for SEQ was sent or received now. */
 void statusinfo_ack(struct statusinfo *si, uint64_t seq);
@@ -29,6 +36,7 @@ void statusinfo_ack(struct statusinfo *si, uint64_t seq);
 void statusinfo_tick_journal(struct statusinfo *si, struct journal *j);
 /* Adds "version", "pid", "uptime_s", "started", "state_dir",
  * "store_dir", with j "lag_seconds" (0 when the peer holds everything)
+ * and "caught_up_at" once it did, "sync_ok_at" once a sync succeeded,
  * and, once an ack moved, "last_ack_seq" and "last_ack_age_s" to an open
  * status object. With the journal j (the primary), first takes
  * a sample as the tick does, so an ack since the last tick is counted. */

@@ -544,6 +544,7 @@ static int sender_on_apply_error(struct sender *s, const char *text)
 	r = repairs_note(&s->repairs, path, what, text, js.head_seq, true);
 	if (!r)
 		return -EINVAL;
+	s->apply_errors++;
 	if (r->failures == 1)
 		log_warn("the peer could not apply a change; repairing the path from "
 			 "this store", "peer=%s path=/%s op=%s text=\"%s\"", s->peer,
@@ -1101,6 +1102,7 @@ void sender_get_stats(struct sender *s, struct sender_stats *st)
 	st->generation = s->id.generation;
 	st->peer_generation = s->peer_generation;
 	st->reconnects = s->reconnects;
+	st->apply_errors = s->apply_errors;
 	st->resync = s->resync || s->baseline_pending;
 	st->resync_files = s->resync_files;
 	st->resync_bytes = s->resync_bytes;

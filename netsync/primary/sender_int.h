@@ -188,6 +188,7 @@ struct sender {
 	uint64_t rate_mark;	/* bytes_sent at the last tick */
 	int rate_i;
 	uint64_t reconnects;
+	uint64_t apply_errors;	/* ERRORs naming a path the peer could not apply */
 	char last_error[256];
 	bool pumping;		/* re-entrancy guard for sender_pump */
 
