@@ -365,6 +365,15 @@ static int mount_preflight(struct mount_ctx *m)
 		if (rc < 0)
 			return cli_exit_code(rc);
 	}
+	if (m->c.metrics_listen) {
+		char why[300];
+
+		rc = metrics_check_port(m->c.metrics_listen, why, sizeof(why));
+		if (rc < 0) {
+			fprintf(stderr, "twinfs mount: %s\n", why);
+			return cli_exit_code(rc);
+		}
+	}
 	rc = mount_check_state(m->c.state, &created);
 	if (rc < 0)
 		return rc == -EACCES || rc == -EPERM ? EX_NOPERM : EX_CANTCREAT;

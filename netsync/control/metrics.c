@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <event2/http.h>
 
 #include "common/log.h"
@@ -253,6 +256,29 @@ int metrics_check(const char *listen, bool allow_remote, char *why, size_t len)
 		return -EPERM;
 	}
 	return 0;
+}
+
+int metrics_check_port(const char *listen, char *why, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int fd, rc = 0;
+
+	if (addr_resolve(listen, 0, &ss, &sl, NULL) < 0) {
+		snprintf(why, len, "metrics address %s: expected HOST:PORT", listen);
+		return -EINVAL;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		rc = -errno;
+	else if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){ 1 }, sizeof(int)) < 0 ||
+		 bind(fd, (struct sockaddr *)&ss, sl) < 0)
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0)
+		snprintf(why, len, "cannot serve metrics on %s: %s", listen, strerror(-rc));
+	return rc;
 }
 
 int metrics_start(struct event_base *base, const char *listen, bool allow_remote,

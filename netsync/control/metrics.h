@@ -27,6 +27,12 @@ typedef void metrics_status_fn(void *arg, struct evbuffer *out);
  * refusal before anything is created). 0, -EINVAL or -EPERM with WHY. */
 int metrics_check(const char *listen, bool allow_remote, char *why, size_t len);
 
+/* Can the metrics listener bind LISTEN? Binds and closes a throw-away
+ * socket as metrics_start will (SO_REUSEADDR), so that a port in use is
+ * refused before anything is created. 0, or -errno (EADDRINUSE...) with
+ * WHY. */
+int metrics_check_port(const char *listen, char *why, size_t len);
+
 /* Listens on LISTEN (HOST:PORT); a non-loopback address needs ALLOW_REMOTE.
  * 0, or -errno with a one-line reason in WHY. */
 int metrics_start(struct event_base *base, const char *listen, bool allow_remote,

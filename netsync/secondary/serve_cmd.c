@@ -212,6 +212,11 @@ static int serve_preflight(const struct conf *c, struct dirlock *store_lock,
 			"port?)" : "");
 		return cli_exit_code(rc);
 	}
+	if (c->metrics_listen && (rc = metrics_check_port(c->metrics_listen, why,
+							  sizeof(why))) < 0) {
+		fprintf(stderr, "twinfs serve: %s\n", why);
+		return cli_exit_code(rc);
+	}
 	if (state_lock->fd < 0) {
 		if (mkdir(c->state, 0700) < 0 && errno != EEXIST) {
 			rc = -errno;

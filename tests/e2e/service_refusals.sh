@@ -43,6 +43,11 @@ refused 78 "serve: non-loopback listen without keys" -- \
 	"$TWINFS_BIN" serve --store "$S" --state "$ST" --listen 0.0.0.0:"$FREE"
 refused 69 "serve: port in use" -- \
 	"$TWINFS_BIN" serve --store "$S" --state "$ST" --listen 127.0.0.1:"$PORT"
+refused 69 "mount: metrics port in use" -- \
+	"$TWINFS_BIN" mount --store "$S" --state "$ST" --mountpoint "$M" --metrics 127.0.0.1:"$PORT"
+refused 69 "serve: metrics port in use" -- \
+	"$TWINFS_BIN" serve --store "$S" --state "$ST" --listen 127.0.0.1:"$FREE" \
+	--metrics 127.0.0.1:"$PORT"
 refused 66 "mount: missing store" -- \
 	"$TWINFS_BIN" mount --store "$T/missing" --state "$ST" --mountpoint "$M"
 refused 66 "serve: missing store" -- \
