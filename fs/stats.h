@@ -7,7 +7,9 @@
  * threads alike); the cost is three relaxed atomic adds and two clock
  * reads per request, no lock. The mount's /metrics reads the counters from
  * its own thread at any time. One mount per process: the counters are
- * process-wide.
+ * process-wide. Requests libfuse would read by splice (a kernel without
+ * FUSE_HANDLE_KILLPRIV_V2, served without rings) bypass the read hook and
+ * are not counted; replies spliced from a file are counted, not timed.
  */
 #ifndef TWINFS_FS_STATS_H
 #define TWINFS_FS_STATS_H
