@@ -1055,6 +1055,7 @@ void journal_get_stats(struct journal *j, struct journal_stats *st)
 	st->unmarked_files = j->n_pins;
 	st->needs_scan = j->needs_scan.n;
 	st->disk_bytes = j->disk_bytes;
+	st->segments = j->nsegs;
 	st->epoch = j->epoch;
 	st->oldest_change_ns = jage_oldest_locked(j);
 	pthread_mutex_unlock(&j->mu);

@@ -7,9 +7,12 @@
  */
 #include "netsync/control/metrics.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +23,7 @@
 
 #include "common/log.h"
 #include "netsync/control/ctljson.h"
+#include "netsync/control/statusinfo.h"
 #include "netsync/wire/addr.h"
 
 enum metric_kind { M_GAUGE, M_COUNTER, M_BOOL };
@@ -70,6 +74,10 @@ static const struct metric_def metric_defs[] = {
 	  "secondary: connections refused before admission (handshake, HELLO, caps)" },
 	{ "connections_waiting", "twinfs_waiting_connections", M_GAUGE,
 	  "secondary: connections not yet admitted" },
+	{ "journal_bytes", "twinfs_journal_bytes", M_GAUGE,
+	  "size of the journal's segment files on disk" },
+	{ "journal_segments", "twinfs_journal_segments", M_GAUGE,
+	  "journal segment files on disk" },
 	{ "needs_scan", "twinfs_needs_scan_paths", M_GAUGE,
 	  "paths recorded for a rescan (the journal was full or records were lost)" },
 	{ "resync_files", "twinfs_resync_files_total", M_COUNTER,
@@ -165,6 +173,58 @@ void metrics_put_histo(struct evbuffer *out, const char *name, const char *label
 			    *labels ? "}" : "", (unsigned long long)h->cum[HISTO_BOUNDS]);
 }
 
+/*
+ * The process, under the names every Prometheus client library uses:
+ * open fds against the limit (the mount keeps one per cached inode), the
+ * resident memory, CPU time and start time.
+ */
+static void metrics_put_process(struct evbuffer *out)
+{
+	struct rlimit rl;
+	struct rusage ru;
+	long pages = 0, rss = 0;
+	double up = statusinfo_uptime_s();
+	uint64_t fds = 0;
+	DIR *d = opendir("/proc/self/fd");
+	FILE *f;
+
+	if (d) {
+		for (struct dirent *e; (e = readdir(d));)
+			fds += e->d_name[0] != '.';
+		closedir(d);
+		fds--;	/* the one opendir holds */
+		metrics_put_help(out, "process_open_fds", "gauge", "open file descriptors");
+		evbuffer_add_printf(out, "process_open_fds %llu\n", (unsigned long long)fds);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		metrics_put_help(out, "process_max_fds", "gauge",
+				 "the open file descriptor limit (soft)");
+		evbuffer_add_printf(out, "process_max_fds %llu\n", (unsigned long long)rl.rlim_cur);
+	}
+	f = fopen("/proc/self/statm", "re");
+	if (f && fscanf(f, "%ld %ld", &pages, &rss) == 2) {
+		metrics_put_help(out, "process_resident_memory_bytes", "gauge",
+				 "resident memory size");
+		evbuffer_add_printf(out, "process_resident_memory_bytes %lld\n",
+				    (long long)rss * sysconf(_SC_PAGESIZE));
+	}
+	if (f)
+		fclose(f);
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		metrics_put_help(out, "process_cpu_seconds_total", "counter",
+				 "user and system CPU time");
+		evbuffer_add_printf(out, "process_cpu_seconds_total %.6f\n",
+				    (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+				    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+	}
+	if (up >= 0) {
+		metrics_put_help(out, "process_start_time_seconds", "gauge",
+				 "when the process started, Unix time");
+		evbuffer_add_printf(out, "process_start_time_seconds %.3f\n",
+				    (double)time(NULL) - up);
+	}
+}
+
 /* ---- other sources of metrics in this process ---- */
 
 #define METRICS_SOURCES 4
@@ -225,6 +285,7 @@ static void metrics_cb(struct evhttp_request *req, void *arg)
 	m->fn(m->arg, st);
 	evbuffer_add(st, "", 1);	/* NUL-terminate for the reader */
 	metrics_render((const char *)evbuffer_pullup(st, -1), out);
+	metrics_put_process(out);
 	metrics_render_sources(out);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 			  "text/plain; version=0.0.4; charset=utf-8");

@@ -141,6 +141,8 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_u64(w, "reconnects", ss.reconnects);
 	ctljson_u64(w, "apply_errors", ss.apply_errors);
 	ctljson_u64(w, "needs_scan", js.needs_scan);
+	ctljson_u64(w, "journal_bytes", js.disk_bytes);
+	ctljson_u64(w, "journal_segments", js.segments);
 	ctljson_bool(w, "resync", ss.resync);
 	ctljson_u64(w, "resync_files", ss.resync_files);
 	ctljson_u64(w, "resync_bytes", ss.resync_bytes);

@@ -64,6 +64,9 @@ check "a create's latency histogram has a +Inf bucket" \
 	grep -q '^twinfs_fuse_request_duration_seconds_bucket{op="create",le="+Inf"} [1-9]' "$T/a2.prom"
 check "replication errors by kind" grep -q '^twinfs_errors_total{kind="link_lost"} ' "$T/a2.prom"
 check "the sync-mode fsync histogram" grep -q '^twinfs_sync_fsync_duration_seconds_count ' "$T/a2.prom"
+check "open fds against the limit" awk '$1 == "process_open_fds" { o = $2 } $1 == "process_max_fds" { m = $2 }
+	END { exit !(o > 0 && m > 0 && o <= m) }' "$T/a2.prom"
+check "the journal on disk" grep -q '^twinfs_journal_segments [1-9]' "$T/a2.prom"
 recent() {	# METRIC: a Unix time within the last minute
 	awk -v n="$(date +%s)" -v t="$(val "$MA" "$1")" 'BEGIN { exit !(t > n - 60 && t <= n + 2) }'
 }
