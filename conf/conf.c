@@ -237,6 +237,7 @@ void conf_diag_free(struct conf_diag *d)
 		free(d->v[i].msg);
 	}
 	free(d->v);
+	free(d->source);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -639,6 +640,8 @@ int conf_load_file(struct conf *c, const char *file, struct conf_diag *d)
 	FILE *f;
 	int before = d ? d->n_errors : 0, rc = 0;
 
+	if (d && !d->source)
+		d->source = strdup(file);
 	f = fopen(file, "rb");
 	if (!f) {
 		int e = errno;
@@ -723,9 +726,10 @@ int conf_load_for_state(struct conf *c, const char *file, struct conf_diag *d)
 int conf_validate(const struct conf *c, enum conf_purpose purpose, struct conf_diag *d)
 {
 	int before = d ? d->n_errors : 0;
+	const char *src = d ? d->source : NULL;	/* NULL: flags only */
 
 #define NEED(field, key, why) \
-	do { if (!c->field) diag_add(d, NULL, 0, 0, key, "missing required key '%s' (%s)", key, why); } while (0)
+	do { if (!c->field) diag_add(d, src, 0, 0, key, "missing required key '%s' (%s)", key, why); } while (0)
 	NEED(store, "store", "the directory that holds the files");
 	NEED(state, "state", "the directory for the journal and node id");
 	switch (purpose) {
@@ -737,21 +741,21 @@ int conf_validate(const struct conf *c, enum conf_purpose purpose, struct conf_d
 		break;
 	case CONF_FOR_ANY:
 		if (!c->mountpoint && !c->listen)
-			diag_add(d, NULL, 0, 0, NULL,
+			diag_add(d, src, 0, 0, NULL,
 				 "missing required key: 'mountpoint' (a primary) or 'listen' "
 				 "(a secondary)");
 		break;
 	}
 #undef NEED
 	if (c->store && c->state && strcmp(c->store, c->state) == 0)
-		diag_add(d, NULL, 0, 0, "state",
+		diag_add(d, src, 0, 0, "state",
 			 "'state' must not be the store directory (the store holds only "
 			 "your files)");
 	if (c->store && c->mountpoint && strcmp(c->store, c->mountpoint) == 0)
-		diag_add(d, NULL, 0, 0, "mountpoint",
+		diag_add(d, src, 0, 0, "mountpoint",
 			 "'mountpoint' must differ from 'store'");
 	if ((c->tls_cert != NULL) != (c->tls_key != NULL))
-		diag_add(d, NULL, 0, 0, "tls.cert",
+		diag_add(d, src, 0, 0, "tls.cert",
 			 "'tls.cert' and 'tls.key' must be given together");
 	return d && d->n_errors > before ? -EINVAL : 0;
 }

@@ -61,6 +61,10 @@ struct conf_diag {
 	 * its daemon killed) is taken as is; the caller clears or refuses it
 	 * (src/mountpoint.h) before using the path. */
 	bool allow_stale;
+	/* The file conf_load_file read (malloc'd, freed by conf_diag_free):
+	 * a key conf_validate finds missing is reported against it, not
+	 * against the command line. */
+	char *source;
 };
 
 /* What a config is for; decides which keys are required. */

@@ -515,7 +515,8 @@ int mount_cmd_main(int argc, char **argv)
 	}
 	conf_diag_print(stderr, &diag);	/* warnings */
 	conf_diag_free(&diag);
-	diag = (struct conf_diag){ .allow_stale = true };
+	/* a key missing after the flags is reported against the file */
+	diag = (struct conf_diag){ .allow_stale = true, .source = config ? strdup(config) : NULL };
 	for (int k = 0; k < nset; k++) {
 		if (conf_set(&m.c, set[k].key, set[k].value, &diag) < 0) {
 			conf_diag_print(stderr, &diag);
