@@ -103,6 +103,8 @@ void jage_recover_end_locked(struct journal *j, uint64_t oldest_mark_ns)
 {
 	uint64_t after = j->age_last_batch > j->acked_seq ? j->age_last_batch : j->acked_seq;
 
+	jage_ack_locked(j, j->acked_seq);	/* only batches after the ack age */
+
 	if (j->head_seq <= after && !j->dirty_head && !j->lost_paths.n && !j->rescan_owed)
 		return;	/* nothing after the last batch */
 	if (j->age_last_batch > j->acked_seq && j->age_last_taken_ns)
