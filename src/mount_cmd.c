@@ -60,6 +60,8 @@ struct mount_ctx {
 	bool foreground;
 	struct dirlock store_lock;	/* one writer per store */
 	struct dirlock state_lock;	/* one daemon per state directory */
+	bool nonempty_ok;	/* -o nonempty: mounting over files is meant */
+	bool options_flag;	/* the FUSE options came from -o, not the file */
 };
 
 /* How long an unmount waits for the peer to ack what is pending. */
@@ -99,7 +101,8 @@ static void mount_usage(FILE *out)
 		"                     loopback unless --insecure)\n"
 		"  --insecure         allow a non-loopback peer without TLS keys\n"
 		"                     (traffic is neither encrypted nor authenticated)\n"
-		"  -o OPTIONS         extra FUSE mount options (comma list)\n"
+		"  -o OPTIONS         extra FUSE mount options (comma list); nonempty:\n"
+		"                     mount over files without the warning\n"
 		"  --no-passthrough   serve every read and write through twinfs, with\n"
 		"                     the kernel's writeback cache (by default, when\n"
 		"                     root mounts on kernel 6.9+, the kernel reads\n"
@@ -304,6 +307,37 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
  * the paths are made absolute for the daemon, which runs in "/".
  * Returns EX_OK or the exit code, the reason printed as the last line.
  */
+/*
+ * The FUSE options, checked as libfuse will read them (an unknown one is
+ * refused now: 64 from -o, 78 from fuse.options, instead of failing after
+ * the journal was made). `nonempty`, which libfuse 3 dropped and fstab
+ * lines from FUSE 2 days still carry, is ours: it says mounting over
+ * files is meant, so the warning about hiding them is not given.
+ */
+static int mount_check_fuse_options(struct mount_ctx *m)
+{
+	char *o = m->c.fuse_options, *w = o, *tok, *save = NULL;
+
+	if (!o || !*o)
+		return EX_OK;
+	for (tok = strtok_r(o, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "nonempty") == 0) {
+			m->nonempty_ok = true;
+			continue;
+		}
+		if (w != o)
+			*w++ = ',';
+		memmove(w, tok, strlen(tok));
+		w += strlen(tok);
+	}
+	*w = '\0';
+	if (fs_check_options(o) == 0)
+		return EX_OK;
+	fprintf(stderr, "twinfs mount: refusing FUSE options '%s': libfuse does not know "
+		"the one named above (see mount.fuse3(8))\n", o);
+	return m->options_flag ? EX_USAGE : EX_CONFIG;
+}
+
 static int mount_preflight(struct mount_ctx *m)
 {
 	bool created;
@@ -355,7 +389,10 @@ static int mount_preflight(struct mount_ctx *m)
 	rc = startcheck_lock("mount", "store", m->c.store, &m->store_lock);
 	if (rc < 0)
 		return cli_exit_code(rc);
-	rc = mountpoint_prepare(m->c.mountpoint, m->c.store);
+	rc = mount_check_fuse_options(m);
+	if (rc != EX_OK)
+		return rc;
+	rc = mountpoint_prepare(m->c.mountpoint, m->c.store, m->nonempty_ok);
 	if (rc < 0)
 		return cli_exit_code(rc);
 	if (mount_absolute(&m->c.mountpoint) < 0)
@@ -471,7 +508,7 @@ int mount_cmd_main(int argc, char **argv)
 		case 'k': key = "tls.psk_file"; break;
 		case 'X': key = "metrics.listen"; break;
 		case 'I': key = "tls.insecure"; optarg = "true"; break;
-		case 'o': key = "fuse.options"; break;
+		case 'o': key = "fuse.options"; m.options_flag = true; break;
 		case 'P': key = "fuse.passthrough"; optarg = "false"; break;
 		case 'U': key = "fuse.uring"; optarg = "false"; break;
 		case 'f': m.foreground = true; break;
