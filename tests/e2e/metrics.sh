@@ -91,10 +91,22 @@ missing = sorted(used - have)
 print("%d panels, %d queries, %d metrics" % (len(d["panels"]), len(exprs), len(used)))
 if missing:
     print("not in the scrape: " + " ".join(missing))
-sys.exit(1 if missing or len(used) < 15 else 0)
+# every query parses as PromQL: promtool checks them as recording rules
+# ($instance, Grafana's variable, stands for any instance)
+rules = sys.argv[2] + ".rules.yml"
+with open(rules, "w") as f:
+    f.write("groups:\n- name: dashboard\n  rules:\n")
+    for i, e in enumerate(exprs):
+        f.write("  - record: twinfs:dashboard:q%d\n    expr: %s\n" %
+                (i, json.dumps(e.replace("$instance", ".*"))))
+import subprocess
+r = subprocess.run(["promtool", "check", "rules", rules], capture_output=True, text=True)
+if r.returncode:
+    print("PromQL: " + (r.stdout + r.stderr).strip().replace("\n", " | "))
+sys.exit(1 if missing or len(used) < 15 or r.returncode else 0)
 PY
 rc=$?
-check "the Grafana dashboard is JSON and queries only metrics the daemons export" [ $rc -eq 0 ]
+check "the Grafana dashboard is JSON, its queries parse (promtool) and use only metrics the daemons export" [ $rc -eq 0 ]
 sed 's/^/# dashboard: /' "$T/dash.out"
 python3 -c 'import sys,urllib.request
 try:
