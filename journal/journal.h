@@ -83,6 +83,9 @@ struct journal_opts {
 	const char *store_dir;	/* the store root (for paths and recovery) */
 	uint64_t size_limit;	/* bytes of unacked records kept on disk */
 	uint32_t commit_ms;	/* group-commit window, default 5 */
+	/* A journal with no ack file and no segment yet starts after this
+	 * seq (a promoted node continues the seqs of the data it holds). */
+	uint64_t base_seq;
 };
 
 struct journal_stats {

@@ -140,8 +140,7 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_u64(w, "stuck_paths", ss.stuck_paths);
 	ctljson_str(w, "stuck_path", ss.stuck_paths ? ss.stuck_path : NULL);
 	ctljson_str(w, "stuck_reason", ss.stuck_paths ? ss.stuck_reason : NULL);
-	ctljson_bool(w, "split_brain", false);
-	ctljson_u64(w, "generation", ss.generation);
+	sender_status_lineage(p->snd, w);	/* generation, verdict, split_brain */
 	ctljson_str(w, "mountpoint", p->mountpoint);
 	ctljson_str(w, "last_error", ss.last_error[0] ? ss.last_error : NULL);
 	ctljson_bool(w, "insecure", p->insecure);
@@ -197,10 +196,16 @@ static void primary_check_waiters(struct primary *p)
 	journal_get_stats(p->j, &js);
 	sender_get_stats(p->snd, &ss);
 	while ((wt = *pp)) {
-		/* Synced: the peer acked the barrier, and no path waits for a
+		/* Synced: the peer acked the barrier, no path waits for a
 		 * repair (a path it failed to apply is not on it yet, whatever
-		 * the acks say). */
-		if (js.acked_seq >= wt->seq && ss.repairs_pending == 0) {
+		 * the acks say), and the peer accepted this node's history in
+		 * this mount's life: acks in the journal say nothing about a
+		 * peer that now holds another node's data. */
+		if (ss.refused) {
+			snprintf(why, sizeof(why), "the peer %s refuses this node: %s", p->peer,
+				 ss.last_error);
+			primary_reply_sync(p, wt->req, "refused", why, wt->seq);
+		} else if (js.acked_seq >= wt->seq && ss.repairs_pending == 0 && ss.decided) {
 			primary_reply_sync(p, wt->req, "ok", NULL, wt->seq);
 		} else if (wt->deadline > 0 && now >= wt->deadline) {
 			if (ss.stuck_paths)

@@ -35,6 +35,7 @@
 #include "netsync/wire/addr.h"
 #include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
+#include "netsync/wire/proto_gen.h"
 #include "netsync/wire/tls.h"
 #include "netsync/primary/sentmap.h"
 
@@ -182,6 +183,12 @@ static void sender_disconnect(struct sender *s, const char *why)
 		s->bev = NULL;
 	}
 	sender_requeue_all(s);
+	if (was_up) {
+		struct journal_stats js;
+
+		journal_get_stats(s->j, &js);
+		lineage_apart(&s->lin, js.head_seq);
+	}
 	/* An unacked baseline starts again on the next HELLO (the peer's
 	 * position is still below it). */
 	s->resync = false;
@@ -319,9 +326,13 @@ static void sender_connected(struct sender *s)
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	journal_get_stats(s->j, &js);
+	/* a generation begun while apart goes out in this HELLO */
+	lineage_check(&s->lin, js.head_seq);
 	h.version = PROTO_VERSION;
 	memcpy(h.node_id, s->id.id, sizeof(h.node_id));
-	h.generation = s->id.generation;
+	h.generation = history_cur(&s->lin.hist)->num;
+	h.head_seq = js.head_seq;
+	lineage_hello(&s->lin, &h);
 	h.role = PROTO_ROLE_PRIMARY;
 	h.applied_seq = js.acked_seq;
 	h.name = s->name;
@@ -377,7 +388,9 @@ static void sender_event_cb(struct bufferevent *bev, short what, void *arg)
 
 static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 {
+	struct journal_stats hs;
 	const char *why;
+	uint64_t resume = 0;
 	bool baseline;
 	int rc;
 
@@ -388,6 +401,13 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		return -EPROTO;
 	}
 	s->peer_generation = h->generation;
+	/* Whose data the peer holds decides, not seqs alone (lineage.c); a
+	 * lagged old primary resumes where this node's generation began. */
+	journal_get_stats(s->j, &hs);
+	if (lineage_on_hello(&s->lin, h, hs.head_seq, &resume) < 0) {
+		sender_set_error(s, "peer %s: %s", s->peer, s->lin.why);
+		return -EPROTO;
+	}
 	/* Batches go out again from the peer's durable point: of what it was
 	 * sent, it holds what came in batches up to there, if it is the same
 	 * peer (sentmap.c). */
@@ -408,20 +428,20 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 			   "point", "peer=%s peer_seq=%llu", s->peer,
 			   (unsigned long long)h->applied_seq);
 	}
-	baseline = h->applied_seq == 0 || s->rebaseline;
-	why = h->applied_seq == 0 ? "the peer has never applied anything" :
+	baseline = resume == 0 || s->rebaseline;
+	why = resume == 0 ? "the peer has never applied anything" :
 	      "the peer failed to replay a change made during a walk";
 	s->rebaseline = false;
-	rc = journal_rewind(s->j, h->applied_seq);
+	rc = journal_rewind(s->j, resume);
 	if (rc == -ERANGE) {
 		struct journal_stats js;
 
 		journal_get_stats(s->j, &js);
-		if (h->applied_seq < js.acked_seq) {
+		if (resume < js.acked_seq) {
 			log_notice("the peer is behind what it acknowledged (a new or "
 				   "restored peer?); the journal cannot cover the gap",
 				   "peer=%s peer_seq=%llu acked=%llu", s->peer,
-				   (unsigned long long)h->applied_seq,
+				   (unsigned long long)resume,
 				   (unsigned long long)js.acked_seq);
 			baseline = true;
 			why = "the peer is behind the journal";
@@ -443,9 +463,10 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		return rc;
 	}
 	log_notice("replication peer connected", "peer=%s peer_seq=%llu "
-		   "peer_generation=%llu", s->peer,
+		   "peer_generation=%llu verdict=%s resume=%llu", s->peer,
 		   (unsigned long long)h->applied_seq,
-		   (unsigned long long)h->generation);
+		   (unsigned long long)h->generation,
+		   history_verdict_name(s->lin.verdict), (unsigned long long)resume);
 	/* a stuck path keeps the backoff it earned (sender_on_apply_error) */
 	if (!repairs_stuck(&s->repairs, NULL))
 		s->backoff_ms = BACKOFF_MIN_MS;
@@ -587,12 +608,20 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		return 0;
 	case PROTO_HEARTBEAT:
 		return 0;
+	case PROTO_TAIL:
+		if (s->state != PEER_STREAMING)
+			return -EPROTO;
+		return lineage_on_tail(&s->lin, s->j, fr, bufferevent_get_output(s->bev));
 	case PROTO_ERROR:
 		rc = proto_decode_error(fr, &e);
 		if (rc < 0)
 			return rc;
 		sender_set_error(s, "peer %s: %s", s->peer, e.text);
 		if (e.code == PROTO_E_APPLY && sender_on_apply_error(s, e.text) == 0)
+			return -ECONNABORTED;
+		/* a refusal this side decided too was logged once (lineage.c) */
+		if ((e.code == PROTO_E_SPLITBRAIN || e.code == PROTO_E_AHEAD ||
+		     e.code == PROTO_E_FOREIGN || e.code == PROTO_E_ROLE) && s->lin.logged)
 			return -ECONNABORTED;
 		log_error("the replication peer reported an error", "peer=%s code=%s "
 			  "text=\"%s\"", s->peer, proto_err_name(e.code), e.text);
@@ -936,6 +965,12 @@ void sender_tick(struct sender *s)
 	s->rate_mark = s->bytes_sent;
 	s->rate_i = (s->rate_i + 1) % RATE_SLOTS;
 
+	if (s->state != PEER_STREAMING) {
+		struct journal_stats js;
+
+		journal_get_stats(s->j, &js);
+		lineage_check(&s->lin, js.head_seq);
+	}
 	switch (s->state) {
 	case PEER_CONNECTING:
 		if (now - s->state_since > CONNECT_TIMEOUT_S) {
@@ -997,6 +1032,17 @@ int sender_new(struct event_base *base, struct journal *j,
 			  o->state_dir, strerror(-rc));
 		goto out_free;
 	}
+	{
+		struct journal_stats js;
+
+		journal_get_stats(j, &js);
+		rc = lineage_open(&s->lin, o->state_dir, s->id.id, js.head_seq);
+		if (rc < 0) {
+			log_error("cannot read this node's generation history", "state=%s "
+				  "err=%s", o->state_dir, strerror(-rc));
+			goto out_free;
+		}
+	}
 	if (gethostname(s->name, sizeof(s->name)) < 0)
 		s->name[0] = '\0';
 	s->name[sizeof(s->name) - 1] = '\0';
@@ -1036,6 +1082,7 @@ out_pool:
 out_close:
 	close(s->store_fd);
 out_free:
+	lineage_close(&s->lin);
 	free(s->peer);
 	free(s->state_dir);
 	free(s->store_dir);
@@ -1078,6 +1125,7 @@ void sender_free(struct sender *s)
 	pool_close(s->pool);
 	if (s->store_fd >= 0)
 		close(s->store_fd);
+	lineage_close(&s->lin);
 	free(s->peer);
 	free(s->state_dir);
 	free(s->store_dir);
@@ -1098,7 +1146,9 @@ void sender_get_stats(struct sender *s, struct sender_stats *st)
 	st->send_rate = sum / RATE_SLOTS;
 	st->inflight_bytes = s->inflight_bytes;
 	st->inflight_batches = s->inflight_batches;
-	st->generation = s->id.generation;
+	st->generation = history_cur(&s->lin.hist)->num;
+	st->decided = s->lin.decided;
+	st->refused = lineage_refused(&s->lin);
 	st->peer_generation = s->peer_generation;
 	st->reconnects = s->reconnects;
 	st->resync = s->resync || s->baseline_pending;
@@ -1115,4 +1165,9 @@ void sender_get_stats(struct sender *s, struct sender_stats *st)
 		}
 	}
 	snprintf(st->last_error, sizeof(st->last_error), "%s", s->last_error);
+}
+
+void sender_status_lineage(struct sender *s, struct ctljson *j)
+{
+	lineage_status(&s->lin, j);
 }

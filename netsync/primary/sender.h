@@ -65,7 +65,15 @@ struct sender_stats {
 	uint64_t stuck_paths;
 	char stuck_path[256];	/* the first stuck path ("" if none) */
 	char stuck_reason[200];	/* what the peer said about it */
+	/* The peer's last HELLO decided (lineage.h): accepted this node's
+	 * history, or refused it (split brain, ahead, another node's data);
+	 * `twinfs sync` succeeds only with an accepting peer. */
+	bool decided, refused;
 };
+
+struct ctljson;
+/* Generation keys of the status reply (lineage.h). */
+void sender_status_lineage(struct sender *s, struct ctljson *j);
 
 /* Creates the sender on BASE (the caller's loop thread). With o->peer set it
  * starts connecting at once. Returns 0 or -errno. */

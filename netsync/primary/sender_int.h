@@ -18,6 +18,7 @@
 #include "common/pathset.h"
 #include "journal/journal.h"
 #include "netsync/primary/sender.h"
+#include "netsync/primary/lineage.h"
 #include "netsync/primary/repairs.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/proto.h"
@@ -160,6 +161,7 @@ struct sender {
 	double last_rx, last_tx;
 
 	struct state_node id;
+	struct lineage lin;	/* generations, the peer's verdict (lineage.h) */
 	char name[64];		/* host name, sent in HELLO */
 	uint64_t peer_generation;
 	/* The peer was interrupted mid-apply: records up to this seq are

@@ -169,6 +169,54 @@ int history_begin(struct history *h, uint64_t start, const uint8_t node[16])
 	return 0;
 }
 
+int history_check_role(const char *cmd, const char *state, enum history_role want)
+{
+	struct history h;
+	const struct history_gen *g;
+	char gs[32];
+	int rc = history_load(state, &h);
+
+	if (rc < 0) {
+		fprintf(stderr, "twinfs %s: cannot read %s/history: %s\n", cmd, state,
+			strerror(-rc));
+		return rc == -EBADMSG ? -EBADMSG : rc;
+	}
+	if (h.role == HISTORY_NONE || h.role == want)
+		return 0;
+	g = history_cur(&h);
+	history_gen_str(g, gs, sizeof(gs));
+	if (want == HISTORY_PRIMARY)
+		fprintf(stderr, "twinfs %s: refusing: the state directory %s is a secondary's "
+			"(a copy of a primary's data, generation %s); make it the primary "
+			"first: twinfs promote --state %s\n", cmd, state, gs, state);
+	else
+		fprintf(stderr, "twinfs %s: refusing: the state directory %s is a primary's "
+			"(generation %s; its journal may hold changes the peer lacks); make "
+			"it a secondary first: twinfs demote --state %s\n", cmd, state, gs,
+			state);
+	return -EPERM;
+}
+
+int history_make_primary(const char *state, const uint8_t node[16])
+{
+	struct history h;
+	int rc = history_load(state, &h);
+
+	if (rc < 0)
+		return rc;
+	if (h.role == HISTORY_PRIMARY && h.n)
+		return 0;
+	if (h.role == HISTORY_SECONDARY)
+		return -EPERM;
+	h.role = HISTORY_PRIMARY;
+	if (!h.n) {
+		rc = history_begin(&h, 0, node);
+		if (rc < 0)
+			return rc;
+	}
+	return history_save(state, &h);
+}
+
 static int history_find(const struct history *h, uint64_t id)
 {
 	for (size_t i = h->n; i-- > 0;)

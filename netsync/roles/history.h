@@ -42,6 +42,17 @@ int history_load(const char *dir, struct history *h);
 /* Writes STATE/history (and STATE/generation, the current number)
  * atomically and durably. Returns 0 or -errno. */
 int history_save(const char *dir, const struct history *h);
+/*
+ * For `mount` (WANT primary) and `serve` (WANT secondary), before anything
+ * is created: refuses a state directory of the other role, printing
+ * "twinfs CMD: refusing ..." with what to run (-EPERM: exit 78), or an
+ * unreadable history (-EBADMSG: 65). 0 otherwise; writes nothing.
+ */
+int history_check_role(const char *cmd, const char *state, enum history_role want);
+/* For `mount` once its checks passed: a state directory with no role
+ * becomes a primary's, with its first generation. 0 or -errno. */
+int history_make_primary(const char *state, const uint8_t node[16]);
+
 /* Begins a new generation at START (its changes have seq > START), by
  * NODE; the oldest entry goes when HISTORY_MAX are kept. In memory only.
  * Returns 0 or -EIO (no randomness). */

@@ -40,10 +40,13 @@
 #include "netsync/control/statusinfo.h"
 #include "netsync/wire/proto.h"
 #include "netsync/wire/tls.h"
+#include "netsync/secondary/binding.h"
 #include "netsync/secondary/gate.h"
 #include "netsync/secondary/receiver.h"
 #include "netsync/secondary/verifier.h"
+#include "netsync/roles/mountrec.h"
 #include "netsync/roles/state.h"
+#include "netsync/wire/proto_gen.h"
 #include "netsync/secondary/syncer.h"
 
 #define SERVE_CLOSE_GRACE_NS (2ull * 1000000000ull)
@@ -97,6 +100,7 @@ struct serve {
 	uint64_t commit_seq;	/* sync thread only: last seq recorded */
 	struct state_node node;
 	char node_name[256];
+	struct binding bind;	/* whose data the store holds (binding.h) */
 
 	/* the connection (one at a time) */
 	enum peer_state state;
@@ -203,6 +207,20 @@ static void serve_conn_fail(struct serve *s, uint32_t code, const char *fmt, ...
 	serve_set_state(s, PEER_CLOSING);
 }
 
+/* Refuses the primary after its HELLO (binding.c logged why, once):
+ * ERROR{code,text}, then the lingering close of serve_conn_fail. */
+static void serve_conn_refuse(struct serve *s, uint32_t code, const char *text)
+{
+	log_info("refusing the primary", "peer=%s code=%s err=\"%s\"", s->peer,
+		 proto_err_name(code), text);
+	serve_set_error(s, "%s", text);
+	if (!s->bev)
+		return;
+	proto_encode_error(bufferevent_get_output(s->bev), code, text);
+	s->last_tx_ns = clock_mono_ns();
+	serve_set_state(s, PEER_CLOSING);
+}
+
 /* Our HELLO into OUT: the gate sends it as soon as a connection is up. */
 static void serve_hello_cb(void *arg, struct evbuffer *out)
 {
@@ -216,13 +234,17 @@ static void serve_hello_cb(void *arg, struct evbuffer *out)
 	receiver_get_stats(s->recv, &st);
 	h.applied_seq = st.applied_seq;
 	h.flags = receiver_beyond_applied(s->recv) ? PROTO_HELLO_F_DIRTY : 0;
+	binding_hello(&s->bind, &h);
 	memcpy(h.node_id, s->node.id, 16);
 	proto_encode_hello(out, &h);
 }
 
 static void serve_on_hello(struct serve *s, const struct proto_frame *f)
 {
+	struct receiver_stats st;
 	struct proto_hello h;
+	uint64_t resume;
+	int code, rc;
 
 	if (proto_decode_hello(f, &h) < 0) {
 		serve_conn_fail(s, PROTO_E_BADFRAME, "malformed HELLO");
@@ -242,6 +264,28 @@ static void serve_on_hello(struct serve *s, const struct proto_frame *f)
 	}
 	snprintf(s->peer_name, sizeof(s->peer_name), "%s", h.name);
 	s->peer_generation = h.generation;
+	/* Whose data the store holds decides, not sequence numbers alone
+	 * (docs/protocol.md, "Generations"): another node's primary, one
+	 * behind this store, or one that diverged from it is refused. */
+	receiver_get_stats(s->recv, &st);
+	code = binding_on_hello(&s->bind, &h, st.applied_seq, &resume);
+	if (code) {
+		serve_conn_refuse(s, (uint32_t)code, s->bind.why);
+		return;
+	}
+	if (resume != st.applied_seq) {
+		rc = receiver_set_position(s->recv, resume);
+		if (rc < 0) {
+			serve_conn_fail(s, PROTO_E_APPLY, "cannot record the resume point in "
+					"STATE/applied on %s: %s", s->node_name, strerror(-rc));
+			return;
+		}
+		s->commit_seq = resume;
+	}
+	if (binding_send_tail(&s->bind, bufferevent_get_output(s->bev)) < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot send the tail to the primary");
+		return;
+	}
 	log_notice("primary connected", "peer=%s name=\"%s\" generation=%llu acked_seq=%llu",
 		   s->peer, s->peer_name, (unsigned long long)h.generation,
 		   (unsigned long long)h.applied_seq);
@@ -339,6 +383,15 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 		proto_encode_ack(bufferevent_get_output(s->bev), st.applied_seq);
 		s->last_tx_ns = clock_mono_ns();
 		statusinfo_ack(&s->si, st.applied_seq);
+		binding_applied(&s->bind, st.applied_seq);
+		break;
+	}
+	case PROTO_TAIL_ACK: {
+		uint64_t seq;
+
+		if (proto_decode_tail_ack(f, &seq) < 0)
+			goto bad;
+		binding_on_tail_ack(&s->bind, seq);
 		break;
 	}
 	case PROTO_HEARTBEAT: {
@@ -413,8 +466,10 @@ static void serve_synced(uint64_t seq, int err, void *arg)
 	struct serve *s = arg;
 	int rc = err;
 
-	if (rc == 0)
+	if (rc == 0) {
 		receiver_batch_committed(s->recv, seq);
+		binding_applied(&s->bind, seq);
+	}
 	if (rc < 0) {
 		log_error("cannot make the store durable", "store=%s err=\"%s\"", s->o->store,
 			  strerror(-rc));
@@ -803,8 +858,9 @@ static void serve_status_json(void *arg, struct evbuffer *out)
 	ctljson_str(&j, "peer_state", peer_state_names[s->state]);
 	ctljson_u64(&j, "applied_seq", st.applied_seq);
 	ctljson_bool(&j, "dirty", st.dirty);
-	ctljson_u64(&j, "generation", s->node.generation);
-	ctljson_bool(&j, "split_brain", false);
+	ctljson_u64(&j, "generation", history_cur(&s->bind.hist) ?
+		    history_cur(&s->bind.hist)->num : s->node.generation);
+	binding_status(&s->bind, &j);
 	ctljson_u64(&j, "bytes_received", s->bytes_received);
 	ctljson_u64(&j, "ops_applied", st.ops);
 	ctljson_u64(&j, "data_bytes", st.data_bytes);
@@ -831,8 +887,56 @@ static int serve_ctl_status(struct control_req *req, int argc, char **argv, void
 	return 0;
 }
 
+/*
+ * `promote [force]` (twinfs promote): this secondary begins its own
+ * generation from its durable position and takes no primary any more.
+ * Refused while a primary is connected, which means the primary is alive
+ * (an HA manager must not promote then), unless forced: the connection
+ * is dropped first.
+ */
+static int serve_ctl_promote(struct control_req *req, int argc, char **argv, void *arg)
+{
+	struct serve *s = arg;
+	bool force = argc > 1 && strcmp(argv[1], "force") == 0;
+	bool already = s->bind.promoted;
+	struct receiver_stats st;
+	struct ctljson j;
+	char err[1200] = "";
+	int rc;
+
+	if (!already && s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING)) {
+		if (!force) {
+			snprintf(err, sizeof(err), "a primary is connected (%s, %s): it is "
+				 "alive; refusing to promote (--force drops it)", s->peer,
+				 s->peer_name[0] ? s->peer_name : "no name");
+			goto reply;
+		}
+		log_warn("promote --force: dropping the connected primary", "peer=%s", s->peer);
+		serve_conn_fail(s, PROTO_E_ROLE, "%s was promoted to primary (--force)",
+				s->node_name);
+	}
+	receiver_get_stats(s->recv, &st);
+	rc = binding_promote(&s->bind, st.applied_seq, st.dirty);
+	if (rc < 0)
+		snprintf(err, sizeof(err), "cannot record the new generation: %s",
+			 strerror(-rc));
+reply:
+	ctljson_begin(&j, control_req_out(req));
+	ctljson_bool(&j, "ok", err[0] == '\0');
+	if (err[0])
+		ctljson_str(&j, "error", err);
+	else
+		ctljson_str(&j, "result", already ? "already" : "promoted");
+	ctljson_u64(&j, "generation", history_cur(&s->bind.hist) ?
+		    history_cur(&s->bind.hist)->num : 0);
+	ctljson_end(&j);
+	control_req_send(req);
+	return 0;
+}
+
 static const struct control_cmd serve_ctl_cmds[] = {
 	{ "status", serve_ctl_status },
+	{ "promote", serve_ctl_promote },
 	{ NULL, NULL },
 };
 
@@ -926,6 +1030,13 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 			  o->store, o->state, strerror(-rc));
 		return rc;
 	}
+	rc = binding_open(&s.bind, o->state, o->store, s.node.id);
+	if (rc < 0)
+		goto out_recv;
+	s.bind.store_fd = receiver_store_fd(s.recv);
+	/* `twinfs promote` of a stopped serve finds the store here */
+	if (mountrec_write(o->state, o->store, "") < 0)
+		log_warn("cannot write STATE/mount", "state=%s", o->state);
 	s.base = event_base_new();
 	if (!s.base) {
 		rc = -ENOMEM;
@@ -1043,6 +1154,7 @@ out_syncer:
 out_base:
 	event_base_free(s.base);
 out_recv:
+	binding_close(&s.bind);
 	receiver_close(s.recv);
 	if (rc == 0)
 		log_notice("stopped", "store=%s", o->store);

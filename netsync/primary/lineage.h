@@ -1,0 +1,63 @@
+/*
+ * lineage — the primary's side of generations (docs/protocol.md,
+ * "Generations"): its history (STATE/history), the new generation it
+ * begins when it goes on writing while its peer is unreachable, the
+ * decision on the secondary's HELLO, and the TAIL a demoted old primary
+ * sends (each path becomes a NEEDS_SCAN in the journal). Runs on the
+ * primary thread's loop only (the sender calls it); blocking writes of
+ * small state files.
+ */
+#ifndef TWINFS_LINEAGE_H
+#define TWINFS_LINEAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+
+#include "netsync/roles/history.h"
+#include "netsync/wire/proto.h"
+
+struct ctljson;
+struct journal;
+
+struct lineage {
+	char *state;
+	uint8_t node[16];
+	struct history hist;
+	/* apart: not streaming to an accepting peer since the journal head
+	 * was at apart_head; begun: a generation began for this time apart */
+	bool apart, begun;
+	uint64_t apart_head;
+	/* the last HELLO's decision */
+	bool decided;
+	enum history_verdict verdict;
+	char why[512];
+	bool logged;		/* the refusal was logged at warning */
+	uint64_t tail_paths, tail_seq;	/* TAIL of this connection */
+};
+
+/* Loads STATE/history (mount_cmd made it a primary's). HEAD: the
+ * journal's head now (apart from the start). 0 or -errno. */
+int lineage_open(struct lineage *l, const char *state, const uint8_t node[16],
+		 uint64_t head);
+void lineage_close(struct lineage *l);
+/* The connection that was streaming is gone (HEAD: the journal's head). */
+void lineage_apart(struct lineage *l, uint64_t head);
+/* Changes after the head at parting, and no peer: a new generation
+ * begins there (saved before the next HELLO). */
+void lineage_check(struct lineage *l, uint64_t head);
+void lineage_hello(const struct lineage *l, struct proto_hello *h);
+/* The secondary's HELLO against our history and HEAD. 0 and *RESUME
+ * (where its stream resumes), or -EPROTO (refused: l->why). */
+int lineage_on_hello(struct lineage *l, const struct proto_hello *h, uint64_t head,
+		     uint64_t *resume);
+/* A TAIL frame: each path's state is owed (journal_needs_scan); after the
+ * last, TAIL_ACK. 0 or -errno (drop the connection). */
+int lineage_on_tail(struct lineage *l, struct journal *j, const struct proto_frame *f,
+		    struct evbuffer *out);
+/* The last verdict refuses the peer (sync must not succeed). */
+bool lineage_refused(const struct lineage *l);
+void lineage_status(const struct lineage *l, struct ctljson *j);
+
+#endif
