@@ -34,6 +34,16 @@ int inventory_path_cmp(const char *a, const char *b);
  */
 int inventory_build(const char *root, const char *skip, struct inventory *inv);
 
+/*
+ * Appends the entry at PATH of the tree under ROOTFD, read as a build
+ * reads it (no link field). Returns 1, 0 when nothing is there (nothing
+ * appended), or -errno. For single paths (the tail of a demoted primary,
+ * netsync/roles/tail.h), not walks.
+ */
+int inventory_add_path(struct inventory *inv, int rootfd, const char *path);
+/* Every field two replicas must agree on is equal (all but link). */
+int inventory_entry_same(const struct proto_entry *a, const struct proto_entry *b);
+
 /* Appends a copy of E (its strings copied). 0 or -ENOMEM. */
 int inventory_add(struct inventory *inv, const struct proto_entry *e);
 /* Sorts and assigns the link field of hard-linked names (after a build

@@ -16,14 +16,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/log.h"
 #include "journal/journal.h"
 #include "netsync/control/ctljson.h"
+#include "netsync/delta/inventory.h"
+#include "netsync/wire/path.h"
 #include "netsync/wire/proto_gen.h"
 
 int lineage_open(struct lineage *l, const char *state, const uint8_t node[16],
-		 uint64_t head)
+		 uint64_t head, uint64_t acked)
 {
 	int rc;
 
@@ -39,6 +42,7 @@ int lineage_open(struct lineage *l, const char *state, const uint8_t node[16],
 		return -EINVAL;	/* mount_cmd makes it a primary's first */
 	l->apart = true;
 	l->apart_head = head;
+	l->shared = acked > history_cur(&l->hist)->start;
 	return 0;
 }
 
@@ -62,7 +66,7 @@ void lineage_check(struct lineage *l, uint64_t head)
 	struct history h;
 	int rc;
 
-	if (!l->apart || l->begun || head <= l->apart_head)
+	if (!l->apart || l->begun || !l->shared || head <= l->apart_head)
 		return;
 	h = l->hist;
 	rc = history_begin(&h, l->apart_head, l->node);
@@ -75,6 +79,7 @@ void lineage_check(struct lineage *l, uint64_t head)
 	}
 	l->hist = h;
 	l->begun = true;
+	l->shared = false;	/* no peer has seen this one yet */
 	log_notice("writing while the peer is unreachable: a new generation begins",
 		   "generation=%" PRIu64 " from_seq=%" PRIu64, h.g[h.n - 1].num,
 		   l->apart_head);
@@ -109,7 +114,7 @@ int lineage_on_hello(struct lineage *l, const struct proto_hello *h, uint64_t he
 		sh.n++;
 	}
 	l->decided = true;
-	l->tail_paths = l->tail_seq = 0;
+	l->tail_paths = l->tail_seq = l->tail_same = 0;
 	if (h->flags & PROTO_HELLO_F_PROMOTED) {
 		l->verdict = HISTORY_AHEAD;
 		snprintf(l->why, sizeof(l->why), "the peer was promoted to primary: it takes "
@@ -133,6 +138,37 @@ int lineage_on_hello(struct lineage *l, const struct proto_hello *h, uint64_t he
 	l->logged = false;
 	l->apart = false;
 	l->begun = false;
+	l->shared = true;
+	return 0;
+}
+
+int lineage_on_tail_entry(struct lineage *l, struct journal *j, int store_fd,
+			  const struct proto_entry *e)
+{
+	struct inventory inv = { 0 };
+	uint32_t flags = 0;
+	int64_t seq;
+	int rc;
+
+	if (path_check(e->path, false) < 0)
+		return -EBADMSG;
+	rc = inventory_add_path(&inv, store_fd, e->path);
+	if ((rc == 1 && e->mode && inventory_entry_same(&inv.e[0], e)) || (rc == 0 && !e->mode)) {
+		inventory_free(&inv);
+		l->tail_same++;
+		return 0;
+	}
+	/* both folders: their entry and names; what changed below them is
+	 * in the tail on its own, or in this node's records */
+	if (rc == 1 && S_ISDIR(inv.e[0].mode) && S_ISDIR(e->mode))
+		flags = JSCAN_NAMES;
+	inventory_free(&inv);
+	seq = journal_needs_scan(j, e->path, flags);
+	if (seq < 0)
+		return (int)seq;
+	if ((uint64_t)seq > l->tail_seq)
+		l->tail_seq = (uint64_t)seq;
+	l->tail_paths++;
 	return 0;
 }
 
@@ -140,28 +176,19 @@ int lineage_on_tail(struct lineage *l, struct journal *j, const struct proto_fra
 		    struct evbuffer *out)
 {
 	struct proto_tail t;
-	int64_t seq;
 	int rc;
 
 	rc = proto_decode_tail(f, &t);
 	if (rc < 0)
 		return rc;
-	for (size_t off = 0; off < t.len; off += strlen(t.paths + off) + 1) {
-		seq = journal_needs_scan(j, t.paths + off, 0);
-		if (seq < 0)
-			return (int)seq;
-		if ((uint64_t)seq > l->tail_seq)
-			l->tail_seq = (uint64_t)seq;
-		l->tail_paths++;
-	}
 	if (!(t.flags & PROTO_TAIL_F_LAST))
 		return 0;
 	rc = journal_commit(j);
 	if (rc < 0)
 		return rc;
 	log_notice("the peer was a primary: resending this store's state of the paths it "
-		   "changed that this node may lack", "paths=%" PRIu64 " up_to_seq=%" PRIu64,
-		   l->tail_paths, l->tail_seq);
+		   "changed that differ here", "differ=%" PRIu64 " same=%" PRIu64
+		   " up_to_seq=%" PRIu64, l->tail_paths, l->tail_same, l->tail_seq);
 	return proto_encode_tail_ack(out, l->tail_seq);
 }
 

@@ -29,18 +29,22 @@ struct lineage {
 	 * was at apart_head; begun: a generation began for this time apart */
 	bool apart, begun;
 	uint64_t apart_head;
+	/* a peer has seen the current generation (accepted it, or acked a
+	 * change of it): only then does writing apart begin a new one */
+	bool shared;
 	/* the last HELLO's decision */
 	bool decided;
 	enum history_verdict verdict;
 	char why[512];
 	bool logged;		/* the refusal was logged at warning */
-	uint64_t tail_paths, tail_seq;	/* TAIL of this connection */
+	uint64_t tail_paths, tail_seq;	/* the tail of this connection: paths */
+	uint64_t tail_same;		/* resent up to tail_seq, and left alone */
 };
 
-/* Loads STATE/history (mount_cmd made it a primary's). HEAD: the
- * journal's head now (apart from the start). 0 or -errno. */
+/* Loads STATE/history (mount_cmd made it a primary's). HEAD, ACKED: the
+ * journal's now (apart from the start). 0 or -errno. */
 int lineage_open(struct lineage *l, const char *state, const uint8_t node[16],
-		 uint64_t head);
+		 uint64_t head, uint64_t acked);
 void lineage_close(struct lineage *l);
 /* The connection that was streaming is gone (HEAD: the journal's head). */
 void lineage_apart(struct lineage *l, uint64_t head);
@@ -52,8 +56,14 @@ void lineage_hello(const struct lineage *l, struct proto_hello *h);
  * (where its stream resumes), or -EPROTO (refused: l->why). */
 int lineage_on_hello(struct lineage *l, const struct proto_hello *h, uint64_t head,
 		     uint64_t *resume);
-/* A TAIL frame: each path's state is owed (journal_needs_scan); after the
- * last, TAIL_ACK. 0 or -errno (drop the connection). */
+/* One ENTRY of the peer's tail: unless our store holds the same there,
+ * the path's state is owed (a NEEDS_SCAN in the journal). Reads and
+ * hashes the path here. 0 or -errno (drop the connection). */
+struct proto_entry;
+int lineage_on_tail_entry(struct lineage *l, struct journal *j, int store_fd,
+			  const struct proto_entry *e);
+/* The TAIL frame ends the tail: TAIL_ACK with the last NEEDS_SCAN's seq
+ * (0: none). 0 or -errno. */
 int lineage_on_tail(struct lineage *l, struct journal *j, const struct proto_frame *f,
 		    struct evbuffer *out);
 /* The last verdict refuses the peer (sync must not succeed). */

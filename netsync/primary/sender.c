@@ -608,6 +608,14 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		return 0;
 	case PROTO_HEARTBEAT:
 		return 0;
+	case PROTO_ENTRY: {
+		struct proto_entry te;
+
+		if (s->state != PEER_STREAMING)
+			return -EPROTO;
+		rc = proto_decode_entry(fr, &te);
+		return rc < 0 ? rc : lineage_on_tail_entry(&s->lin, s->j, s->store_fd, &te);
+	}
 	case PROTO_TAIL:
 		if (s->state != PEER_STREAMING)
 			return -EPROTO;
@@ -1036,7 +1044,7 @@ int sender_new(struct event_base *base, struct journal *j,
 		struct journal_stats js;
 
 		journal_get_stats(j, &js);
-		rc = lineage_open(&s->lin, o->state_dir, s->id.id, js.head_seq);
+		rc = lineage_open(&s->lin, o->state_dir, s->id.id, js.head_seq, js.acked_seq);
 		if (rc < 0) {
 			log_error("cannot read this node's generation history", "state=%s "
 				  "err=%s", o->state_dir, strerror(-rc));

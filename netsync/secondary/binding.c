@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "netsync/control/ctljson.h"
+#include "netsync/delta/inventory.h"
 #include "netsync/delta/scan.h"
 #include "netsync/roles/conflicts.h"
 #include "netsync/wire/proto_gen.h"
@@ -163,33 +164,38 @@ int binding_on_hello(struct binding *b, const struct proto_hello *h, uint64_t ap
 	return 0;
 }
 
+/*
+ * The tail goes as one ENTRY per path (its state here: type, owner, mode,
+ * size, mtime, content and xattr digests; mode 0 when the path is gone)
+ * and an empty TAIL flagged last: the primary resends only the paths
+ * whose state differs from its own (lineage.c), so that a failback costs
+ * what changed, not what the journal could not rule out.
+ */
 int binding_send_tail(struct binding *b, struct evbuffer *out)
 {
-	size_t off = 0;
-	int rc;
+	struct proto_tail end = { .flags = PROTO_TAIL_F_LAST, .paths = "", .len = 0 };
+	int rc = 0;
 
 	if (!b->has_tail)
 		return 0;
-	do {
-		struct proto_tail t = { .paths = b->tail.paths + off };
-		size_t end = off;
+	for (size_t off = 0; rc >= 0 && off < b->tail.len;
+	     off += strlen(b->tail.paths + off) + 1) {
+		const char *path = b->tail.paths + off;
+		struct inventory inv = { 0 };
+		struct proto_entry gone = { .path = path };
 
-		while (end < b->tail.len && end - off + strlen(b->tail.paths + end) + 1 <=
-		       PROTO_TAIL_CHUNK)
-			end += strlen(b->tail.paths + end) + 1;
-		t.len = end - off;
-		t.flags = end >= b->tail.len ? PROTO_TAIL_F_LAST : 0;
-		rc = proto_encode_tail(out, &t);
-		if (rc < 0)
-			return rc;
-		off = end;
-	} while (off < b->tail.len);
-	return 0;
+		rc = inventory_add_path(&inv, b->store_fd, path);
+		if (rc >= 0)
+			rc = proto_encode_entry(out, rc == 1 ? &inv.e[0] : &gone);
+		inventory_free(&inv);
+	}
+	return rc < 0 ? rc : proto_encode_tail(out, &end);
 }
 
-void binding_on_tail_ack(struct binding *b, uint64_t seq)
+void binding_on_tail_ack(struct binding *b, uint64_t seq, uint64_t applied)
 {
 	b->tail_done_seq = seq ? seq : 1;
+	binding_applied(b, applied);
 }
 
 void binding_applied(struct binding *b, uint64_t applied)
@@ -199,6 +205,7 @@ void binding_applied(struct binding *b, uint64_t applied)
 
 	if (!b->has_tail || !b->tail_done_seq || applied < b->tail_done_seq)
 		return;
+	/* a TAIL_ACK of 0: the primary had every path as this node has it */
 	for (size_t off = 0; off < b->tail.len; off += strlen(b->tail.paths + off) + 1) {
 		rc = conflicts_drop_same(b->state, b->tail.id, b->store_fd, b->tail.paths + off);
 		if (rc > 0)

@@ -54,7 +54,9 @@ int binding_on_hello(struct binding *b, const struct proto_hello *h, uint64_t ap
 		     uint64_t *resume);
 /* TAIL frames for an accepted primary, if we have a tail. 0 or -errno. */
 int binding_send_tail(struct binding *b, struct evbuffer *out);
-void binding_on_tail_ack(struct binding *b, uint64_t seq);
+/* The primary queued what differs up to SEQ (0: nothing differed);
+ * APPLIED: our durable position now. */
+void binding_on_tail_ack(struct binding *b, uint64_t seq, uint64_t applied);
 /* APPLIED became durable: once it covers the tail, the copies that equal
  * the store are dropped and STATE/tail goes. */
 void binding_applied(struct binding *b, uint64_t applied);

@@ -389,9 +389,12 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 	case PROTO_TAIL_ACK: {
 		uint64_t seq;
 
+		struct receiver_stats st;
+
 		if (proto_decode_tail_ack(f, &seq) < 0)
 			goto bad;
-		binding_on_tail_ack(&s->bind, seq);
+		receiver_get_stats(s->recv, &st);
+		binding_on_tail_ack(&s->bind, seq, seq ? st.applied_seq : UINT64_MAX);
 		break;
 	}
 	case PROTO_HEARTBEAT: {
