@@ -36,6 +36,7 @@ static const struct cli_command commands[] = {
 	{ "status", status_cmd_main, "show the state of a mount or serve daemon" },
 	{ "promote", promote_cmd_main, "make this secondary the primary (failover)" },
 	{ "demote", demote_cmd_main, "make this stopped primary a secondary (failback)" },
+	{ "resolve", resolve_cmd_main, "end a split brain without discarding a version" },
 	{ "demo", demo_cmd_main, "run a replicated pair on this machine and show it working" },
 	{ "bench", bench_cmd_main, "copy and IO benchmarks on folders and mounts" },
 	{ "verify", verify_cmd_main, "prove two trees (or a mount and its peer) are equal" },

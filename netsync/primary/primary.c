@@ -279,8 +279,20 @@ static int primary_on_status(struct control_req *req, int argc, char **argv,
 	return 0;
 }
 
+/* `resolve local|peer|both [dry]` (twinfs resolve): sender_resolve_cmd. */
+static int primary_on_resolve(struct control_req *req, int argc, char **argv, void *ctx)
+{
+	struct primary *p = ctx;
+	bool dry = argc > 2 && strcmp(argv[2], "dry") == 0;
+
+	sender_resolve_cmd(p->snd, argc > 1 ? argv[1] : "", dry, control_req_out(req));
+	control_req_send(req);
+	return 0;
+}
+
 static const struct control_cmd primary_cmds[] = {
 	{ "status", primary_on_status },
+	{ "resolve", primary_on_resolve },
 	{ "sync", primary_on_sync },
 	{ NULL, NULL },
 };
@@ -506,6 +518,7 @@ int primary_start(struct journal *j, const struct conf *c,
 	so.tls = p->tls;
 	so.heartbeat_s = c->heartbeat_s;
 	so.waiters = &p->n_waiting;
+	so.mountpoint = p->mountpoint;
 	rc = sender_new(p->base, j, &so, &p->snd);
 	if (rc < 0)
 		goto out_free;

@@ -24,6 +24,7 @@ enum peer_state {
 	PEER_HELLO,		/* our HELLO sent, waiting for the peer's */
 	PEER_STREAMING,		/* sending batches, receiving ACKs */
 	PEER_REFUSED,		/* configuration forbids this peer (no retry) */
+	PEER_SPLIT,		/* split brain: paths exchanged, nothing sent */
 };
 
 struct tls_ctx;
@@ -40,6 +41,8 @@ struct sender_opts {
 	 * it is non-zero batches are taken at once instead of paced. Owned by
 	 * the caller, read atomically, may be NULL. */
 	const atomic_int *waiters;
+	const char *mountpoint;	/* where `twinfs resolve` writes a secondary's
+				 * versions (resolver.h); NULL: not mounted */
 };
 
 struct sender_stats {
@@ -72,6 +75,11 @@ struct sender_stats {
 };
 
 struct ctljson;
+struct evbuffer;
+/* `resolve WORD [dry]` on the control socket (WORD: local, peer, both):
+ * the plan as one JSON reply into OUT; unless DRY, the resolution starts
+ * (it ends with the split, see status). */
+void sender_resolve_cmd(struct sender *s, const char *word, bool dry, struct evbuffer *out);
 /* Generation keys of the status reply (lineage.h). */
 void sender_status_lineage(struct sender *s, struct ctljson *j);
 

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -342,6 +343,23 @@ int conflicts_finish(const char *state, const char *id)
 		rmdir(p);
 	}
 	return n < 0 ? (int)n : (int)(n > INT32_MAX ? INT32_MAX : n);
+}
+
+static int conflicts_rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	return (flag == FTW_DP ? rmdir(p) : unlink(p)) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int conflicts_remove(const char *state, const char *id)
+{
+	char p[PATH_MAX];
+
+	if (!id[0] || strchr(id, '/') || id[0] == '.')
+		return -EINVAL;
+	snprintf(p, sizeof(p), "%s/" CONFLICTS_DIR "/%s", state, id);
+	return nftw(p, conflicts_rm_cb, 16, FTW_DEPTH | FTW_PHYS) < 0 ? -errno : 0;
 }
 
 /* Calls fn for every non-directory below DIRFD (REL: its path). */

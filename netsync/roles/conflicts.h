@@ -34,6 +34,8 @@ int conflicts_drop_same(const char *state, const char *id, int store_fd, const c
  * Returns the number of files left in it, or -errno. */
 int conflicts_finish(const char *state, const char *id);
 
+/* Removes folder ID and everything in it. 0 or -errno. */
+int conflicts_remove(const char *state, const char *id);
 /* Every copy in every folder: fn(id, path, st, arg). 0 or -errno. */
 typedef void (*conflicts_fn)(const char *id, const char *path, const struct stat *st,
 			     void *arg);

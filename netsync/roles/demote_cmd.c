@@ -9,7 +9,6 @@
  * (the commit point) and the journal goes. Main thread of the CLI; reads
  * the store, writes only the state directory.
  */
-#define _XOPEN_SOURCE 700
 #include "netsync/roles/rolecmd.h"
 
 #include <dirent.h>

@@ -130,6 +130,8 @@ int binding_on_hello(struct binding *b, const struct proto_hello *h, uint64_t ap
 	}
 	binding_from_proto(h, &ph);
 	history_decide(&ph, h->head_seq, &b->hist, applied, b->has_tail, &d);
+	b->peer_hist = ph;
+	b->common = d.common;
 	b->decided = true;
 	b->verdict = d.verdict;
 	snprintf(b->why, sizeof(b->why), "%s", d.why);
@@ -171,6 +173,27 @@ int binding_on_hello(struct binding *b, const struct proto_hello *h, uint64_t ap
  * whose state differs from its own (lineage.c), so that a failback costs
  * what changed, not what the journal could not rule out.
  */
+int binding_resolved(struct binding *b, uint64_t done_seq, uint64_t *resume)
+{
+	struct history h = b->peer_hist;
+	int rc;
+
+	h.role = HISTORY_SECONDARY;
+	rc = history_save(b->state, &h);
+	if (rc < 0)
+		return rc;
+	b->hist = h;
+	*resume = b->common;
+	/* the copies a demote kept go once the primary's state is here */
+	if (b->has_tail)
+		b->tail_done_seq = done_seq ? done_seq : 1;
+	b->decided = false;
+	b->split_logged = false;
+	log_warn("RESOLVED the split brain: this node takes the primary's state of every "
+		 "diverged path", "resume_seq=%" PRIu64 " up_to_seq=%" PRIu64, b->common, done_seq);
+	return 0;
+}
+
 int binding_send_tail(struct binding *b, struct evbuffer *out)
 {
 	struct proto_tail end = { .flags = PROTO_TAIL_F_LAST, .paths = "", .len = 0 };

@@ -29,7 +29,10 @@ struct binding {
 	struct tail tail;
 	uint64_t tail_done_seq;	/* TAIL_ACK: applied past it, the tail is done */
 	bool promoted;		/* takes no primary any more */
-	/* the last HELLO's decision */
+	/* the last HELLO's primary history and decision (a split brain
+	 * resolves to it, resuming at common) */
+	struct history peer_hist;
+	uint64_t common;
 	bool decided;
 	enum history_verdict verdict;
 	char why[512];
@@ -52,6 +55,10 @@ void binding_hello(const struct binding *b, struct proto_hello *h);
  */
 int binding_on_hello(struct binding *b, const struct proto_hello *h, uint64_t applied,
 		     uint64_t *resume);
+/* `twinfs resolve` is done (RESOLVE DONE up to DONE_SEQ): the primary's
+ * history becomes ours, and *RESUME is the common point where its stream
+ * resumes. 0 or -errno. */
+int binding_resolved(struct binding *b, uint64_t done_seq, uint64_t *resume);
 /* TAIL frames for an accepted primary, if we have a tail. 0 or -errno. */
 int binding_send_tail(struct binding *b, struct evbuffer *out);
 /* The primary queued what differs up to SEQ (0: nothing differed);

@@ -31,6 +31,7 @@
 #include <openssl/err.h>
 
 #include "common/clock.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "conf/conf.h"
 #include "netsync/wire/addr.h"
@@ -44,6 +45,10 @@
 #include "netsync/secondary/gate.h"
 #include "netsync/secondary/receiver.h"
 #include "netsync/secondary/verifier.h"
+#include "netsync/roles/conflicts.h"
+#include "netsync/roles/divergence.h"
+#include "netsync/roles/resolution.h"
+#include "netsync/secondary/versions.h"
 #include "netsync/roles/mountrec.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/proto_gen.h"
@@ -79,11 +84,13 @@ enum peer_state {
 	PEER_HELLO,		/* accepted, our HELLO sent, waiting for theirs */
 	PEER_STREAMING,		/* applying the stream */
 	PEER_CLOSING,		/* ERROR/GOODBYE queued; closing once written */
+	PEER_SPLIT,		/* split brain: paths exchanged, nothing applied */
 };
 
 static const char *const peer_state_names[] = {
 	[PEER_NONE] = "none", [PEER_HELLO] = "hello",
 	[PEER_STREAMING] = "streaming", [PEER_CLOSING] = "closing",
+	[PEER_SPLIT] = "split",
 };
 
 struct serve {
@@ -101,6 +108,9 @@ struct serve {
 	struct state_node node;
 	char node_name[256];
 	struct binding bind;	/* whose data the store holds (binding.h) */
+	struct divergence div;	/* the last split brain, path by path */
+	bool div_logged;
+	char restoring[CONFLICTS_ID_MAX];	/* a folder being restored ("": none) */
 
 	/* the connection (one at a time) */
 	enum peer_state state;
@@ -269,6 +279,21 @@ static void serve_on_hello(struct serve *s, const struct proto_frame *f)
 	 * behind this store, or one that diverged from it is refused. */
 	receiver_get_stats(s->recv, &st);
 	code = binding_on_hello(&s->bind, &h, st.applied_seq, &resume);
+	if (code == PROTO_E_SPLITBRAIN) {
+		/* nothing is applied; both nodes list what they changed, and
+		 * the connection stays up (heartbeats) for `twinfs resolve` */
+		serve_set_error(s, "%s", s->bind.why);
+		rc = divergence_begin(&s->div, receiver_store_fd(s->recv), s->bind.tail.paths,
+				      s->bind.has_tail ? s->bind.tail.len : 0,
+				      bufferevent_get_output(s->bev));
+		if (rc < 0) {
+			serve_conn_fail(s, PROTO_E_SPLITBRAIN, "%s", s->bind.why);
+			return;
+		}
+		s->div_logged = false;
+		serve_set_state(s, PEER_SPLIT);
+		return;
+	}
 	if (code) {
 		serve_conn_refuse(s, (uint32_t)code, s->bind.why);
 		return;
@@ -308,9 +333,151 @@ static void serve_apply_failed(struct serve *s, const char *what, int rc)
 				s->node_name, strerror(-rc));
 }
 
+/*
+ * `twinfs resolve`, this node's part (the primary leads): the versions
+ * this node loses go to STATE/conflicts/<stamp>-resolve, the ones the
+ * primary takes are sent (versions.c), and once the primary has queued
+ * its state of every diverged path this node takes its history and
+ * resumes at the common point; the connection closes so that the primary
+ * reconnects into the ordinary stream.
+ */
+static void serve_resolve_begin(struct serve *s, const struct proto_resolve *m)
+{
+	struct evbuffer *out = bufferevent_get_output(s->bev);
+	struct proto_resolve r = { .step = PROTO_RS_FILES };
+	struct resolution plan;
+	int fd = receiver_store_fd(s->recv);
+	long long rc;
+	char err[300] = "";
+
+	rc = resolution_plan(&s->div, false, (enum proto_keep)m->keep, m->name, m->stamp, &plan);
+	for (size_t i = 0; rc >= 0 && i < plan.n; i++)
+		if (plan.it[i].s_saves)
+			rc = conflicts_save(s->o->state, plan.folder, fd, plan.it[i].e->path);
+	for (size_t i = 0; rc >= 0 && i < plan.n; i++)
+		if (plan.it[i].s_sends)
+			rc = versions_send(out, fd, plan.it[i].e->path, plan.it[i].e->path);
+	if (rc >= 0)
+		conflicts_finish(s->o->state, plan.folder);
+	if (rc < 0) {
+		snprintf(err, sizeof(err), "%s cannot send its versions: %s", s->node_name,
+			 strerror((int)-rc));
+		r.step = PROTO_RS_FAILED;
+		r.name = err;
+	}
+	log_warn("RESOLVING the split brain as the primary asks", "keep=%u paths=%zu "
+		 "conflicts=%s%s%s", m->keep, plan.n, plan.folder, err[0] ? " err=" : "", err);
+	resolution_free(&plan);
+	proto_encode_resolve(out, &r);
+}
+
+static void serve_resolve_done(struct serve *s, const struct proto_resolve *m)
+{
+	uint64_t resume;
+	int rc = binding_resolved(&s->bind, m->seq, &resume);
+
+	if (rc == 0)
+		rc = receiver_set_position(s->recv, resume);
+	if (rc < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot record the resolution on %s: %s",
+				s->node_name, strerror(-rc));
+		return;
+	}
+	s->commit_seq = resume;
+	divergence_free(&s->div);
+	serve_set_error(s, "%s", "");
+	proto_encode_goodbye(bufferevent_get_output(s->bev), "split brain resolved");
+	s->last_tx_ns = clock_mono_ns();
+	serve_set_state(s, PEER_CLOSING);
+}
+
+/* The outcome of a `--restore` this node sent (RESOLVE DONE or FAILED). */
+static void serve_restore_done(struct serve *s, const struct proto_resolve *m)
+{
+	char p[4300];
+	int left;
+
+	if (!s->restoring[0])
+		return;
+	if (m->step == PROTO_RS_DONE) {
+		/* the copies are the store's content now, on both nodes */
+		snprintf(p, sizeof(p), "%s/conflicts/%s", s->o->state, s->restoring);
+		left = conflicts_finish(s->o->state, s->restoring);
+		log_warn("RESTORED a folder of conflict copies into the primary's store",
+			 "folder=%s", s->restoring);
+		(void)left;
+		conflicts_remove(s->o->state, s->restoring);
+	} else {
+		log_error("the primary could not restore the conflict copies", "folder=%s "
+			  "why=\"%s\"", s->restoring, m->name);
+		serve_set_error(s, "restore of %s failed on the primary: %s", s->restoring,
+				m->name);
+	}
+	s->restoring[0] = '\0';
+}
+
+/* Split brain: the exchange of diverged paths, then heartbeats until
+ * the primary goes (or `twinfs resolve`). Nothing reaches the store. */
+static void serve_on_split_frame(struct serve *s, const struct proto_frame *f)
+{
+	uint64_t t;
+	int rc;
+
+	switch (f->h.type) {
+	case PROTO_DIVERGED:
+		rc = divergence_on_frame(&s->div, receiver_store_fd(s->recv), f,
+					 bufferevent_get_output(s->bev));
+		if (rc < 0) {
+			serve_conn_fail(s, PROTO_E_BADFRAME, "malformed DIVERGED frame");
+			return;
+		}
+		if (rc == 1 && !s->div_logged) {
+			log_warn("SPLIT BRAIN: paths changed on both nodes after their common "
+				 "point; nothing is overwritten (twinfs status lists them, twinfs "
+				 "resolve decides)", "peer=%s diverged=%zu first=/%s", s->peer,
+				 s->div.n, s->div.n ? s->div.e[0].path : "");
+			s->div_logged = true;
+		}
+		return;
+	case PROTO_HEARTBEAT:
+		if (proto_decode_heartbeat(f, &t) < 0)
+			serve_conn_fail(s, PROTO_E_BADFRAME, "malformed HEARTBEAT frame");
+		return;
+	case PROTO_RESOLVE: {
+		struct proto_resolve m;
+
+		if (proto_decode_resolve(f, &m) < 0) {
+			serve_conn_fail(s, PROTO_E_BADFRAME, "malformed RESOLVE frame");
+		} else if (m.step == PROTO_RS_BEGIN) {
+			serve_resolve_begin(s, &m);
+		} else if (m.step == PROTO_RS_DONE) {
+			serve_resolve_done(s, &m);
+		} else if (m.step == PROTO_RS_FAILED) {
+			log_error("the primary could not resolve the split brain", "why=\"%s\"",
+				  m.name);
+			serve_set_error(s, "resolve failed on the primary: %s", m.name);
+		}
+		return;
+	}
+	case PROTO_GOODBYE:
+	case PROTO_ERROR:
+		serve_conn_free(s);
+		return;
+	default:
+		serve_conn_fail(s, PROTO_E_SPLITBRAIN, "%s frame during a split brain: %s",
+				proto_type_name(f->h.type), s->bind.why);
+		return;
+	}
+}
+
 static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 {
 	int rc = 0;
+
+	if (s->state == PEER_SPLIT) {
+		serve_on_split_frame(s, f);
+		return;
+	}
 
 	if (s->state == PEER_HELLO) {
 		if (f->h.type != PROTO_HELLO) {
@@ -384,6 +551,14 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 		s->last_tx_ns = clock_mono_ns();
 		statusinfo_ack(&s->si, st.applied_seq);
 		binding_applied(&s->bind, st.applied_seq);
+		break;
+	}
+	case PROTO_RESOLVE: {
+		struct proto_resolve m;
+
+		if (proto_decode_resolve(f, &m) < 0)
+			goto bad;
+		serve_restore_done(s, &m);
 		break;
 	}
 	case PROTO_TAIL_ACK: {
@@ -503,7 +678,8 @@ static void serve_read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_drain(in, evbuffer_get_length(in));
 		return;
 	}
-	while (s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING)) {
+	while (s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING ||
+			  s->state == PEER_SPLIT)) {
 		rc = proto_frame_next(in, &f);
 		if (rc == 0)
 			return;
@@ -815,7 +991,8 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	/* half a tick of slack so that a 1 s heartbeat goes out on every tick */
-	if (s->state == PEER_STREAMING && now - s->last_tx_ns + beat / 2 >= beat) {
+	if ((s->state == PEER_STREAMING || s->state == PEER_SPLIT) &&
+	    now - s->last_tx_ns + beat / 2 >= beat) {
 		proto_encode_heartbeat(bufferevent_get_output(s->bev), now / 1000000);
 		s->last_tx_ns = now;
 	}
@@ -864,6 +1041,7 @@ static void serve_status_json(void *arg, struct evbuffer *out)
 	ctljson_u64(&j, "generation", history_cur(&s->bind.hist) ?
 		    history_cur(&s->bind.hist)->num : s->node.generation);
 	binding_status(&s->bind, &j);
+	divergence_json(&s->div, ctljson_json(&j));
 	ctljson_u64(&j, "bytes_received", s->bytes_received);
 	ctljson_u64(&j, "ops_applied", st.ops);
 	ctljson_u64(&j, "data_bytes", st.data_bytes);
@@ -872,6 +1050,7 @@ static void serve_status_json(void *arg, struct evbuffer *out)
 	ctljson_u64(&j, "connections_waiting", gate_waiting(s->gate));
 	ctljson_u64(&j, "connections_refused", gate_refused(s->gate));
 	ctljson_str(&j, "last_error", s->last_error[0] ? s->last_error : NULL);
+	ctljson_str(&j, "restoring", s->restoring[0] ? s->restoring : NULL);
 	ctljson_str(&j, "listen", s->o->listen);
 	ctljson_str(&j, "store", s->o->store);
 	ctljson_str(&j, "node_id", s->node.id_hex);
@@ -937,9 +1116,108 @@ reply:
 	return 0;
 }
 
+/* `resolve local|peer|both [dry]` (twinfs resolve on this node): the
+ * plan, and unless dry-run the request to the primary, which leads. */
+static int serve_ctl_resolve(struct control_req *req, int argc, char **argv, void *arg)
+{
+	struct serve *s = arg;
+	struct proto_resolve m = { .step = PROTO_RS_REQUEST };
+	bool dry = argc > 2 && strcmp(argv[2], "dry") == 0;
+	struct resolution plan = { 0 };
+	enum proto_keep keep;
+	char err[300] = "", stamp[32], line[4400];
+	struct ctljson j;
+
+	if (argc < 2 || resolution_keep(argv[1], false, &keep) < 0)
+		snprintf(err, sizeof(err), "--keep wants local, peer or both");
+	else if (s->state != PEER_SPLIT || !s->div.complete)
+		snprintf(err, sizeof(err), "no split brain to resolve (the primary must be "
+			 "connected and in a split brain: see twinfs status)");
+	if (!err[0]) {
+		resolution_stamp(stamp, sizeof(stamp));
+		if (resolution_plan(&s->div, false, keep, s->node_name, stamp, &plan) < 0)
+			snprintf(err, sizeof(err), "out of memory");
+	}
+	if (!err[0] && !dry) {
+		m.keep = (uint8_t)keep;
+		proto_encode_resolve(bufferevent_get_output(s->bev), &m);
+		s->last_tx_ns = clock_mono_ns();
+	}
+	ctljson_begin(&j, control_req_out(req));
+	ctljson_bool(&j, "ok", err[0] == '\0');
+	if (err[0])
+		ctljson_str(&j, "error", err);
+	else
+		ctljson_str(&j, "result", dry ? "dry-run" : "started");
+	json_key(ctljson_json(&j), "plan");
+	json_array_begin(ctljson_json(&j));
+	for (size_t i = 0; i < plan.n; i++) {
+		resolution_describe(&plan, false, i, line, sizeof(line));
+		json_string(ctljson_json(&j), line);
+	}
+	json_array_end(ctljson_json(&j));
+	ctljson_end(&j);
+	control_req_send(req);
+	resolution_free(&plan);
+	return 0;
+}
+
+/* `restore FOLDER` (twinfs resolve --restore on this node): the copies of
+ * STATE/conflicts/FOLDER go to the primary, which writes them through its
+ * mount (its own versions kept aside first); the folder goes once done. */
+static int serve_ctl_restore(struct control_req *req, int argc, char **argv, void *arg)
+{
+	struct serve *s = arg;
+	struct proto_resolve m = { .step = PROTO_RS_RESTORE };
+	char err[300] = "", stamp[32], dir[4300];
+	struct ctljson j;
+	int fd = -1, n = 0;
+
+	snprintf(dir, sizeof(dir), "%s/conflicts/%s", s->o->state, argc > 1 ? argv[1] : "");
+	if (argc < 2 || !argv[1][0] || strchr(argv[1], '/') || argv[1][0] == '.')
+		snprintf(err, sizeof(err), "name a folder of conflicts/ (twinfs status lists them)");
+	else if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		snprintf(err, sizeof(err), "no folder conflicts/%s here", argv[1]);
+	else if (!s->bev || s->state != PEER_STREAMING)
+		snprintf(err, sizeof(err), "the primary is not connected: the copies are written "
+			 "through its mount");
+	else if (s->restoring[0])
+		snprintf(err, sizeof(err), "a restore of %s is running", s->restoring);
+	if (!err[0]) {
+		struct evbuffer *out = bufferevent_get_output(s->bev);
+
+		resolution_stamp(stamp, sizeof(stamp));
+		m.stamp = stamp;
+		proto_encode_resolve(out, &m);
+		n = versions_send_tree(out, fd);
+		m.step = PROTO_RS_FILES;
+		proto_encode_resolve(out, &m);
+		s->last_tx_ns = clock_mono_ns();
+		if (n < 0)
+			snprintf(err, sizeof(err), "cannot read conflicts/%s: %s", argv[1],
+				 strerror(-n));
+		else
+			snprintf(s->restoring, sizeof(s->restoring), "%s", argv[1]);
+	}
+	if (fd >= 0)
+		close(fd);
+	ctljson_begin(&j, control_req_out(req));
+	ctljson_bool(&j, "ok", err[0] == '\0');
+	if (err[0])
+		ctljson_str(&j, "error", err);
+	else
+		ctljson_str(&j, "result", "started");
+	ctljson_u64(&j, "files", n > 0 ? (uint64_t)n : 0);
+	ctljson_end(&j);
+	control_req_send(req);
+	return 0;
+}
+
 static const struct control_cmd serve_ctl_cmds[] = {
 	{ "status", serve_ctl_status },
 	{ "promote", serve_ctl_promote },
+	{ "resolve", serve_ctl_resolve },
+	{ "restore", serve_ctl_restore },
 	{ NULL, NULL },
 };
 
@@ -1157,6 +1435,7 @@ out_syncer:
 out_base:
 	event_base_free(s.base);
 out_recv:
+	divergence_free(&s.div);
 	binding_close(&s.bind);
 	receiver_close(s.recv);
 	if (rc == 0)

@@ -33,6 +33,7 @@ static const char *const proto_type_names[] = {
 	[PROTO_PRUNE] = "PRUNE", [PROTO_ENTRY] = "ENTRY",
 	[PROTO_ENTRIES_END] = "ENTRIES_END", [PROTO_TAIL] = "TAIL",
 	[PROTO_TAIL_ACK] = "TAIL_ACK", [PROTO_DIVERGED] = "DIVERGED",
+	[PROTO_RESOLVE] = "RESOLVE",
 };
 
 static const char *const proto_err_names[] = {

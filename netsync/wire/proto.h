@@ -49,7 +49,8 @@ enum proto_type {
 				 * old peer may lack (proto_gen.h) */
 	PROTO_TAIL_ACK = 14,	/* P -> S: the tail is queued up to this seq */
 	PROTO_DIVERGED = 15,	/* both, in a split brain: paths and versions */
-	PROTO_TYPE_MAX = 15,
+	PROTO_RESOLVE = 16,	/* both, in a split brain: `twinfs resolve` */
+	PROTO_TYPE_MAX = 16,
 };
 
 enum proto_role {

@@ -160,3 +160,41 @@ int proto_decode_diverged(const struct proto_frame *f, struct proto_diverged *m)
 	}
 	return rc < 0 || seen != m->count ? -EBADMSG : 0;
 }
+
+int proto_encode_resolve(struct evbuffer *out, const struct proto_resolve *m)
+{
+	uint8_t buf[2 * 1030 + 16];
+	struct wire_writer w;
+
+	if ((m->stamp && strlen(m->stamp) > 64) || (m->name && strlen(m->name) > PROTO_TEXT_MAX))
+		return -EINVAL;
+	wire_writer_init(&w, buf, sizeof(buf));
+	wire_put_u8(&w, m->step);
+	wire_put_u8(&w, m->keep);
+	wire_put_u16(&w, 0);
+	wire_put_u64(&w, m->seq);
+	wire_put_str(&w, m->stamp);
+	wire_put_str(&w, m->name);
+	return w.err ? -EINVAL : proto_encode_raw(out, PROTO_RESOLVE, buf, w.off);
+}
+
+int proto_decode_resolve(const struct proto_frame *f, struct proto_resolve *m)
+{
+	struct wire_reader r;
+	uint16_t pad;
+
+	if (f->h.type != PROTO_RESOLVE)
+		return -EBADMSG;
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, f->payload, f->h.len);
+	wire_get_u8(&r, &m->step);
+	wire_get_u8(&r, &m->keep);
+	wire_get_u16(&r, &pad);
+	wire_get_u64(&r, &m->seq);
+	wire_get_str(&r, 64, &m->stamp, NULL);
+	wire_get_str(&r, PROTO_TEXT_MAX, &m->name, NULL);
+	if (wire_reader_done(&r) < 0 || m->step < PROTO_RS_REQUEST || m->step > PROTO_RS_RESTORE ||
+	    (m->keep && m->keep > PROTO_KEEP_BOTH))
+		return -EBADMSG;
+	return 0;
+}

@@ -63,4 +63,39 @@ int proto_decode_diverged(const struct proto_frame *f, struct proto_diverged *m)
 /* 1 and *v, or 0 at the end. */
 int proto_diverged_next(struct proto_diverged *m, struct proto_version *v);
 
+/*
+ * RESOLVE: step u8, keep u8, pad u16, seq u64, stamp str, name str.
+ * The steps of `twinfs resolve` over a split-brain connection:
+ * REQUEST (S -> P: the secondary's command; the primary leads),
+ * BEGIN (P -> S: the secondary keeps its losing versions aside and sends
+ * the versions the primary takes, as ENTRY + DATA frames, then FILES),
+ * RESTORE (S -> P: ENTRY + DATA of a conflict folder follow, then FILES),
+ * FILES (S -> P: the last version is sent), DONE (P -> S: the primary's
+ * state of every diverged path is queued up to seq; the secondary takes
+ * the primary's history and resumes at the common point), FAILED (either
+ * way: the text in name).
+ */
+enum proto_resolve_step {
+	PROTO_RS_REQUEST = 1,
+	PROTO_RS_BEGIN = 2,
+	PROTO_RS_FILES = 3,
+	PROTO_RS_DONE = 4,
+	PROTO_RS_FAILED = 5,
+	PROTO_RS_RESTORE = 6,
+};
+/* Whose versions win, as the primary sees it. */
+enum proto_keep {
+	PROTO_KEEP_PRIMARY = 1,
+	PROTO_KEEP_SECONDARY = 2,
+	PROTO_KEEP_BOTH = 3,
+};
+struct proto_resolve {
+	uint8_t step, keep;
+	uint64_t seq;
+	const char *stamp;	/* UTC time of the resolution, for names */
+	const char *name;	/* a node's name (conflict names), or a reason */
+};
+int proto_encode_resolve(struct evbuffer *out, const struct proto_resolve *m);
+int proto_decode_resolve(const struct proto_frame *f, struct proto_resolve *m);
+
 #endif
