@@ -1100,7 +1100,16 @@ void sender_pump(struct sender *s)
 	struct journal_batch *b;
 	int rc;
 
-	if (s->state != PEER_STREAMING || !s->bev || s->pumping)
+	if (s->state != PEER_STREAMING) {
+		/* a change while apart begins a generation at once (lineage.c):
+		 * an unmount or a crash right after must not lose that fact */
+		struct journal_stats js;
+
+		journal_get_stats(s->j, &js);
+		lineage_check(&s->lin, js.head_seq);
+		return;
+	}
+	if (!s->bev || s->pumping)
 		return;
 	s->pumping = true;
 	out = bufferevent_get_output(s->bev);
