@@ -224,5 +224,12 @@ void journal_get_stats(struct journal *j, struct journal_stats *st);
 int journal_list_pending(const char *state_dir, const char *store_dir,
 			 void (*fn)(const char *path, const char *why, void *arg),
 			 void *arg);
+/* The same, and below each directory listed as "needs-walk" (a crash may
+ * have lost records of changes in it) every entry changed in the crash
+ * window, as "window-entry": each path that may hold a change the peer
+ * lacks is named, for `twinfs demote` to keep a copy of it. */
+int journal_list_pending_deep(const char *state_dir, const char *store_dir,
+			      void (*fn)(const char *path, const char *why, void *arg),
+			      void *arg);
 
 #endif

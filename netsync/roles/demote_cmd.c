@@ -67,34 +67,47 @@ struct demote_ctx {
 	int rc;
 };
 
-/* A path the journal lists as not acknowledged. "" (the whole store: a
- * damaged journal) becomes each top-level entry. */
-static void demote_pending(const char *path, const char *why, void *arg)
+/* Every entry below DIR (relative, "" = the store) into the tail. */
+static void demote_all(struct demote_ctx *c, const char *dir, int depth)
 {
-	struct demote_ctx *c = arg;
+	char rel[PATH_MAX];
 	struct dirent *de;
 	DIR *d;
 	int fd;
 
-	(void)why;
-	if (c->rc < 0)
-		return;
-	if (path[0]) {
-		c->rc = tail_add(&c->t, path);
-		return;
-	}
-	fd = openat(c->store_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(c->store_fd, dir[0] ? dir : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
 	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		c->rc = -errno;
 		return;
 	}
-	while ((de = readdir(d)) && c->rc == 0)
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			c->rc = tail_add(&c->t, de->d_name);
+	while ((de = readdir(d)) && c->rc == 0 && depth < 128) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(rel, sizeof(rel), "%s%s%s", dir, dir[0] ? "/" : "", de->d_name);
+		c->rc = tail_add(&c->t, rel);
+		if (c->rc == 0 && de->d_type == DT_DIR)
+			demote_all(c, rel, depth + 1);
+	}
 	closedir(d);
+}
+
+/* A path the journal lists as not acknowledged. The root to walk after a
+ * crash: its entries changed in the crash window follow one by one
+ * (journal_list_pending_deep). A damaged journal ("" as journal-damaged)
+ * can rule nothing out: every entry of the store is kept. */
+static void demote_pending(const char *path, const char *why, void *arg)
+{
+	struct demote_ctx *c = arg;
+
+	if (c->rc < 0)
+		return;
+	if (path[0])
+		c->rc = tail_add(&c->t, path);
+	else if (strcmp(why, "journal-damaged") == 0)
+		demote_all(c, "", 0);
 }
 
 static int demote_rm_cb(const char *path, const struct stat *st, int flag, struct FTW *f)
@@ -131,7 +144,7 @@ static int demote_keep_tail(const char *state, const char *store, struct demote_
 	/* First the pending paths, as `status --pending` lists them after a
 	 * crash: with the window of changes whose records the crash may have
 	 * lost (a clean open and close below would hide it). */
-	rc = journal_list_pending(state, store, demote_pending, c);
+	rc = journal_list_pending_deep(state, store, demote_pending, c);
 	if (rc == 0)
 		rc = c->rc;
 	if (rc < 0)
