@@ -47,8 +47,7 @@
 #include "netsync/secondary/verifier.h"
 #include "netsync/roles/conflicts.h"
 #include "netsync/roles/divergence.h"
-#include "netsync/roles/resolution.h"
-#include "netsync/secondary/versions.h"
+#include "netsync/secondary/splitres.h"
 #include "netsync/roles/mountrec.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/proto_gen.h"
@@ -341,36 +340,6 @@ static void serve_apply_failed(struct serve *s, const char *what, int rc)
  * resumes at the common point; the connection closes so that the primary
  * reconnects into the ordinary stream.
  */
-static void serve_resolve_begin(struct serve *s, const struct proto_resolve *m)
-{
-	struct evbuffer *out = bufferevent_get_output(s->bev);
-	struct proto_resolve r = { .step = PROTO_RS_FILES };
-	struct resolution plan;
-	int fd = receiver_store_fd(s->recv);
-	long long rc;
-	char err[300] = "";
-
-	rc = resolution_plan(&s->div, false, (enum proto_keep)m->keep, m->name, m->stamp, &plan);
-	for (size_t i = 0; rc >= 0 && i < plan.n; i++)
-		if (plan.it[i].s_saves)
-			rc = conflicts_save(s->o->state, plan.folder, fd, plan.it[i].e->path);
-	for (size_t i = 0; rc >= 0 && i < plan.n; i++)
-		if (plan.it[i].s_sends)
-			rc = versions_send(out, fd, plan.it[i].e->path, plan.it[i].e->path);
-	if (rc >= 0)
-		conflicts_finish(s->o->state, plan.folder);
-	if (rc < 0) {
-		snprintf(err, sizeof(err), "%s cannot send its versions: %s", s->node_name,
-			 strerror((int)-rc));
-		r.step = PROTO_RS_FAILED;
-		r.name = err;
-	}
-	log_warn("RESOLVING the split brain as the primary asks", "keep=%u paths=%zu "
-		 "conflicts=%s%s%s", m->keep, plan.n, plan.folder, err[0] ? " err=" : "", err);
-	resolution_free(&plan);
-	proto_encode_resolve(out, &r);
-}
-
 static void serve_resolve_done(struct serve *s, const struct proto_resolve *m)
 {
 	uint64_t resume;
@@ -389,31 +358,6 @@ static void serve_resolve_done(struct serve *s, const struct proto_resolve *m)
 	proto_encode_goodbye(bufferevent_get_output(s->bev), "split brain resolved");
 	s->last_tx_ns = clock_mono_ns();
 	serve_set_state(s, PEER_CLOSING);
-}
-
-/* The outcome of a `--restore` this node sent (RESOLVE DONE or FAILED). */
-static void serve_restore_done(struct serve *s, const struct proto_resolve *m)
-{
-	char p[4300];
-	int left;
-
-	if (!s->restoring[0])
-		return;
-	if (m->step == PROTO_RS_DONE) {
-		/* the copies are the store's content now, on both nodes */
-		snprintf(p, sizeof(p), "%s/conflicts/%s", s->o->state, s->restoring);
-		left = conflicts_finish(s->o->state, s->restoring);
-		log_warn("RESTORED a folder of conflict copies into the primary's store",
-			 "folder=%s", s->restoring);
-		(void)left;
-		conflicts_remove(s->o->state, s->restoring);
-	} else {
-		log_error("the primary could not restore the conflict copies", "folder=%s "
-			  "why=\"%s\"", s->restoring, m->name);
-		serve_set_error(s, "restore of %s failed on the primary: %s", s->restoring,
-				m->name);
-	}
-	s->restoring[0] = '\0';
 }
 
 /* Split brain: the exchange of diverged paths, then heartbeats until
@@ -449,7 +393,9 @@ static void serve_on_split_frame(struct serve *s, const struct proto_frame *f)
 		if (proto_decode_resolve(f, &m) < 0) {
 			serve_conn_fail(s, PROTO_E_BADFRAME, "malformed RESOLVE frame");
 		} else if (m.step == PROTO_RS_BEGIN) {
-			serve_resolve_begin(s, &m);
+			splitres_begin(&s->div, &m, s->o->state, receiver_store_fd(s->recv),
+				       s->node_name, bufferevent_get_output(s->bev));
+			s->last_tx_ns = clock_mono_ns();
 		} else if (m.step == PROTO_RS_DONE) {
 			serve_resolve_done(s, &m);
 		} else if (m.step == PROTO_RS_FAILED) {
@@ -556,9 +502,14 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 	case PROTO_RESOLVE: {
 		struct proto_resolve m;
 
+		char err[PROTO_TEXT_MAX];
+
 		if (proto_decode_resolve(f, &m) < 0)
 			goto bad;
-		serve_restore_done(s, &m);
+		err[0] = '\0';
+		splitres_restored(s->o->state, s->restoring, &m, err, sizeof(err));
+		if (err[0])
+			serve_set_error(s, "%s", err);
 		break;
 	}
 	case PROTO_TAIL_ACK: {
@@ -1116,99 +1067,32 @@ reply:
 	return 0;
 }
 
-/* `resolve local|peer|both [dry]` (twinfs resolve on this node): the
- * plan, and unless dry-run the request to the primary, which leads. */
+/* `resolve local|peer|both [dry]` and `restore FOLDER` (twinfs resolve
+ * on this node): splitres.c, with the connection if it is the right one. */
 static int serve_ctl_resolve(struct control_req *req, int argc, char **argv, void *arg)
 {
 	struct serve *s = arg;
-	struct proto_resolve m = { .step = PROTO_RS_REQUEST };
-	bool dry = argc > 2 && strcmp(argv[2], "dry") == 0;
-	struct resolution plan = { 0 };
-	enum proto_keep keep;
-	char err[300] = "", stamp[32], line[4400];
-	struct ctljson j;
+	bool ready = s->bev && s->state == PEER_SPLIT && s->div.complete;
 
-	if (argc < 2 || resolution_keep(argv[1], false, &keep) < 0)
-		snprintf(err, sizeof(err), "--keep wants local, peer or both");
-	else if (s->state != PEER_SPLIT || !s->div.complete)
-		snprintf(err, sizeof(err), "no split brain to resolve (the primary must be "
-			 "connected and in a split brain: see twinfs status)");
-	if (!err[0]) {
-		resolution_stamp(stamp, sizeof(stamp));
-		if (resolution_plan(&s->div, false, keep, s->node_name, stamp, &plan) < 0)
-			snprintf(err, sizeof(err), "out of memory");
-	}
-	if (!err[0] && !dry) {
-		m.keep = (uint8_t)keep;
-		proto_encode_resolve(bufferevent_get_output(s->bev), &m);
+	splitres_ctl_resolve(&s->div, ready ? bufferevent_get_output(s->bev) : NULL,
+			     s->node_name, argc > 1 ? argv[1] : "",
+			     argc > 2 && strcmp(argv[2], "dry") == 0, control_req_out(req));
+	if (ready)
 		s->last_tx_ns = clock_mono_ns();
-	}
-	ctljson_begin(&j, control_req_out(req));
-	ctljson_bool(&j, "ok", err[0] == '\0');
-	if (err[0])
-		ctljson_str(&j, "error", err);
-	else
-		ctljson_str(&j, "result", dry ? "dry-run" : "started");
-	json_key(ctljson_json(&j), "plan");
-	json_array_begin(ctljson_json(&j));
-	for (size_t i = 0; i < plan.n; i++) {
-		resolution_describe(&plan, false, i, line, sizeof(line));
-		json_string(ctljson_json(&j), line);
-	}
-	json_array_end(ctljson_json(&j));
-	ctljson_end(&j);
 	control_req_send(req);
-	resolution_free(&plan);
 	return 0;
 }
 
-/* `restore FOLDER` (twinfs resolve --restore on this node): the copies of
- * STATE/conflicts/FOLDER go to the primary, which writes them through its
- * mount (its own versions kept aside first); the folder goes once done. */
 static int serve_ctl_restore(struct control_req *req, int argc, char **argv, void *arg)
 {
 	struct serve *s = arg;
-	struct proto_resolve m = { .step = PROTO_RS_RESTORE };
-	char err[300] = "", stamp[32], dir[4300];
-	struct ctljson j;
-	int fd = -1, n = 0;
+	bool ready = s->bev && s->state == PEER_STREAMING;
 
-	snprintf(dir, sizeof(dir), "%s/conflicts/%s", s->o->state, argc > 1 ? argv[1] : "");
-	if (argc < 2 || !argv[1][0] || strchr(argv[1], '/') || argv[1][0] == '.')
-		snprintf(err, sizeof(err), "name a folder of conflicts/ (twinfs status lists them)");
-	else if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		snprintf(err, sizeof(err), "no folder conflicts/%s here", argv[1]);
-	else if (!s->bev || s->state != PEER_STREAMING)
-		snprintf(err, sizeof(err), "the primary is not connected: the copies are written "
-			 "through its mount");
-	else if (s->restoring[0])
-		snprintf(err, sizeof(err), "a restore of %s is running", s->restoring);
-	if (!err[0]) {
-		struct evbuffer *out = bufferevent_get_output(s->bev);
-
-		resolution_stamp(stamp, sizeof(stamp));
-		m.stamp = stamp;
-		proto_encode_resolve(out, &m);
-		n = versions_send_tree(out, fd);
-		m.step = PROTO_RS_FILES;
-		proto_encode_resolve(out, &m);
+	splitres_ctl_restore(s->o->state, argc > 1 ? argv[1] : "",
+			     ready ? bufferevent_get_output(s->bev) : NULL, s->restoring,
+			     sizeof(s->restoring), control_req_out(req));
+	if (ready)
 		s->last_tx_ns = clock_mono_ns();
-		if (n < 0)
-			snprintf(err, sizeof(err), "cannot read conflicts/%s: %s", argv[1],
-				 strerror(-n));
-		else
-			snprintf(s->restoring, sizeof(s->restoring), "%s", argv[1]);
-	}
-	if (fd >= 0)
-		close(fd);
-	ctljson_begin(&j, control_req_out(req));
-	ctljson_bool(&j, "ok", err[0] == '\0');
-	if (err[0])
-		ctljson_str(&j, "error", err);
-	else
-		ctljson_str(&j, "result", "started");
-	ctljson_u64(&j, "files", n > 0 ? (uint64_t)n : 0);
-	ctljson_end(&j);
 	control_req_send(req);
 	return 0;
 }

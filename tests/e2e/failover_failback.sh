@@ -87,5 +87,18 @@ check "all $DONE writes A made after the cut are kept ($found)" [ "$found" -eq "
 check "A's status lists the copies" [ "$(status_of A conflict_copies)" -ge "$kept" ]
 if [ "$kept" -gt 0 ]; then
 	check "status text names the folder" sh -c "'$TWINFS_BIN' status --state '$A_STATE' | grep -q 'conflicts/.*-demote/late/l'"
+	# one command puts them back, through B's mount, from either node
+	FOLDER=$(basename "$(ls -d "$A_STATE"/conflicts/*-demote)")
+	"$TWINFS_BIN" resolve --state "$A_STATE" --restore "$FOLDER" --timeout 60 >"$T/r.out" 2>&1
+	check "resolve --restore on A exits 0" [ $? -eq 0 ]
+	"$TWINFS_BIN" sync --state "$B_STATE" --timeout 60 >/dev/null
+	check "B syncs after the restore" [ $? -eq 0 ]
+	back=0
+	for i in $(seq 1 "$DONE"); do
+		cmp -s "$B_STORE/late/l$i" "$T/late_src/l$i" && back=$((back + 1))
+	done
+	check "every late write is in B's store now ($back)" [ "$back" -eq "$DONE" ]
+	check "stores equal after the restore" same_stores "$A_STORE" "$B_STORE"
+	check "the restored folder is gone" [ ! -d "$A_STATE/conflicts/$FOLDER" ]
 fi
 finish
