@@ -360,6 +360,32 @@ static void serve_resolve_done(struct serve *s, const struct proto_resolve *m)
 	serve_set_state(s, PEER_CLOSING);
 }
 
+/* The primary's answers about generations in the ordinary stream: the
+ * tail is queued (TAIL_ACK), a `--restore` is done (RESOLVE). 0 or
+ * -EBADMSG (a malformed frame). */
+static int serve_on_gen_frame(struct serve *s, const struct proto_frame *f)
+{
+	struct receiver_stats st;
+	struct proto_resolve m;
+	char err[PROTO_TEXT_MAX];
+	uint64_t seq;
+
+	if (f->h.type == PROTO_TAIL_ACK) {
+		if (proto_decode_tail_ack(f, &seq) < 0)
+			return -EBADMSG;
+		receiver_get_stats(s->recv, &st);
+		binding_on_tail_ack(&s->bind, seq, seq ? st.applied_seq : UINT64_MAX);
+		return 0;
+	}
+	if (proto_decode_resolve(f, &m) < 0)
+		return -EBADMSG;
+	err[0] = '\0';
+	splitres_restored(s->o->state, s->restoring, &m, err, sizeof(err));
+	if (err[0])
+		serve_set_error(s, "%s", err);
+	return 0;
+}
+
 /* Split brain: the exchange of diverged paths, then heartbeats until
  * the primary goes (or `twinfs resolve`). Nothing reaches the store. */
 static void serve_on_split_frame(struct serve *s, const struct proto_frame *f)
@@ -499,30 +525,11 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 		binding_applied(&s->bind, st.applied_seq);
 		break;
 	}
-	case PROTO_RESOLVE: {
-		struct proto_resolve m;
-
-		char err[PROTO_TEXT_MAX];
-
-		if (proto_decode_resolve(f, &m) < 0)
+	case PROTO_RESOLVE:
+	case PROTO_TAIL_ACK:
+		if (serve_on_gen_frame(s, f) < 0)
 			goto bad;
-		err[0] = '\0';
-		splitres_restored(s->o->state, s->restoring, &m, err, sizeof(err));
-		if (err[0])
-			serve_set_error(s, "%s", err);
 		break;
-	}
-	case PROTO_TAIL_ACK: {
-		uint64_t seq;
-
-		struct receiver_stats st;
-
-		if (proto_decode_tail_ack(f, &seq) < 0)
-			goto bad;
-		receiver_get_stats(s->recv, &st);
-		binding_on_tail_ack(&s->bind, seq, seq ? st.applied_seq : UINT64_MAX);
-		break;
-	}
 	case PROTO_HEARTBEAT: {
 		uint64_t t;
 
@@ -1170,6 +1177,36 @@ static void serve_process_setup(struct serve *s)
 		snprintf(s->node_name, sizeof(s->node_name), "secondary");
 }
 
+/* The store and STATE/applied (the receiver), whose data the store holds
+ * (binding.c), and STATE/mount, where `twinfs promote` of a stopped serve
+ * finds the store. 0 or -errno (logged; nothing left open). */
+static int serve_open_store(struct serve *s)
+{
+	int rc = receiver_open(s->o->store, s->o->state, &s->recv);
+
+	if (rc < 0) {
+		log_error("cannot open the store or STATE/applied", "store=%s state=%s err=\"%s\"",
+			  s->o->store, s->o->state, strerror(-rc));
+		return rc;
+	}
+	rc = binding_open(&s->bind, s->o->state, s->o->store, s->node.id);
+	if (rc < 0) {
+		receiver_close(s->recv);
+		return rc;
+	}
+	s->bind.store_fd = receiver_store_fd(s->recv);
+	if (mountrec_write(s->o->state, s->o->store, "") < 0)
+		log_warn("cannot write STATE/mount", "state=%s", s->o->state);
+	return 0;
+}
+
+static void serve_close_store(struct serve *s)
+{
+	divergence_free(&s->div);
+	binding_close(&s->bind);
+	receiver_close(s->recv);
+}
+
 int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 {
 	struct serve s = { .o = o };
@@ -1189,19 +1226,9 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 			  "state=%s err=\"%s\"", o->state, strerror(-rc));
 		return rc;
 	}
-	rc = receiver_open(o->store, o->state, &s.recv);
-	if (rc < 0) {
-		log_error("cannot open the store or STATE/applied", "store=%s state=%s err=\"%s\"",
-			  o->store, o->state, strerror(-rc));
-		return rc;
-	}
-	rc = binding_open(&s.bind, o->state, o->store, s.node.id);
+	rc = serve_open_store(&s);
 	if (rc < 0)
-		goto out_recv;
-	s.bind.store_fd = receiver_store_fd(s.recv);
-	/* `twinfs promote` of a stopped serve finds the store here */
-	if (mountrec_write(o->state, o->store, "") < 0)
-		log_warn("cannot write STATE/mount", "state=%s", o->state);
+		return rc;
 	s.base = event_base_new();
 	if (!s.base) {
 		rc = -ENOMEM;
@@ -1319,9 +1346,7 @@ out_syncer:
 out_base:
 	event_base_free(s.base);
 out_recv:
-	divergence_free(&s.div);
-	binding_close(&s.bind);
-	receiver_close(s.recv);
+	serve_close_store(&s);
 	if (rc == 0)
 		log_notice("stopped", "store=%s", o->store);
 	return rc;
