@@ -165,7 +165,7 @@ for r in $(seq 1 $(( RUNS * 2 ))); do
 	"$BIN" sync --state "$(st $M)" --timeout 120 >/dev/null
 	mode=node-lost; [ $(( r % 2 )) -eq 0 ] && mode=keepalived-killed
 	kd=$(eval echo "\$KD_$M"); mp=$(status_key "$M" pid)
-	kids=$(ps -o pid= --ppid "$kd" | tr -d ' ')
+	kids=$(cat "$W/$M.kd.vrrp.pid" 2>/dev/null)	# the VRRP child
 	t0=$(now)
 	if [ $mode = node-lost ]; then kill -9 "$kd" $kids "$mp"; else kill -9 "$kd" "$mp"; fi
 	umount -l "$W/$M/mnt" 2>/dev/null
@@ -176,6 +176,9 @@ for r in $(seq 1 $(( RUNS * 2 ))); do
 	t1=$(now)
 	echo "failover $r $M->$S $mode: $(ms "$t0" "$t1") ms"
 	echo "$mode $(ms "$t0" "$t1")" >>"$W/failover.txt"
+	# a VRRP child that outlives its parent resigns and exits; a new
+	# keepalived refuses to start while its pid file names a live one
+	for p in $kids; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
 	kd_start "$M"
 	M=$S
 done

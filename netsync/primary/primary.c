@@ -253,6 +253,7 @@ static int primary_on_sync(struct control_req *req, int argc, char **argv,
 	if (!wt)
 		return -ENOMEM;
 	atomic_fetch_add(&p->n_waiting, 1);
+	sender_kick(p->snd);
 	/* files open for passthrough writes: their current content */
 	journal_scan(p->j, true);
 	wt->seq = journal_barrier(p->j);

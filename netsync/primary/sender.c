@@ -1170,6 +1170,21 @@ out_drop:
 	sender_disconnect(s, strerror(-rc));
 }
 
+/*
+ * Someone waits for the peer (`twinfs sync`): a connection waiting out its
+ * backoff is tried at once. The backoff spares a peer that is down; a
+ * waiter is the moment a peer that just came back (a demoted node whose
+ * serve started) should be found, not up to BACKOFF_MAX_MS later. A path
+ * the peer keeps failing on keeps the backoff it earned.
+ */
+void sender_kick(struct sender *s)
+{
+	if (s->state != PEER_BACKOFF || !s->peer || repairs_stuck(&s->repairs, NULL))
+		return;
+	evtimer_del(s->retry_ev);
+	sender_connect(s);
+}
+
 /* ---- periodic work ---- */
 
 void sender_tick(struct sender *s)

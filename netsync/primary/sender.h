@@ -91,6 +91,9 @@ int sender_new(struct event_base *base, struct journal *j,
  * back to the journal, frees. Safe with NULL. */
 void sender_free(struct sender *s);
 
+/* Connects at once if waiting out a reconnect backoff (a `twinfs sync`
+ * is waiting for the peer). */
+void sender_kick(struct sender *s);
 /* The periodic (1 s) work: heartbeats, timeouts, send-rate samples. */
 void sender_tick(struct sender *s);
 /* The journal has something to take (or the output drained): send more. */

@@ -89,6 +89,7 @@ check "A synced" [ $? -eq 0 ]
 # the MASTER dies: keepalived and mount, SIGKILL
 t0=$(date +%s%N)
 A_MOUNT=$(daemon_pid A)
+KIDS=$(cat "$T/A.kd.vrrp.pid" 2>/dev/null)	# keepalived's VRRP child
 kill -9 "$KD_A" "$A_MOUNT"
 umount -l "$A_MNT" 2>/dev/null
 wait_until 30 writable
@@ -99,7 +100,10 @@ check "B is the primary" is_primary B
 for i in 1 2 3; do head -c 8192 /dev/urandom >"$B_MNT/d/f$i"; done
 echo new >"$B_MNT/d/new"
 
-# A comes back: BACKUP, demoted, served, caught up; no takeover
+# A comes back: BACKUP, demoted, served, caught up; no takeover. Its old
+# VRRP child resigns when its parent dies; a new keepalived refuses to
+# start while that one lives.
+for p in $KIDS; do wait_until 20 sh -c "! kill -0 $p 2>/dev/null"; done
 keepalived_start A
 wait_until 30 is_secondary A
 check "A comes back as BACKUP and serves" is_secondary A
