@@ -51,6 +51,13 @@ void lineage_apart(struct lineage *l, uint64_t head);
 /* Changes after the head at parting, and no peer: a new generation
  * begins there (saved before the next HELLO). */
 void lineage_check(struct lineage *l, uint64_t head);
+/* Whether lineage_check could begin one now (apart, a peer saw the current
+ * generation, none begun yet): the caller skips reading the journal's
+ * head otherwise. */
+static inline bool lineage_may_begin(const struct lineage *l)
+{
+	return l->apart && l->shared && !l->begun;
+}
 void lineage_hello(const struct lineage *l, struct proto_hello *h);
 /* The secondary's HELLO against our history and HEAD. 0 and *RESUME
  * (where its stream resumes), or -EPROTO (refused: l->why). */

@@ -1109,8 +1109,10 @@ void sender_pump(struct sender *s)
 		 * an unmount or a crash right after must not lose that fact */
 		struct journal_stats js;
 
-		journal_get_stats(s->j, &js);
-		lineage_check(&s->lin, js.head_seq);
+		if (lineage_may_begin(&s->lin)) {
+			journal_get_stats(s->j, &js);
+			lineage_check(&s->lin, js.head_seq);
+		}
 		return;
 	}
 	if (!s->bev || s->pumping)
@@ -1203,7 +1205,7 @@ void sender_tick(struct sender *s)
 	s->rate_mark = s->bytes_sent;
 	s->rate_i = (s->rate_i + 1) % RATE_SLOTS;
 
-	if (s->state != PEER_STREAMING) {
+	if (s->state != PEER_STREAMING && lineage_may_begin(&s->lin)) {
 		struct journal_stats js;
 
 		journal_get_stats(s->j, &js);
