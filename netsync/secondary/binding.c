@@ -121,7 +121,6 @@ int binding_on_hello(struct binding *b, const struct proto_hello *h, uint64_t ap
 {
 	struct history_decision d;
 	struct history ph;
-	int rc;
 
 	if (b->promoted) {
 		snprintf(b->why, sizeof(b->why), "this node was promoted to primary: it "
@@ -151,18 +150,32 @@ int binding_on_hello(struct binding *b, const struct proto_hello *h, uint64_t ap
 			 "primary that did not reach its peer): they are kept as conflict "
 			 "copies and the primary's state replaces them", "copies=conflicts/%s "
 			 "paths=%zu resume=%" PRIu64, b->tail.id, b->tail.n, *resume);
-	ph.role = HISTORY_SECONDARY;
-	if (!binding_same(&ph, &b->hist) || b->hist.role != HISTORY_SECONDARY) {
-		/* bound before the first change is applied */
-		rc = history_save(b->state, &ph);
-		if (rc < 0) {
-			snprintf(b->why, sizeof(b->why), "cannot record the primary's history in "
-				 "the state directory: %s", strerror(-rc));
-			return PROTO_E_APPLY;
-		}
-		b->hist = ph;
-	}
 	b->tail_done_seq = 0;
+	return 0;
+}
+
+/*
+ * Bound: the primary's history becomes ours, durably, before the first
+ * change is applied, and after the caller moved the position to where
+ * the stream resumes. That order matters: a crash between the two must
+ * not leave the primary's history beside a position from our own line,
+ * which would read as "behind" and skip the primary's changes up to it.
+ */
+int binding_commit(struct binding *b)
+{
+	struct history ph = b->peer_hist;
+	int rc;
+
+	ph.role = HISTORY_SECONDARY;
+	if (binding_same(&ph, &b->hist) && b->hist.role == HISTORY_SECONDARY)
+		return 0;
+	rc = history_save(b->state, &ph);
+	if (rc < 0) {
+		snprintf(b->why, sizeof(b->why), "cannot record the primary's history in the "
+			 "state directory: %s", strerror(-rc));
+		return rc;
+	}
+	b->hist = ph;
 	return 0;
 }
 
@@ -173,17 +186,12 @@ int binding_on_hello(struct binding *b, const struct proto_hello *h, uint64_t ap
  * whose state differs from its own (lineage.c), so that a failback costs
  * what changed, not what the journal could not rule out.
  */
-int binding_resolved(struct binding *b, uint64_t done_seq, uint64_t *resume)
+int binding_resolved(struct binding *b, uint64_t done_seq)
 {
-	struct history h = b->peer_hist;
-	int rc;
+	int rc = binding_commit(b);
 
-	h.role = HISTORY_SECONDARY;
-	rc = history_save(b->state, &h);
 	if (rc < 0)
 		return rc;
-	b->hist = h;
-	*resume = b->common;
 	/* the copies a demote kept go once the primary's state is here */
 	if (b->has_tail)
 		b->tail_done_seq = done_seq ? done_seq : 1;

@@ -48,17 +48,18 @@ void binding_close(struct binding *b);
 void binding_hello(const struct binding *b, struct proto_hello *h);
 /*
  * The primary's HELLO against ours, with our durable position APPLIED.
- * Accepted: the primary's history is saved as ours (bound) before anything
- * is applied and *RESUME is where the stream resumes (below APPLIED only
- * for a lagged tail: the caller moves the position there). Returns 0, or
- * the ERROR code to refuse with (b->why says why).
+ * Accepted: *RESUME is where the stream resumes (below APPLIED only for a
+ * lagged tail); the caller moves the position there, then binding_commit
+ * saves the primary's history as ours, before anything is applied.
+ * Returns 0, or the ERROR code to refuse with (b->why says why).
  */
 int binding_on_hello(struct binding *b, const struct proto_hello *h, uint64_t applied,
 		     uint64_t *resume);
-/* `twinfs resolve` is done (RESOLVE DONE up to DONE_SEQ): the primary's
- * history becomes ours, and *RESUME is the common point where its stream
- * resumes. 0 or -errno. */
-int binding_resolved(struct binding *b, uint64_t done_seq, uint64_t *resume);
+int binding_commit(struct binding *b);
+/* `twinfs resolve` is done (RESOLVE DONE up to DONE_SEQ): once the caller
+ * moved the position to b->common, where the primary's stream resumes,
+ * the primary's history becomes ours. 0 or -errno. */
+int binding_resolved(struct binding *b, uint64_t done_seq);
 /* TAIL frames for an accepted primary, if we have a tail. 0 or -errno. */
 int binding_send_tail(struct binding *b, struct evbuffer *out);
 /* The primary queued what differs up to SEQ (0: nothing differed);

@@ -313,6 +313,10 @@ static void serve_on_hello(struct serve *s, const struct proto_frame *f)
 		}
 		s->commit_seq = resume;
 	}
+	if (binding_commit(&s->bind) < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "%s", s->bind.why);
+		return;
+	}
 	if (binding_send_tail(&s->bind, bufferevent_get_output(s->bev)) < 0) {
 		serve_conn_fail(s, PROTO_E_APPLY, "cannot send the tail to the primary");
 		return;
@@ -349,11 +353,11 @@ static void serve_apply_failed(struct serve *s, const char *what, int rc)
  */
 static void serve_resolve_done(struct serve *s, const struct proto_resolve *m)
 {
-	uint64_t resume;
-	int rc = binding_resolved(&s->bind, m->seq, &resume);
+	uint64_t resume = s->bind.common;
+	int rc = receiver_set_position(s->recv, resume);
 
 	if (rc == 0)
-		rc = receiver_set_position(s->recv, resume);
+		rc = binding_resolved(&s->bind, m->seq);
 	if (rc < 0) {
 		serve_conn_fail(s, PROTO_E_APPLY, "cannot record the resolution on %s: %s",
 				s->node_name, strerror(-rc));
