@@ -139,7 +139,9 @@ static void rolestatus_print_diverged(const char *obj, void *arg)
 	ctljson_get_str(obj, "changed", changed, sizeof(changed));
 	rolestatus_side(obj, "local", l, sizeof(l));
 	rolestatus_side(obj, "peer", p, sizeof(p));
-	printf("  /%s (changed on %s)\n      here: %s\n      peer: %s\n", path, changed, l, p);
+	printf("  /%s (changed %s)\n      here: %s\n      peer: %s\n", path,
+	       strcmp(changed, "both") == 0 ? "on both nodes" :
+	       strcmp(changed, "here") == 0 ? "here" : "on the peer", l, p);
 }
 
 void rolestatus_print(const char *json)

@@ -55,7 +55,7 @@ check "split brain on the primary (B)" split_seen B
 check "A lists exactly the diverged paths" [ "$(diverged A)" = "s1 s2 s3 x1 y1" ]
 check "B lists exactly the diverged paths" [ "$(diverged B)" = "s1 s2 s3 x1 y1" ]
 check "status text shows both versions of /s1" sh -c "'$TWINFS_BIN' status --state '$B_STATE' |
-	grep -A2 '^  /s1 (changed on both)' | grep -q 'peer: file 7 B'"
+	grep -A2 '^  /s1 (changed on both nodes)' | grep -q 'peer: file 7 B'"
 check "nothing was overwritten on either node" untouched
 "$TWINFS_BIN" sync --state "$B_STATE" --timeout 5 >/dev/null 2>&1
 check "sync on the primary fails (69) in a split brain" [ $? -eq 69 ]
