@@ -138,7 +138,6 @@ static int demote_keep_tail(const char *state, const char *store, struct demote_
 	struct journal_opts jo = { .state_dir = state, .store_dir = store };
 	struct journal_stats js;
 	struct journal *j;
-	size_t kept = 0;
 	int rc;
 
 	/* First the pending paths, as `status --pending` lists them after a
@@ -160,14 +159,16 @@ static int demote_keep_tail(const char *state, const char *store, struct demote_
 	if (!c->t.n)
 		return 0;
 	rc = conflicts_begin(state, "demote", c->t.id, sizeof(c->t.id));
-	for (size_t off = 0; rc >= 0 && off < c->t.len; off += strlen(c->t.paths + off) + 1) {
-		rc = conflicts_save(state, c->t.id, c->store_fd, c->t.paths + off);
-		if (rc > 0)
-			kept++;
-	}
 	if (rc < 0)
 		return rc;
-	return tail_save(state, &c->t);
+	for (size_t off = 0; rc >= 0 && off < c->t.len; off += strlen(c->t.paths + off) + 1) {
+		rc = conflicts_save(state, c->t.id, c->store_fd, c->t.paths + off);
+	}
+	if (rc >= 0)
+		rc = tail_save(state, &c->t);
+	if (rc < 0)	/* a refused demote changes nothing: no half folder */
+		conflicts_remove(state, c->t.id);
+	return rc;
 }
 
 static int demote_run(const char *state, const char *store_flag)
