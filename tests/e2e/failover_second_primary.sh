@@ -3,7 +3,9 @@
 # data is on the peer and P1 is gone, a second primary P2 (its own store
 # and state directory, a longer journal) is refused with the reason, the
 # peer's store is untouched, and P2's `twinfs sync` fails (69) instead of
-# saying synced. P1, back, resumes and syncs. On 127.0.0.1. About 8 s.
+# saying synced. P1, back, resumes and syncs. Then the refusals of the
+# role commands and of mount/serve on the other role's state directory.
+# On 127.0.0.1. About 6 s.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
 
@@ -43,4 +45,31 @@ echo more >"$MNT/d/more"
 synced 30
 check "P1, back, syncs" [ $? -eq 0 ]
 check "stores equal" stores_replicated
+
+# the role commands' refusals: one line, the documented code, nothing changed
+cp "$A_STATE/history" "$T/history.before"
+"$TWINFS_BIN" demote --state "$A_STATE" >"$T/o" 2>&1
+check "demote of a mounted primary: 69" [ $? -eq 69 ]
+check "... says unmount first" grep -q "unmount it first" "$T/o"
+check "... and the history is unchanged" cmp -s "$A_STATE/history" "$T/history.before"
+"$TWINFS_BIN" promote >"$T/o" 2>&1
+check "promote without --state: 64" [ $? -eq 64 ]
+"$TWINFS_BIN" promote --state "$T/nowhere" >"$T/o" 2>&1
+check "promote of a missing state directory: 66" [ $? -eq 66 ]
+"$TWINFS_BIN" resolve --state "$A_STATE" --keep mine >"$T/o" 2>&1
+check "resolve --keep mine: 64" [ $? -eq 64 ]
+"$TWINFS_BIN" resolve --state "$A_STATE" --keep local >"$T/o" 2>&1
+check "resolve with no split brain: 0, nothing to do" sh -c "[ $? -eq 0 ] && grep -q 'nothing to do' '$T/o'"
+mkdir "$T/mnt2"
+kill_serve	# its state directory is locked while it runs
+"$TWINFS_BIN" mount --store "$T/p2/store" --state "$P_STATE" --mountpoint "$T/mnt2" \
+	>"$T/o" 2>&1
+check "mount on a secondary's state directory: 78" [ $? -eq 78 ]
+check "... names promote" grep -q "twinfs promote" "$T/o"
+check "... and creates no journal there" [ ! -e "$P_STATE/journal" ]
+stop_mount
+"$TWINFS_BIN" serve --store "$T/p2/store" --state "$A_STATE" --listen "127.0.0.1:$(free_port)" \
+	>"$T/o" 2>&1
+check "serve on a primary's state directory: 78" [ $? -eq 78 ]
+check "... names demote" grep -q "twinfs demote" "$T/o"
 finish
