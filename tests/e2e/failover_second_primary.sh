@@ -60,13 +60,24 @@ check "promote of a missing state directory: 66" [ $? -eq 66 ]
 check "resolve --keep mine: 64" [ $? -eq 64 ]
 "$TWINFS_BIN" resolve --state "$A_STATE" --keep local >"$T/o" 2>&1
 check "resolve with no split brain: 0, nothing to do" sh -c "[ $? -eq 0 ] && grep -q 'nothing to do' '$T/o'"
-mkdir "$T/mnt2"
-kill_serve	# its state directory is locked while it runs
-"$TWINFS_BIN" mount --store "$T/p2/store" --state "$P_STATE" --mountpoint "$T/mnt2" \
+# promote with the primary connected: refused, unless --force
+"$TWINFS_BIN" promote --state "$P_STATE" >"$T/o" 2>&1
+check "promote with P1 connected: 69" [ $? -eq 69 ]
+"$TWINFS_BIN" promote --state "$P_STATE" --force >"$T/o" 2>&1
+check "promote --force: 0" [ $? -eq 0 ]
+promoted_peer() { "$TWINFS_BIN" status --state "$A_STATE" --json | grep -q '"verdict":"ahead"'; }
+wait_until 15 promoted_peer
+check "P1 is dropped and refused by the promoted peer" promoted_peer
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 5 >/dev/null 2>&1
+check "P1's sync fails (69)" [ $? -eq 69 ]
+mkdir "$T/mnt2" "$T/sec"
+"$TWINFS_BIN" demote --state "$T/sec" >"$T/o" 2>&1
+check "demote of an empty state directory makes it a secondary's" grep -q "^role secondary" "$T/sec/history"
+"$TWINFS_BIN" mount --store "$T/p2/store" --state "$T/sec" --mountpoint "$T/mnt2" \
 	>"$T/o" 2>&1
 check "mount on a secondary's state directory: 78" [ $? -eq 78 ]
 check "... names promote" grep -q "twinfs promote" "$T/o"
-check "... and creates no journal there" [ ! -e "$P_STATE/journal" ]
+check "... and creates no journal there" [ ! -e "$T/sec/journal" ]
 stop_mount
 "$TWINFS_BIN" serve --store "$T/p2/store" --state "$A_STATE" --listen "127.0.0.1:$(free_port)" \
 	>"$T/o" 2>&1
