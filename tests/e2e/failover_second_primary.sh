@@ -35,7 +35,10 @@ check "P2 is refused: the peer holds another node's data" refused
 check "P2's sync fails with 69, not synced" [ $rc -eq 69 ]
 check "... and says why" grep -q "another node's data" "$T/sync2.out"
 check "the peer's store still equals P1's" same_stores "$A_STORE" "$P_STORE"
-check "the peer says why it refused" sh -c "'$TWINFS_BIN' status --state '$P_STATE' | grep -q 'peer match:  foreign'"
+# each end decides on the other's HELLO: the peer may answer a moment later
+peer_says() { "$TWINFS_BIN" status --state "$P_STATE" | grep -q 'peer match:  foreign'; }
+wait_until 15 peer_says
+check "the peer says why it refused" peer_says
 check "... and that it is no split brain" sh -c "'$TWINFS_BIN' status --state '$P_STATE' --json | grep -q '\"split_brain\":false'"
 fusermount3 -u "$P2_MNT"
 wait_until 30 sh -c "! kill -0 $P2_PID 2>/dev/null"
