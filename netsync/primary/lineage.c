@@ -1,13 +1,8 @@
 /*
- * lineage — the primary's generations (lineage.h). Why a primary begins a
- * generation when it writes while apart: those changes were made without
- * the peer's knowledge, and if the peer was promoted meanwhile, both lines
- * went on after a common point — a split brain the next meeting must see,
- * not a lag it would quietly repair. Changes the primary made while still
- * connected and that never arrived (async lag at a crash) stay in the old
- * generation: the peer's new generation began after its last applied
- * seq, so they show up as a lagged tail and are kept as conflict copies.
- * Primary thread's loop only.
+ * lineage — the primary's generations (lineage.h): its history, the
+ * generation it begins when writing apart, the verdict on a secondary's
+ * HELLO, a demoted peer's tail turned into NEEDS_SCANs. Primary thread's
+ * loop only; small state files written with blocking IO.
  */
 #include "netsync/primary/lineage.h"
 
@@ -25,6 +20,16 @@
 #include "netsync/wire/path.h"
 #include "netsync/wire/proto_gen.h"
 
+/*
+ * Why a primary begins a generation when it writes while apart: those
+ * changes were made without the peer's knowledge, and if the peer was
+ * promoted meanwhile, both lines went on after a common point — a split
+ * brain the next meeting must see, not a lag it would quietly repair.
+ * Changes made while still connected that never arrived (async lag at a
+ * crash) stay in the old generation: the peer's new one began after its
+ * last applied seq, so they show up as a lagged tail, kept as conflict
+ * copies.
+ */
 int lineage_open(struct lineage *l, const char *state, const uint8_t node[16],
 		 uint64_t head, uint64_t acked)
 {

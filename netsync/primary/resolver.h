@@ -1,13 +1,11 @@
 /*
- * resolver — the primary's side of `twinfs resolve` and `--restore`: it
- * receives the versions a secondary sends (ENTRY + DATA) into
- * STATE/incoming/, then one worker thread keeps the primary's losing
- * versions aside (STATE/conflicts/<stamp>-resolve) and writes the
- * secondary's through the mountpoint, so that the kernel's caches and the
- * journal see them as any write (and they replicate back like one). The
- * loop thread feeds it; the worker touches only the mountpoint, the store
- * (read) and STATE/conflicts, STATE/incoming; it tells the loop through an
- * eventfd.
+ * resolver — the primary's side of `twinfs resolve` and `--restore`: the
+ * versions a secondary sends (ENTRY + DATA) land in STATE/incoming/; a
+ * worker thread keeps the primary's losing versions aside and writes the
+ * secondary's through the mountpoint (the kernel's caches and the journal
+ * see ordinary writes). The loop feeds it; the worker touches only the
+ * mountpoint, the store (read), STATE/conflicts and STATE/incoming, and
+ * wakes the loop through an eventfd.
  */
 #ifndef TWINFS_RESOLVER_H
 #define TWINFS_RESOLVER_H

@@ -1,13 +1,11 @@
 /*
  * demote_cmd — `twinfs demote --state DIR`: a stopped primary becomes a
- * secondary that a new primary can bring up to date. What its journal
- * holds past the peer's last acknowledgement (writes that may never have
- * reached the peer) is kept: every such path's current version is copied
- * into STATE/conflicts/<time>-demote and listed in STATE/tail, which the
- * serve hands the new primary (docs/protocol.md, "Generations"). Then
- * STATE/applied takes the journal's head, the role becomes secondary
- * (the commit point) and the journal goes. Main thread of the CLI; reads
- * the store, writes only the state directory.
+ * secondary. Each path its journal holds past the peer's last ack is
+ * copied into STATE/conflicts/<time>-demote and listed in STATE/tail
+ * (docs/protocol.md, "Generations"); then STATE/applied takes the
+ * journal's head, the role becomes secondary (the commit point) and the
+ * journal goes. Main thread of the CLI; reads the store, writes only the
+ * state directory.
  */
 #include "netsync/roles/rolecmd.h"
 
