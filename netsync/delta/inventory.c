@@ -240,12 +240,13 @@ static int inv_entry(struct inv_walk *w, int dirfd, const char *name, const char
 	return inventory_add(w->inv, &e);
 }
 
-int inventory_add_path(struct inventory *inv, int rootfd, const char *path)
+int inventory_add_path(struct inventory *inv, int rootfd, const char *path, bool hash)
 {
 	/* what replication carries: content, and user.* and trusted.* */
-	static const struct inventory_opts o = { .hash_content = true,
-						 .replicated_xattrs = true };
-	struct inv_walk w = { .inv = inv, .o = &o };
+	static const struct inventory_opts with = { .hash_content = true,
+						    .replicated_xattrs = true };
+	static const struct inventory_opts without = { .replicated_xattrs = true };
+	struct inv_walk w = { .inv = inv, .o = hash ? &with : &without };
 	struct path_ref ref;
 	struct stat st;
 	int rc;
@@ -281,10 +282,12 @@ static int inv_str_eq(const char *a, const char *b)
 
 int inventory_entry_same(const struct proto_entry *a, const struct proto_entry *b)
 {
+	/* a regular file is the same only when both contents were hashed */
+	if (S_ISREG(a->mode) && !(a->flags & b->flags & PROTO_ENTRY_F_HASHED))
+		return 0;
 	return a->mode == b->mode && a->uid == b->uid && a->gid == b->gid &&
 	       a->size == b->size && a->mtime_ns == b->mtime_ns && a->rdev == b->rdev &&
-	       a->nlink == b->nlink && (a->flags & PROTO_ENTRY_F_HASHED) ==
-	       (b->flags & PROTO_ENTRY_F_HASHED) &&
+	       a->nlink == b->nlink &&
 	       a->n_xattrs == b->n_xattrs && !memcmp(a->xattrs, b->xattrs, 16) &&
 	       !memcmp(a->hash, b->hash, 16) && !a->err && !b->err &&
 	       inv_str_eq(a->target, b->target) && inv_str_eq(a->path, b->path);

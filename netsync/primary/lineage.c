@@ -157,7 +157,16 @@ int lineage_on_tail_entry(struct lineage *l, struct journal *j, int store_fd,
 
 	if (path_check(e->path, false) < 0)
 		return -EBADMSG;
-	rc = inventory_add_path(&inv, store_fd, e->path);
+	/* the content is read (on this loop) only when the peer hashed its
+	 * own and everything else already matches; a file it left unhashed
+	 * (past its budget) is compared by the NEEDS_SCAN's block hashes */
+	rc = inventory_add_path(&inv, store_fd, e->path, false);
+	if (rc == 1 && S_ISREG(e->mode) && (e->flags & PROTO_ENTRY_F_HASHED) &&
+	    inv.e[0].mode == e->mode && inv.e[0].size == e->size &&
+	    inv.e[0].mtime_ns == e->mtime_ns) {
+		inventory_free(&inv);
+		rc = inventory_add_path(&inv, store_fd, e->path, true);
+	}
 	if ((rc == 1 && e->mode && inventory_entry_same(&inv.e[0], e)) || (rc == 0 && !e->mode)) {
 		inventory_free(&inv);
 		l->tail_same++;

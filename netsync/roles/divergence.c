@@ -45,12 +45,23 @@ static struct div_entry *divergence_get(struct divergence *d, const char *path)
 	return e;
 }
 
+/* Content hashed per exchange at most (it runs on a daemon's loop); a
+ * file past it is listed with its size and mtime and no hash, and counts
+ * as differing. */
+#define DIVERGENCE_HASH_BUDGET (256ull << 20)
+
 /* Our version of PATH. 0 or -errno. */
-static int divergence_read(int store_fd, const char *path, struct div_side *s)
+static int divergence_read(struct divergence *d, int store_fd, const char *path,
+			   struct div_side *s)
 {
 	struct inventory inv = { 0 };
-	int rc = inventory_add_path(&inv, store_fd, path);
+	int rc = inventory_add_path(&inv, store_fd, path, false);
 
+	if (rc == 1 && S_ISREG(inv.e[0].mode) && inv.e[0].size <= d->hash_budget) {
+		d->hash_budget -= inv.e[0].size;
+		inventory_free(&inv);
+		rc = inventory_add_path(&inv, store_fd, path, true);
+	}
 	memset(s, 0, sizeof(*s));
 	if (rc == 1) {
 		s->mode = inv.e[0].mode;
@@ -111,6 +122,7 @@ int divergence_begin(struct divergence *d, int store_fd, const char *paths, size
 	int rc = 0;
 
 	divergence_free(d);
+	d->hash_budget = DIVERGENCE_HASH_BUDGET;
 	for (size_t off = 0; off < len; off += strlen(paths + off) + 1) {
 		struct div_entry *e = divergence_get(d, paths + off);
 
@@ -123,12 +135,21 @@ int divergence_begin(struct divergence *d, int store_fd, const char *paths, size
 		return -ENOMEM;
 	for (size_t i = 0; i < d->n && rc == 0; i++) {
 		idx[i] = i;
-		rc = divergence_read(store_fd, d->e[i].path, &d->e[i].here);
+		rc = divergence_read(d, store_fd, d->e[i].path, &d->e[i].here);
 	}
 	if (rc == 0)
 		rc = divergence_send(d, idx, d->n, PROTO_DIV_F_LAST, out);
 	free(idx);
 	return rc;
+}
+
+/* A regular file's version read without its content (past the budget)
+ * has an all-zero hash: XXH3-128 of any content, even none, is not. */
+static bool divergence_hashed(const struct div_side *s)
+{
+	static const uint8_t none[16];
+
+	return !S_ISREG(s->mode) || memcmp(s->hash, none, 16) != 0;
 }
 
 static bool divergence_same(const struct div_entry *e)
@@ -138,6 +159,7 @@ static bool divergence_same(const struct div_entry *e)
 	if (!a->mode && !b->mode)
 		return true;
 	return a->mode == b->mode && a->size == b->size && a->mtime_ns == b->mtime_ns &&
+	       divergence_hashed(a) && divergence_hashed(b) &&
 	       memcmp(a->hash, b->hash, 16) == 0;
 }
 
@@ -175,7 +197,7 @@ static int divergence_answer(struct divergence *d, int store_fd, struct evbuffer
 	for (size_t i = 0; i < d->n && rc == 0; i++) {
 		if (d->e[i].changed_here)
 			continue;
-		rc = divergence_read(store_fd, d->e[i].path, &d->e[i].here);
+		rc = divergence_read(d, store_fd, d->e[i].path, &d->e[i].here);
 		idx[n++] = i;
 	}
 	if (rc == 0)

@@ -39,6 +39,7 @@ struct divergence {
 	struct div_entry *e;	/* sorted by path once complete */
 	size_t n, cap;
 	bool peer_listed;	/* the peer's list is complete */
+	uint64_t hash_budget;	/* content bytes this exchange may still hash */
 	bool complete;		/* both lists and both answers are in */
 	char peer_name[64];	/* for conflict copies (resolve) */
 };

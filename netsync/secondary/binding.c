@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/log.h"
 #include "netsync/control/ctljson.h"
@@ -179,13 +180,6 @@ int binding_commit(struct binding *b)
 	return 0;
 }
 
-/*
- * The tail goes as one ENTRY per path (its state here: type, owner, mode,
- * size, mtime, content and xattr digests; mode 0 when the path is gone)
- * and an empty TAIL flagged last: the primary resends only the paths
- * whose state differs from its own (lineage.c), so that a failback costs
- * what changed, not what the journal could not rule out.
- */
 int binding_resolved(struct binding *b, uint64_t done_seq)
 {
 	int rc = binding_commit(b);
@@ -202,9 +196,23 @@ int binding_resolved(struct binding *b, uint64_t done_seq)
 	return 0;
 }
 
+/*
+ * The tail goes as one ENTRY per path (its state here: type, owner, mode,
+ * size, mtime, xattr digest and, within a budget, the content's; mode 0
+ * when the path is gone) and an empty TAIL flagged last: the primary
+ * resends only the paths whose state differs from its own (lineage.c), so
+ * that a failback costs what changed, not what the journal could not rule
+ * out. Content is hashed here on serve's loop, so only up to
+ * TAIL_HASH_BUDGET bytes per connection (the heartbeats wait meanwhile);
+ * a file past it goes unhashed, and the primary's NEEDS_SCAN compares it
+ * by block hashes instead (netsync/primary/sender_delta.c).
+ */
+#define TAIL_HASH_BUDGET (64ull << 20)
+
 int binding_send_tail(struct binding *b, struct evbuffer *out)
 {
 	struct proto_tail end = { .flags = PROTO_TAIL_F_LAST, .paths = "", .len = 0 };
+	uint64_t budget = TAIL_HASH_BUDGET;
 	int rc = 0;
 
 	if (!b->has_tail)
@@ -215,7 +223,12 @@ int binding_send_tail(struct binding *b, struct evbuffer *out)
 		struct inventory inv = { 0 };
 		struct proto_entry gone = { .path = path };
 
-		rc = inventory_add_path(&inv, b->store_fd, path);
+		rc = inventory_add_path(&inv, b->store_fd, path, false);
+		if (rc == 1 && S_ISREG(inv.e[0].mode) && inv.e[0].size <= budget) {
+			budget -= inv.e[0].size;
+			inventory_free(&inv);
+			rc = inventory_add_path(&inv, b->store_fd, path, true);
+		}
 		if (rc >= 0)
 			rc = proto_encode_entry(out, rc == 1 ? &inv.e[0] : &gone);
 		inventory_free(&inv);

@@ -33,7 +33,7 @@ long long versions_send(struct evbuffer *out, int rootfd, const char *path, cons
 	long long sent = 0;
 	int fd, rc;
 
-	rc = inventory_add_path(&inv, rootfd, path);
+	rc = inventory_add_path(&inv, rootfd, path, false);	/* the content follows */
 	if (rc < 0)
 		return rc;
 	e = rc == 1 ? inv.e[0] : gone;

@@ -1,6 +1,7 @@
 /* Unit tests for netsync/roles/resolution (the plan of `twinfs resolve`,
- * computed alike on both nodes), tail (STATE/tail round trip) and
- * conflicts (a copy kept, dropped when the store holds the same). */
+ * computed alike on both nodes), tail (STATE/tail round trip), conflicts
+ * (a copy kept, dropped when the store holds the same) and the rule of
+ * inventory_entry_same that a demoted primary's tail relies on. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "netsync/delta/inventory.h"
 #include "netsync/roles/conflicts.h"
 #include "netsync/roles/resolution.h"
 #include "netsync/roles/tail.h"
@@ -168,12 +170,35 @@ static void test_tail_and_conflicts(void **state)
 	assert_int_equal(system(p), 0);
 }
 
+/* Two versions of a regular file are the same only when both contents
+ * were hashed: a file past the tail's hash budget goes by block hashes. */
+static void test_entry_same_needs_hashes(void **state)
+{
+	struct proto_entry a = { .path = "f", .mode = S_IFREG | 0644, .size = 5,
+				 .mtime_ns = 7, .nlink = 1 }, b = a;
+
+	(void)state;
+	assert_false(inventory_entry_same(&a, &b));
+	a.flags = PROTO_ENTRY_F_HASHED;
+	assert_false(inventory_entry_same(&a, &b));
+	b.flags = PROTO_ENTRY_F_HASHED;
+	assert_true(inventory_entry_same(&a, &b));
+	b.hash[0] = 1;
+	assert_false(inventory_entry_same(&a, &b));
+	a.mode = b.mode = S_IFDIR | 0755;	/* folders have no content hash */
+	a.flags = b.flags = 0;
+	memset(a.hash, 0, 16);
+	memset(b.hash, 0, 16);
+	assert_true(inventory_entry_same(&a, &b));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_keep_words),
 		cmocka_unit_test(test_plans_agree),
 		cmocka_unit_test(test_tail_and_conflicts),
+		cmocka_unit_test(test_entry_same_needs_hashes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
