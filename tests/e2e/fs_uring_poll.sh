@@ -1,8 +1,8 @@
 #!/bin/sh
 # Polling of the io_uring ring threads (fs/ring.c, "Polling"), checked
 # against the daemon's own counters and its CPU time: while requests keep
-# coming the ring threads poll for the next one (the unmount log counts
-# the polls), an idle mount costs no CPU (at most 5 % of one CPU over
+# coming the ring threads poll for the next one, or skip it on a loaded
+# machine (the unmount log counts both), an idle mount costs no CPU (at most 5 % of one CPU over
 # 3 s right after a burst of requests), --uring-poll 0 never polls, and a
 # window out of bounds is refused before anything is mounted. Round-trip
 # speed is not asserted here (bench/fs-roundtrip.sh measures it).
@@ -52,9 +52,11 @@ check "an idle mount uses at most 5 % of one CPU ($((t1 - t0)) ticks in 3 s at $
 	[ $(( (t1 - t0) * 100 )) -le $(( hz * 3 * 5 )) ]
 fusermount3 -u "$T/mnt" || fail "unmount failed"
 wait_until 10 sh -c "! kill -0 $PID 2>/dev/null" || fail "the daemon did not exit"
+# On a loaded machine the threads rightly skip polling (poll_loaded):
+# either way the polling path ran.
 polls=$(( $(counter poll_hits "$T/poll.log") + $(counter poll_misses "$T/poll.log") +
-	  $(counter poll_backoffs "$T/poll.log") ))
-check "the ring threads polled during the burst ($polls polls)" [ "$polls" -gt 0 ]
+	  $(counter poll_backoffs "$T/poll.log") + $(counter poll_loaded "$T/poll.log") ))
+check "the ring threads polled or saw the load during the burst ($polls)" [ "$polls" -gt 0 ]
 check "no ring errors were logged" sh -c "! grep -q 'level=error' '$T/poll.log'"
 
 "$TWINFS_BIN" mount --store "$T/store" --state "$T/state" --mountpoint "$T/mnt" \
@@ -68,7 +70,7 @@ burst 1000
 fusermount3 -u "$T/mnt" || fail "unmount failed"
 wait_until 10 sh -c "! kill -0 $PID 2>/dev/null" || fail "the daemon did not exit"
 check "--uring-poll 0 takes requests over the rings" [ "$(counter requests "$T/nopoll.log")" -gt 1000 ]
-check "... and never polls" [ "$(counter poll_hits "$T/nopoll.log")$(counter poll_misses "$T/nopoll.log")$(counter poll_backoffs "$T/nopoll.log")" = 000 ]
+check "... and never polls" [ "$(counter poll_hits "$T/nopoll.log")$(counter poll_misses "$T/nopoll.log")$(counter poll_backoffs "$T/nopoll.log")$(counter poll_loaded "$T/nopoll.log")" = 0000 ]
 
 "$TWINFS_BIN" mount --store "$T/store" --state "$T/state" --mountpoint "$T/mnt" \
 	--uring-poll 100001 >"$T/bad.out" 2>&1
