@@ -665,13 +665,25 @@ static void sender_write_cb(struct bufferevent *bev, void *arg)
 
 /* ---- streaming ---- */
 
+/* Sends the current state of SCOPE for a record at SEQ (sender_put_replace)
+ * and marks every repair it carries; nothing if a walk of this batch
+ * already sends SCOPE whole (an earlier record replaced by it). */
+static int sender_put_scope(struct sender *s, struct evbuffer *out, uint64_t seq,
+			    const char *scope)
+{
+	repairs_carry(&s->repairs, scope, s->c.cur->b->end_seq);
+	if (cursor_walks(&s->c, scope))
+		return 0;
+	return sender_put_replace(s, out, seq, scope);
+}
+
 /* Replaces record R, which names a path the peer failed to apply, by the
- * current state of each path it names (see "Apply errors"). */
+ * current state of the failed path (or of the folder its failures moved
+ * the repair up to) for each path R names (see "Apply errors"). */
 static int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
 				 const struct journal_rec *r, uint64_t until)
 {
 	const char *paths[2] = { r->op.path, NULL };
-	uint64_t end = s->c.cur->b->end_seq;
 	char scope[PROTO_PATH_MAX + 1];
 	int rc;
 
@@ -687,14 +699,12 @@ static int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
 			rep = repairs_note(&s->repairs, paths[i], NULL, NULL, until, false);
 		if (!rep)
 			return -ENOMEM;
-		if (rep->sent_end < end)
-			rep->sent_end = end;
-		repairs_scope(rep, paths[i], scope, sizeof(scope));
+		repairs_scope(rep, rep->path, scope, sizeof(scope));
 		log_info("replacing a record the peer failed on by the path's state",
 			 "peer=%s seq=%llu op=%s path=/%s replaced=/%s", s->peer,
 			 (unsigned long long)r->seq, journal_op_name(r->op.type), paths[i],
 			 scope);
-		rc = sender_put_replace(s, out, r->seq, scope);
+		rc = sender_put_scope(s, out, r->seq, scope);
 		if (rc < 0)
 			return rc;
 	}
@@ -713,9 +723,8 @@ static int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint6
 
 		if (rep->sent_end || !rep->failures)
 			continue;
-		rep->sent_end = seq;
 		repairs_scope(rep, rep->path, scope, sizeof(scope));
-		rc = sender_put_replace(s, out, seq, scope);
+		rc = sender_put_scope(s, out, seq, scope);
 		if (rc < 0)
 			return rc;
 	}
@@ -730,7 +739,11 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 
 	switch (r->op.type) {
 	case JOP_BATCH:
-		return s->repairs.n ? sender_put_open_repairs(s, out, r->seq) : 0;
+		/* the batch's last record: what goes after all the others */
+		rc = s->repairs.n ? sender_put_open_repairs(s, out, r->seq) : 0;
+		if (rc == 0 && s->c.names_after.n)
+			rc = sender_put_names_after(s, out, r->seq);
+		return rc;
 	case JOP_MARK_DIR:
 	case JOP_MARK_FILE:
 	case JOP_EPOCH:
@@ -743,8 +756,9 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 	sentmap_forget(s->held, r->op.path);
 	if (r->op.type != JOP_SYMLINK)
 		sentmap_forget(s->held, r->op.path2);
-	if (r->op.type == JOP_NEEDS_SCAN)
-		return sender_put_scan(s, out, r);
+	/* A repair comes first, NEEDS_SCAN records included: a scan's own
+	 * frames may be what the peer fails on, and sent again unchanged they
+	 * would fail for ever. */
 	if (s->repairs.n) {
 		rep = repairs_covering(&s->repairs, r->op.path, r->seq);
 		if (!rep && (r->op.type == JOP_RENAME || r->op.type == JOP_LINK))
@@ -752,6 +766,8 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 		if (rep)
 			return sender_put_repair_rec(s, out, r, rep->until);
 	}
+	if (r->op.type == JOP_NEEDS_SCAN)
+		return sender_put_scan(s, out, r);
 	if (r->seq <= s->repair_until) {
 		rc = cursor_add_repair(&s->c, r->op.path);
 		if (rc == 0 && r->op.type != JOP_SYMLINK)

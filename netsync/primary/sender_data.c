@@ -123,6 +123,7 @@ void cursor_reset(struct cursor *c)
 	cursor_pop_dirs(c, 0);
 	free(c->dirs);
 	pathset_clear(&c->pruned);
+	pathset_clear(&c->names_after);
 	pathset_clear(&c->attrs_after);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;

@@ -117,6 +117,11 @@ struct cursor {
 	 * rm -rf while the journal is full makes one NEEDS_SCAN per name, all
 	 * answered by the same folder's names (sender_scan.c). */
 	struct pathset pruned;
+	/* Paths whose nearest folder's names go once the batch's records are
+	 * sent (gone NEEDS_SCAN paths, folders scanned for names; see
+	 * sender_scan.c, "Names sent from the store go after the batch's
+	 * records"). */
+	struct pathset names_after;
 	/* Folders a NEEDS_SCAN or a repair changes on the peer (their names
 	 * sent, an entry created in them): their times go once the walks are
 	 * done, since what the walks create there changes their mtime on the
@@ -226,6 +231,8 @@ int sender_put_data(struct sender *s, struct evbuffer *out);
 
 void cursor_pop_dirs(struct cursor *c, size_t n);
 int cursor_add_walk(struct cursor *c, const char *root);
+/* True if a walk queued in this batch covers PATH (it or an ancestor). */
+bool cursor_walks(const struct cursor *c, const char *path);
 /* Queues PATH's whole state to be sent after the batch's dirty files. */
 int cursor_add_repair(struct cursor *c, const char *path);
 int sender_put_walk(struct sender *s, struct evbuffer *out);
@@ -253,6 +260,10 @@ int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
 /* PATH the peer failed to apply: the peer's copy removed and sent anew. */
 int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 		       const char *path);
+/* The batch's records are sent (its BATCH record): the names of the folder
+ * of each path in c->names_after, as the store has them now, with SEQ.
+ * 0 or -errno to drop the connection. */
+int sender_put_names_after(struct sender *s, struct evbuffer *out, uint64_t seq);
 /* The walks are done: the ATTR of each folder in c->attrs_after, as it is
  * now. 1 if it sent any, 0 if none were due. */
 int sender_put_attrs_after(struct sender *s, struct evbuffer *out);

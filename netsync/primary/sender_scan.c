@@ -89,13 +89,18 @@ static int scan_put_entry(struct sender *s, struct evbuffer *out, uint64_t seq,
 	return 0;
 }
 
+/* The ATTR of folder PATH as the store has it now. Read now, it may name a
+ * folder the peer does not hold at this point of the stream (removed by
+ * the batch's records, made again by later ones, which bring its times):
+ * PROTO_ATTR_IF_PRESENT lets the peer skip it then. */
 static void scan_put_attr(struct evbuffer *out, const char *path, const struct stat *st)
 {
 	struct proto_attr a;
 
 	memset(&a, 0, sizeof(a));
 	a.path = path;
-	a.mask = JATTR_MODE | JATTR_UID | JATTR_GID | JATTR_ATIME | JATTR_MTIME;
+	a.mask = JATTR_MODE | JATTR_UID | JATTR_GID | JATTR_ATIME | JATTR_MTIME |
+		 PROTO_ATTR_IF_PRESENT;
 	a.mode = st->st_mode & 07777;
 	a.uid = st->st_uid;
 	a.gid = st->st_gid;
@@ -236,17 +241,37 @@ static void scan_parent(char *path)
 }
 
 /*
- * PATH is gone here. Whatever happened to it (removed, renamed away, its
- * folder removed), the peer's copy is brought in line at the nearest
- * ancestor that still exists: its names (the peer removes the ones this
- * store lacks, PATH among them, whole subtrees included), then its times,
- * which the removals changed. Nothing is re-sent. Directories above are
- * not created on the peer: one missing there would be created empty and
- * hide what it lacks; the peer reports the missing path instead, which
- * is then repaired whole (sender.c, "Apply errors"). 0 or -errno.
+ * Names sent from the store go after the batch's records.
+ *
+ * A NEEDS_SCAN (or a repair) of a path that is gone here, or of a folder
+ * whose names changed, makes the peer remove what this store lacks in a
+ * folder (PRUNE). That list is read from the store as it is now, which
+ * may be ahead of the batch: sent where the record stands, it would
+ * remove on the peer entries that the batch's later records still use
+ * (a folder they create something in, then remove), and those records
+ * would fail there. So the path is only noted (c->names_after) and its
+ * folder's names go once the batch's records are all sent, at its BATCH
+ * record (sender_put_names_after), when the peer holds everything the
+ * records describe.
  */
-static int scan_put_gone(struct sender *s, struct evbuffer *out, uint64_t seq,
-			 const char *path)
+static int scan_defer_names(struct sender *s, const char *path)
+{
+	return pathset_add(&s->c.names_after, path, 0) < 0 ? -ENOMEM : 0;
+}
+
+/*
+ * The deferred names of PATH, from the store as it is now. The nearest
+ * entry that exists, PATH itself or an ancestor: a folder gets its names
+ * (the peer removes the ones this store lacks, whole subtrees included),
+ * then its times, which the removals changed; a file where a folder was
+ * replaces the peer's folder (an ancestor of PATH), and a file at PATH
+ * itself needs nothing (the record that made it follows). A folder a walk
+ * of this batch covers is left to the walk, whose PRUNE says the same.
+ * Directories above are not created on the peer: one missing there would
+ * be created empty and hide what it lacks. 0 or -errno.
+ */
+static int scan_put_names_now(struct sender *s, struct evbuffer *out, uint64_t seq,
+			      const char *path)
 {
 	char anc[PATH_MAX];
 	struct path_ref ref;
@@ -255,25 +280,22 @@ static int scan_put_gone(struct sender *s, struct evbuffer *out, uint64_t seq,
 
 	snprintf(anc, sizeof(anc), "%s", path);
 	for (;;) {
-		scan_parent(anc);
 		rc = scan_stat(s, anc, &ref, &st);
 		if (rc == 0)
 			break;
 		if (rc != -ENOENT || !*anc)
 			return rc == -ENOENT ? 0 : rc;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		/* a file where a folder was: the peer's folder goes, the file
-		 * is sent */
-		path_put(&ref);
-		return sender_put_replace(s, out, seq, anc);
+		scan_parent(anc);
 	}
 	path_put(&ref);
-	if (pathset_find(&s->c.pruned, anc))
-		return 0;	/* this batch sent its names already */
-	log_info("a path the journal could not follow is gone; the peer removes "
-		 "what this store lacks in its nearest folder", "path=/%s folder=/%s",
-		 path, anc);
+	if (!S_ISDIR(st.st_mode))
+		return strcmp(anc, path) == 0 ? 0 : sender_put_replace(s, out, seq, anc);
+	if (pathset_find(&s->c.pruned, anc) || cursor_walks(&s->c, anc))
+		return 0;	/* this batch sends its names already */
+	if (strcmp(anc, path) != 0)
+		log_info("a path the journal could not follow is gone; the peer removes "
+			 "what this store lacks in its nearest folder", "path=/%s folder=/%s",
+			 path, anc);
 	if (pathset_add(&s->c.pruned, anc, 0) < 0)
 		return -ENOMEM;
 	rc = scan_put_dir_names(s, out, seq, anc, NULL);
@@ -286,6 +308,38 @@ static int scan_put_gone(struct sender *s, struct evbuffer *out, uint64_t seq,
 	return rc;
 }
 
+struct names_after_ctx {
+	struct sender *s;
+	struct evbuffer *out;
+	uint64_t seq;
+	int rc;
+};
+
+static void scan_names_after_one(const struct pathset_entry *e, void *arg)
+{
+	struct names_after_ctx *x = arg;
+
+	if (x->rc == 0)
+		x->rc = scan_put_names_now(x->s, x->out, x->seq, e->path);
+}
+
+int sender_put_names_after(struct sender *s, struct evbuffer *out, uint64_t seq)
+{
+	struct names_after_ctx x = { .s = s, .out = out, .seq = seq };
+	struct pathset todo = s->c.names_after;
+
+	/* a replace below may note more: they go with this batch too */
+	while (todo.n && x.rc == 0) {
+		pathset_init(&s->c.names_after);
+		pathset_each(&todo, scan_names_after_one, &x);
+		pathset_clear(&todo);
+		todo = s->c.names_after;
+	}
+	pathset_clear(&todo);
+	pathset_init(&s->c.names_after);
+	return x.rc;
+}
+
 int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
 		    const char *path)
 {
@@ -295,7 +349,7 @@ int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
 
 	rc = scan_stat(s, path, &ref, &st);
 	if (rc == -ENOENT)
-		return scan_put_gone(s, out, seq, path);
+		return scan_defer_names(s, path);
 	if (rc < 0)
 		return rc;
 	rc = scan_put_entry(s, out, seq, path, &ref, &st);
@@ -332,7 +386,7 @@ static int scan_put_names_only(struct sender *s, struct evbuffer *out, uint64_t 
 
 	rc = scan_stat(s, path, &ref, &st);
 	if (rc == -ENOENT)
-		return scan_put_gone(s, out, seq, path);
+		return scan_defer_names(s, path);
 	if (rc < 0)
 		return rc;
 	if (!S_ISDIR(st.st_mode)) {
@@ -347,15 +401,7 @@ static int scan_put_names_only(struct sender *s, struct evbuffer *out, uint64_t 
 	if (rc == 0)
 		rc = sender_put_xattrs(s, out, seq, &it);
 	path_put(&ref);
-	if (rc == 0)
-		rc = scan_put_dir_names(s, out, seq, path, NULL);
-	if (rc == -ENOENT)
-		return 0;
-	if (rc == 0) {
-		scan_put_attr(out, path, &st);
-		rc = pathset_add(&s->c.attrs_after, path, 0) < 0 ? -ENOMEM : 0;
-	}
-	return rc;
+	return rc < 0 ? rc : scan_defer_names(s, path);
 }
 
 /*
@@ -364,11 +410,12 @@ static int scan_put_names_only(struct sender *s, struct evbuffer *out, uint64_t 
  * carrying the record's seq (so order and resume work as for any op),
  * and its whole state walked before the batch's dirty files (its subtree
  * for a directory, its xattrs and content for a file; sender_put_walk,
- * cursor_n_files). With JSCAN_NAMES a directory gets its names and
- * attributes only. A path that is gone: the peer prunes it from the
- * nearest ancestor that exists (scan_put_gone) — a record that removed
- * or renamed it may not exist (while the journal is full, the removing
- * op is itself only a NEEDS_SCAN of its path).
+ * cursor_n_files). With JSCAN_NAMES a directory gets its entry and
+ * xattrs, and its names and times after the batch's records. A path that
+ * is gone: the peer prunes it from the nearest ancestor that exists, after
+ * the batch's records (scan_put_names_now) — a record that removed or
+ * renamed it may not exist (while the journal is full, the removing op is
+ * itself only a NEEDS_SCAN of its path).
  */
 int sender_put_scan(struct sender *s, struct evbuffer *out,
 		    const struct journal_rec *r)
@@ -383,8 +430,9 @@ int sender_put_scan(struct sender *s, struct evbuffer *out,
  * folder deleted behind its back, a file where a folder should be) is
  * replaced by what the store holds now: the parent's names without PATH
  * (which removes the peer's PATH, whatever it is), then PATH sent anew as
- * for NEEDS_SCAN. If the peer lacks the parent, it fails on PATH again
- * and the repair moves up (repairs_scope). 0 or -errno.
+ * for NEEDS_SCAN; gone, its nearest folder's names after the batch's
+ * records. If the peer lacks the parent, it fails on PATH again and the
+ * repair moves up (repairs_scope). 0 or -errno.
  */
 int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 		       const char *path)
@@ -399,7 +447,7 @@ int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 		return sender_put_path(s, out, seq, path);	/* the root: walk it */
 	rc = scan_stat(s, path, &ref, &st);
 	if (rc == -ENOENT)
-		return scan_put_gone(s, out, seq, path);
+		return scan_defer_names(s, path);
 	if (rc < 0)
 		return rc;
 	path_put(&ref);

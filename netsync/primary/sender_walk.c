@@ -98,6 +98,18 @@ int cursor_add_walk(struct cursor *c, const char *root)
 	return 0;
 }
 
+bool cursor_walks(const struct cursor *c, const char *path)
+{
+	for (size_t i = 0; i < c->n_roots; i++) {
+		const char *root = c->walk_roots[i];
+		size_t n = strlen(root);
+
+		if (!n || (strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/')))
+			return true;
+	}
+	return false;
+}
+
 int cursor_add_repair(struct cursor *c, const char *path)
 {
 	struct journal_dirty *d;

@@ -1150,6 +1150,14 @@ int receiver_data(struct receiver *r, const struct proto_data *m)
 	return 0;
 }
 
+/* An ATTR flagged PROTO_ATTR_IF_PRESENT whose path is not here: nothing to
+ * set (whatever makes it here later brings its own times). */
+static bool recv_absent_ok(const struct proto_attr *m, int rc)
+{
+	return (m->mask & PROTO_ATTR_IF_PRESENT) &&
+	       (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP);
+}
+
 int receiver_attr(struct receiver *r, const struct proto_attr *m)
 {
 	struct path_ref ref;
@@ -1160,10 +1168,14 @@ int receiver_attr(struct receiver *r, const struct proto_attr *m)
 	if (rc < 0)
 		return rc;
 	rc = recv_resolve(r, m->path, true, &ref);
+	if (rc < 0 && recv_absent_ok(m, rc))
+		return 0;
 	if (rc < 0)
 		return recv_fail(r, m->path, rc);
 	rc = recv_setattr(r, &ref, m->path, m->mask, m->size, m->mode, m->uid, m->gid,
 			  &m->atime, &m->mtime);
+	if (rc < 0 && recv_absent_ok(m, rc))
+		rc = 0;
 	if (rc == 0) {
 		struct recv_fd *slot = *m->path ? recv_fd_find(r, m->path) : NULL;
 
@@ -1218,6 +1230,10 @@ int receiver_prune(struct receiver *r, const struct proto_prune *m)
 	if (rc < 0)
 		goto out_clear;
 	rc = path_resolve(r->rootfd, m->path, true, &ref);
+	if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP) {
+		rc = 0;		/* no such folder here: nothing to remove */
+		goto out_clear;
+	}
 	if (rc < 0) {
 		recv_fail(r, m->path, rc);
 		goto out_clear;

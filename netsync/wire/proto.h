@@ -108,6 +108,10 @@ struct proto_data {
 	const uint8_t *bytes;	/* the block (decode only) */
 };
 
+/* In ATTR's mask, beside the JATTR_* bits: the receiver skips the ATTR if
+ * PATH is not there (the sender read a folder's times from its store as it
+ * is now, which may be ahead of the stream; docs/protocol.md, ATTR). */
+#define PROTO_ATTR_IF_PRESENT (1u << 31)
 struct proto_attr {
 	const char *path;
 	uint32_t mask;		/* JATTR_* */

@@ -34,7 +34,7 @@ twinfs_e2e_test(e2e_fidelity_whiteout tests/e2e/fidelity_whiteout.sh TIMEOUT 120
 twinfs_e2e_test(e2e_replication_difftest tests/e2e/replication_difftest.sh TIMEOUT 400)
 twinfs_e2e_test(e2e_fidelity_socket tests/e2e/fidelity_socket.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_fifo_offline tests/e2e/fidelity_fifo_offline.sh TIMEOUT 150)
-twinfs_e2e_test(e2e_fidelity_overflow_rename tests/e2e/fidelity_overflow_rename.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_cases tests/e2e/fidelity_cases.sh TIMEOUT 180)
 twinfs_e2e_test(e2e_fidelity_whiteout_apply tests/e2e/fidelity_whiteout_apply.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_mtimes_apply tests/e2e/fidelity_mtimes_apply.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_hardlinks_apply tests/e2e/fidelity_hardlinks_apply.sh TIMEOUT 150)

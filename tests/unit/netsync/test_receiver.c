@@ -1002,6 +1002,55 @@ static void test_xattr_keep_list(void **state)
 	evbuffer_free(b);
 }
 
+/* A folder's times read from the primary's store now may name a folder
+ * the secondary does not hold at that point of the stream: flagged
+ * PROTO_ATTR_IF_PRESENT it is skipped, unflagged it fails (a path that
+ * should be there). A PRUNE of a folder that is not there, or whose parent
+ * is not, removes nothing and succeeds. */
+static void test_absent_folder_fixups(void **state)
+{
+	struct fx *f = *state;
+	struct receiver *r;
+	struct evbuffer *b = evbuffer_new();
+	struct proto_attr a = { .path = "gone/sub", .mask = JATTR_MTIME | JATTR_ATIME,
+				.mtime = { 1200000000, 9 } };
+	struct proto_prune pr = { .seq = 3, .flags = PROTO_PRUNE_F_LAST, .path = "gone/sub" };
+	struct proto_frame fr;
+	struct proto_prune m;
+	char p[200];
+	struct stat st;
+
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	op(b, 1, (struct journal_op){ .type = JOP_MKDIR, .path = "d", .mode = 040755 });
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(proto_encode_attr(b, &a), 0);
+	assert_int_equal(apply_all(r, b), -ENOENT);	/* strict: the path is missing */
+	evbuffer_drain(b, evbuffer_get_length(b));
+	a.mask |= PROTO_ATTR_IF_PRESENT;
+	assert_int_equal(proto_encode_attr(b, &a), 0);
+	a.path = "d";		/* present: set */
+	assert_int_equal(proto_encode_attr(b, &a), 0);
+	assert_int_equal(apply_all(r, b), 0);
+	snprintf(p, sizeof(p), "%s/d", f->store);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_int_equal(st.st_mtim.tv_sec, 1200000000);
+	assert_int_equal(st.st_mtim.tv_nsec, 9);
+
+	assert_int_equal(proto_encode_prune(b, &pr), 0);
+	assert_int_equal(proto_frame_next(b, &fr), 1);
+	assert_int_equal(proto_decode_prune(&fr, &m), 0);
+	assert_int_equal(receiver_prune(r, &m), 0);	/* parent missing */
+	proto_frame_consume(b, &fr);
+	pr.path = "d/none";
+	assert_int_equal(proto_encode_prune(b, &pr), 0);
+	assert_int_equal(proto_frame_next(b, &fr), 1);
+	assert_int_equal(proto_decode_prune(&fr, &m), 0);
+	assert_int_equal(receiver_prune(r, &m), 0);	/* folder missing */
+	proto_frame_consume(b, &fr);
+	receiver_close(r);
+	evbuffer_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1021,6 +1070,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_results_whiteout_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xattr_keep_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_absent_folder_fixups, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
