@@ -47,5 +47,6 @@ twinfs_e2e_test(e2e_fidelity_random tests/e2e/fidelity_random.sh TIMEOUT 240)
 # (tests/e2e/treecmp.py compares them completely).
 twinfs_e2e_test(e2e_fidelity_overflow_removals tests/e2e/fidelity_overflow_removals.sh TIMEOUT 150)
 twinfs_e2e_test(e2e_fidelity_offline_edits tests/e2e/fidelity_offline_edits.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_lost_names tests/e2e/fidelity_lost_names.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_apply_error tests/e2e/fidelity_apply_error.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_sync_truth tests/e2e/fidelity_sync_truth.sh TIMEOUT 120)
