@@ -14,8 +14,9 @@
  * re-sent); its new children are changes of their own. Everything else
  * (a new, replaced or changed entry, a removed one) is scanned whole; a
  * removed path makes the sender prune its nearest existing ancestor. A
- * regular file with other names that are new gets the common ancestor of
- * its names scanned whole, so that the walk there re-creates the links.
+ * non-directory (of any type: symlinks, devices, FIFOs and sockets have
+ * hard links too) with other names that are new gets the common ancestor
+ * of its names scanned whole, so that the walk there re-creates the links.
  */
 #include "netsync/delta/scan.h"
 
@@ -211,9 +212,9 @@ static void scan_common_dir(char *a, const char *b)
 }
 
 /*
- * A new name of an inode with several names: its links are re-created by
- * a walk of the common ancestor of all its names (the walk sends LINK for
- * every name after the first it meets). Only for inodes some new name of
+ * A new name of an inode with several names (any non-directory): its
+ * links are re-created by a walk of the common ancestor of all its names
+ * (the walk sends LINK for every name after the first it meets). Only for inodes some new name of
  * which was found; NOW is sorted by path, so this is a scan over it.
  */
 static int scan_links(const struct manifest *old, const struct manifest *now,
@@ -225,7 +226,7 @@ static int scan_links(const struct manifest *old, const struct manifest *now,
 		const struct manifest_entry *e = &now->e[i], *o;
 		char *anc;
 
-		if (!S_ISREG(e->mode) || e->nlink < 2)
+		if (S_ISDIR(e->mode) || e->nlink < 2)
 			continue;
 		o = manifest_find(old, e->path);
 		if (o && o->ino == e->ino)
@@ -234,7 +235,7 @@ static int scan_links(const struct manifest *old, const struct manifest *now,
 		if (!anc)
 			return -ENOMEM;
 		for (size_t k = 0; k < now->n; k++)
-			if (k != i && now->e[k].ino == e->ino && S_ISREG(now->e[k].mode))
+			if (k != i && now->e[k].ino == e->ino && !S_ISDIR(now->e[k].mode))
 				scan_common_dir(anc, now->e[k].path);
 		rc = scan_push(r, SCAN_WHOLE, anc);
 		free(anc);
