@@ -119,6 +119,17 @@ struct repair *repairs_covering(struct repairs *rs, const char *path, uint64_t s
 	return best;
 }
 
+struct repair *repairs_inside(struct repairs *rs, const char *path, uint64_t seq)
+{
+	if (!path)
+		return NULL;
+	for (size_t i = 0; i < rs->n; i++)
+		if (seq <= rs->r[i].until && strcmp(rs->r[i].path, path) != 0 &&
+		    repairs_under(rs->r[i].path, path))
+			return &rs->r[i];
+	return NULL;
+}
+
 void repairs_carry(struct repairs *rs, const char *scope, uint64_t end)
 {
 	for (size_t i = 0; i < rs->n; i++) {
@@ -187,8 +198,12 @@ void repairs_scope(const struct repair *r, const char *path, char *out, size_t l
 	unsigned up = 0;
 
 	snprintf(out, len, "%s", path);
+	/* ENOENT, ENOTDIR, ELOOP (the peer resolves paths without following
+	 * symlinks): something above the path is missing or of another type
+	 * on the peer */
 	if (r->failures >= 2 && (strstr(r->reason, "No such file or directory") ||
-				 strstr(r->reason, "Not a directory")))
+				 strstr(r->reason, "Not a directory") ||
+				 strstr(r->reason, "Too many levels of symbolic links")))
 		up = r->failures - 1;
 	for (; up > 0 && *out; up--) {
 		char *slash = strrchr(out, '/');

@@ -46,6 +46,9 @@ struct repair *repairs_note(struct repairs *rs, const char *path, const char *wh
  * whose scope (repairs_scope of its own path) is highest in the tree, or
  * NULL. */
 struct repair *repairs_covering(struct repairs *rs, const char *path, uint64_t seq);
+/* An entry strictly below PATH that covers a record at SEQ (a rename of
+ * PATH moves it), or NULL. */
+struct repair *repairs_inside(struct repairs *rs, const char *path, uint64_t seq);
 /* The current state of SCOPE goes out in the batch ending at END: every
  * entry at or below SCOPE is carried by it (done once END is acked). */
 void repairs_carry(struct repairs *rs, const char *scope, uint64_t end);
@@ -60,9 +63,10 @@ size_t repairs_stuck(const struct repairs *rs, const struct repair **first);
  * first failure, then doubling from 1 s to 30 s. */
 uint32_t repairs_backoff_ms(const struct repairs *rs);
 /* What to replace for a record that R covers, into OUT, given PATH =
- * R's own path: PATH itself, or, once R failed again because something above it is missing
- * or of another type on the peer (ENOENT, ENOTDIR), one directory higher
- * for each further failure, up to the root "". */
+ * R's own path: PATH itself, or, once R failed again because something
+ * above it is missing or of another type on the peer (ENOENT, ENOTDIR,
+ * ELOOP), one directory higher for each further failure, up to the root
+ * "". */
 void repairs_scope(const struct repair *r, const char *path, char *out, size_t len);
 void repairs_free(struct repairs *rs);
 

@@ -412,6 +412,7 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 	why = h->applied_seq == 0 ? "the peer has never applied anything" :
 	      "the peer failed to replay a change made during a walk";
 	s->rebaseline = false;
+	sender_scan_forget(s);	/* the replay answers its NEEDS_SCAN records again */
 	rc = journal_rewind(s->j, h->applied_seq);
 	if (rc == -ERANGE) {
 		struct journal_stats js;
@@ -741,7 +742,7 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 	case JOP_BATCH:
 		/* the batch's last record: what goes after all the others */
 		rc = s->repairs.n ? sender_put_open_repairs(s, out, r->seq) : 0;
-		if (rc == 0 && s->c.names_after.n)
+		if (rc == 0 && (s->c.names_after.n || s->c.paths_after.n))
 			rc = sender_put_names_after(s, out, r->seq);
 		return rc;
 	case JOP_MARK_DIR:
@@ -763,11 +764,25 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 		rep = repairs_covering(&s->repairs, r->op.path, r->seq);
 		if (!rep && (r->op.type == JOP_RENAME || r->op.type == JOP_LINK))
 			rep = repairs_covering(&s->repairs, r->op.path2, r->seq);
+		/* A rename of a folder above a repaired path moves it: the
+		 * records naming the path were replaced by its state under its
+		 * old name (gone by now), so the folder is sent as it is now,
+		 * under its new name, and pruned under the old. */
+		if (!rep && r->op.type == JOP_RENAME) {
+			rep = repairs_inside(&s->repairs, r->op.path, r->seq);
+			if (!rep)
+				rep = repairs_inside(&s->repairs, r->op.path2, r->seq);
+		}
 		if (rep)
 			return sender_put_repair_rec(s, out, r, rep->until);
 	}
 	if (r->op.type == JOP_NEEDS_SCAN)
 		return sender_put_scan(s, out, r);
+	if (s->n_moves) {
+		rc = sender_scan_cover(s, r);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+	}
 	if (r->seq <= s->repair_until) {
 		rc = cursor_add_repair(&s->c, r->op.path);
 		if (rc == 0 && r->op.type != JOP_SYMLINK)
@@ -1091,6 +1106,7 @@ void sender_free(struct sender *s)
 		event_free(s->cont_ev);
 	sentmap_free(s->held);
 	repairs_free(&s->repairs);
+	sender_scan_forget(s);
 	pool_close(s->pool);
 	if (s->store_fd >= 0)
 		close(s->store_fd);

@@ -124,6 +124,7 @@ void cursor_reset(struct cursor *c)
 	free(c->dirs);
 	pathset_clear(&c->pruned);
 	pathset_clear(&c->names_after);
+	pathset_clear(&c->paths_after);
 	pathset_clear(&c->attrs_after);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;

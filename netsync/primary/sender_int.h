@@ -122,6 +122,9 @@ struct cursor {
 	 * sender_scan.c, "Names sent from the store go after the batch's
 	 * records"). */
 	struct pathset names_after;
+	/* Paths whose whole state goes at the BATCH record: those records
+	 * after an answered NEEDS_SCAN name (sender_scan_cover). */
+	struct pathset paths_after;
 	/* Folders a NEEDS_SCAN or a repair changes on the peer (their names
 	 * sent, an entry created in them): their times go once the walks are
 	 * done, since what the walks create there changes their mtime on the
@@ -210,6 +213,14 @@ struct sender {
 	/* Paths the peer failed to apply, repaired from the store (see
 	 * "Apply errors" in sender.c). */
 	struct repairs repairs;
+	/* Answered NEEDS_SCAN paths and the journal head when each was
+	 * answered (see "Scanned paths and the records after them",
+	 * sender_scan.c). */
+	struct scan_move {
+		char *path;
+		uint64_t until;
+	} *moves;
+	size_t n_moves, cap_moves;
 };
 
 /* ---- sender.c ---- */
@@ -260,6 +271,15 @@ int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
 /* PATH the peer failed to apply: the peer's copy removed and sent anew. */
 int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 		       const char *path);
+/* A NEEDS_SCAN record of PATH was answered: records up to the journal
+ * head may still move it. 0 or -ENOMEM. */
+int sender_scan_note(struct sender *s, const char *path);
+/* Record R against the answered NEEDS_SCAN paths (sender_scan.c,
+ * "Scanned paths and the records after them"): 1 if it is replaced by the
+ * state of the paths it names (it must not be sent), 0 to send it, or
+ * -errno. */
+int sender_scan_cover(struct sender *s, const struct journal_rec *r);
+void sender_scan_forget(struct sender *s);
 /* The batch's records are sent (its BATCH record): the names of the folder
  * of each path in c->names_after, as the store has them now, with SEQ.
  * 0 or -errno to drop the connection. */

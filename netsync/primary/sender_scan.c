@@ -23,6 +23,7 @@
 
 #include <event2/buffer.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "common/pathset.h"
 #include "journal/journal.h"
@@ -229,6 +230,17 @@ out_close:
 	return rc;
 }
 
+/* Cuts A to the folder that holds both A and B ("" if none). */
+static void scan_common_dir(char *a, const char *b)
+{
+	size_t i = 0, last = 0;
+
+	for (; a[i] && a[i] == b[i]; i++)
+		if (a[i] == '/')
+			last = i;
+	a[last] = '\0';
+}
+
 /* Cuts PATH to its parent ("" for a top-level name). */
 static void scan_parent(char *path)
 {
@@ -308,6 +320,136 @@ static int scan_put_names_now(struct sender *s, struct evbuffer *out, uint64_t s
 	return rc;
 }
 
+/*
+ * Scanned paths and the records after them. A NEEDS_SCAN record is
+ * answered with what its path holds when it is sent; records after it,
+ * already made by then, are in the store too. Replayed on the peer they
+ * meet the path's older state, or nothing: an empty file made while
+ * unmounted and renamed after the mount was gone when its NEEDS_SCAN was
+ * answered, so the RENAME found nothing to move on the peer; a folder
+ * renamed above it moved the peer's copy without it, and `twinfs sync`
+ * exited 0 with the file missing there. So each answered NEEDS_SCAN path
+ * is kept until the sender has sent the records up to the journal head of
+ * that moment (none later can have changed what was seen). Until then:
+ * - a record naming a path at or below a kept path is not replayed: each
+ *   path it names goes whole, as the store has it, at the batch's BATCH
+ *   record (c->paths_after; a LINK: the folder holding both names, so
+ *   that the walk links them);
+ * - a RENAME of a folder above a kept path is replayed (the peer has the
+ *   folder), and the path's new name goes whole at the BATCH record;
+ * either way a kept path follows the rename.
+ */
+int sender_scan_note(struct sender *s, const char *path)
+{
+	struct journal_stats js;
+	struct scan_move *m;
+
+	journal_get_stats(s->j, &js);
+	if (ARRAY_GROW(s->moves, s->cap_moves, s->n_moves + 1, 16) < 0)
+		return -ENOMEM;
+	m = &s->moves[s->n_moves];
+	m->path = strdup(path);
+	if (!m->path)
+		return -ENOMEM;
+	m->until = js.head_seq;
+	s->n_moves++;
+	return 0;
+}
+
+/* The suffix of PATH below or at FROM ("" for FROM itself), or NULL. */
+static const char *scan_below(const char *path, const char *from)
+{
+	size_t n = strlen(from);
+
+	if (n == 0)
+		return path;
+	if (strncmp(path, from, n) != 0)
+		return NULL;
+	return path[n] == '\0' ? path + n : path[n] == '/' ? path + n + 1 : NULL;
+}
+
+/* Kept paths at or below FROM are renamed to TO/...; each goes whole at
+ * the BATCH record if SEND. 0 or -ENOMEM. */
+static int scan_moves_rename(struct sender *s, const char *from, const char *to,
+			     bool send)
+{
+	for (size_t i = 0; i < s->n_moves; i++) {
+		const char *rest = scan_below(s->moves[i].path, from);
+		char *np;
+
+		/* (an exchange's first side, renamed already, stays) */
+		if (!rest || (s->moves[i].until & (1ull << 63)))
+			continue;
+		if (asprintf(&np, "%s%s%s", to, *to && *rest ? "/" : "", rest) < 0)
+			return -ENOMEM;
+		free(s->moves[i].path);
+		s->moves[i].path = np;
+		s->moves[i].until |= 1ull << 63;	/* renamed in this pass */
+		if (send && pathset_add(&s->c.paths_after, np, 0) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int scan_after(struct sender *s, const char *path)
+{
+	return pathset_add(&s->c.paths_after, path, 0) < 0 ? -ENOMEM : 0;
+}
+
+int sender_scan_cover(struct sender *s, const struct journal_rec *r)
+{
+	const struct journal_op *op = &r->op;
+	bool two = op->type == JOP_RENAME || op->type == JOP_LINK;
+	bool covered = false;
+	size_t k = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < s->n_moves; i++) {
+		struct scan_move *m = &s->moves[i];
+
+		if (r->seq > m->until) {
+			free(m->path);	/* nothing later can have changed it */
+			continue;
+		}
+		s->moves[k++] = *m;
+		if (scan_below(op->path, m->path) ||
+		    (two && op->path2 && scan_below(op->path2, m->path)))
+			covered = true;
+	}
+	s->n_moves = k;
+	if (covered && op->type == JOP_LINK) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s", op->path);
+		scan_common_dir(dir, op->path2);
+		return scan_after(s, dir) < 0 ? -ENOMEM : 1;
+	}
+	if (op->type == JOP_RENAME && op->path2) {
+		rc = scan_moves_rename(s, op->path, op->path2, !covered);
+		if (rc == 0 && (op->flags & RENAME_EXCHANGE))
+			rc = scan_moves_rename(s, op->path2, op->path, !covered);
+		for (size_t i = 0; i < s->n_moves; i++)
+			s->moves[i].until &= ~(1ull << 63);
+		if (rc < 0)
+			return rc;
+	}
+	if (!covered)
+		return 0;
+	rc = scan_after(s, op->path);
+	if (rc == 0 && two && op->path2)
+		rc = scan_after(s, op->path2);
+	return rc < 0 ? rc : 1;
+}
+
+void sender_scan_forget(struct sender *s)
+{
+	for (size_t i = 0; i < s->n_moves; i++)
+		free(s->moves[i].path);
+	free(s->moves);
+	s->moves = NULL;
+	s->n_moves = s->cap_moves = 0;
+}
+
 struct names_after_ctx {
 	struct sender *s;
 	struct evbuffer *out;
@@ -323,10 +465,23 @@ static void scan_names_after_one(const struct pathset_entry *e, void *arg)
 		x->rc = scan_put_names_now(x->s, x->out, x->seq, e->path);
 }
 
+static void scan_paths_after_one(const struct pathset_entry *e, void *arg)
+{
+	struct names_after_ctx *x = arg;
+
+	if (x->rc == 0 && !cursor_walks(&x->s->c, e->path))
+		x->rc = sender_put_path(x->s, x->out, x->seq, e->path);
+}
+
 int sender_put_names_after(struct sender *s, struct evbuffer *out, uint64_t seq)
 {
 	struct names_after_ctx x = { .s = s, .out = out, .seq = seq };
-	struct pathset todo = s->c.names_after;
+	struct pathset todo;
+
+	/* moved NEEDS_SCAN paths first: gone, they note their names too */
+	pathset_each(&s->c.paths_after, scan_paths_after_one, &x);
+	pathset_clear(&s->c.paths_after);
+	todo = s->c.names_after;
 
 	/* a replace below may note more: they go with this batch too */
 	while (todo.n && x.rc == 0) {
@@ -420,9 +575,13 @@ static int scan_put_names_only(struct sender *s, struct evbuffer *out, uint64_t 
 int sender_put_scan(struct sender *s, struct evbuffer *out,
 		    const struct journal_rec *r)
 {
+	int rc;
+
 	if (r->op.flags & JSCAN_NAMES)
-		return scan_put_names_only(s, out, r->seq, r->op.path);
-	return sender_put_path(s, out, r->seq, r->op.path);
+		rc = scan_put_names_only(s, out, r->seq, r->op.path);
+	else
+		rc = sender_put_path(s, out, r->seq, r->op.path);
+	return rc < 0 ? rc : sender_scan_note(s, r->op.path);
 }
 
 /*

@@ -248,7 +248,15 @@ static void serve_on_hello(struct serve *s, const struct proto_frame *f)
 	serve_set_state(s, PEER_STREAMING);
 }
 
-/* Maps a receiver error to an ERROR frame and drops the connection. */
+/*
+ * Maps a receiver error to an ERROR frame and drops the connection. A
+ * path the primary may not send (malformed, escaping the store) is PATH.
+ * A symlink on the way (ELOOP) is the store's state, not the path's
+ * fault: nothing follows it (path_resolve), and the primary may have a
+ * folder there that this store lost or never got. It is an APPLY error,
+ * which the primary repairs by replacing what is there; as PATH it ended
+ * the connection the same way on every reconnect, for ever.
+ */
 static void serve_apply_failed(struct serve *s, const char *what, int rc)
 {
 	const char *path = receiver_failed_path(s->recv);
@@ -256,7 +264,7 @@ static void serve_apply_failed(struct serve *s, const char *what, int rc)
 	if (rc == -EBADMSG)
 		serve_conn_fail(s, PROTO_E_BADHASH, "%s '%s': block hash mismatch; nothing written",
 				what, path);
-	else if (rc == -EINVAL || rc == -EXDEV || rc == -ELOOP)
+	else if (rc == -EINVAL || rc == -EXDEV)
 		serve_conn_fail(s, PROTO_E_PATH, "%s '%s': path not allowed (%s)", what, path,
 				strerror(-rc));
 	else

@@ -83,6 +83,13 @@ static void test_cover_stuck_ack(void **state)
 		repairs_note(&rs, "a/b", NULL, NULL, 12, true);
 	assert_int_equal(repairs_backoff_ms(&rs), 30000);
 
+	/* ELOOP (a symlink above the path on the peer) moves up like ENOENT */
+	r = repairs_note(&rs, "s/t/u", "symlink", "symlink 's/t/u' on vm: path not "
+			 "allowed (Too many levels of symbolic links)", 12, true);
+	r = repairs_note(&rs, "s/t/u", NULL, NULL, 12, true);
+	repairs_scope(r, "s/t/u", scope, sizeof(scope));
+	assert_string_equal(scope, "s/t");
+
 	/* EPERM never moves up */
 	r = repairs_note(&rs, "p/q", "mkdir", "mkdir 'p/q' on vm: Operation not "
 			 "permitted", 12, true);
@@ -94,7 +101,7 @@ static void test_cover_stuck_ack(void **state)
 	for (size_t i = 0; i < rs.n; i++)
 		rs.r[i].sent_end = 20;
 	assert_int_equal(repairs_acked(&rs, 19, NULL, NULL), 0);
-	assert_int_equal(repairs_acked(&rs, 20, NULL, NULL), 3);
+	assert_int_equal(repairs_acked(&rs, 20, NULL, NULL), 4);
 	assert_int_equal(rs.n, 0);
 	repairs_free(&rs);
 }
