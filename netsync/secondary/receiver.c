@@ -656,12 +656,38 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 
 /* Creates (or opens) the regular file and sets owner and mode through
  * its fd, which stays in the fd cache for the DATA and ATTR that follow. */
+/* True if NAME in DIRFD is a regular file with other names. */
+static bool recv_is_shared(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	       st.st_nlink > 1;
+}
+
+/*
+ * CREATE makes a new file (the primary's fs records it only for a name
+ * that did not exist; a walk sends it for a file it sends whole). A
+ * regular file at PATH that has other names here is another inode's name
+ * (a link this store kept that the primary's no longer has, replaced
+ * there by a file of its own): writing the new content into it would
+ * change every other name too. So that name is unlinked and the file
+ * made anew; a cached fd of the old inode goes once the op is done, and
+ * a LINK that should follow links the new one.
+ */
 static int recv_create(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
 {
 	struct recv_fd *slot = recv_fd_find(r, op->path);
 	bool keep = true;
 	int fd, rc;
 
+	if (recv_is_shared(ref->dirfd, ref->name)) {
+		r->ns_flush = true;
+		if (unlinkat(ref->dirfd, ref->name, 0) < 0 && errno != ENOENT)
+			return -errno;
+		slot = NULL;
+		keep = false;
+	}
 	if (slot) {
 		fd = slot->fd;	/* the same inode an O_CREAT open would give */
 		slot->used = ++r->tick;
