@@ -15,7 +15,9 @@ the same outcomes. Rules that keep runs comparable and safe:
   whiteout 0:0 and an unassigned block major, so no open touches hardware;
 - faults (["fault", kind]) are ops too, so they shrink with the rest; an
   applier without a fault hook treats them as no-ops, except that
-  "umount" closes every held fd (a mount with open files cannot unmount).
+  "umount" closes every held fd (a mount with open files cannot unmount)
+  and so does "remount" (an fd opened on the store while unmounted would
+  write behind the mount's back).
 """
 import ctypes
 import errno
@@ -275,7 +277,11 @@ class Applier:
         k, a = op[0], op[1:]
         P = self._p
         if k == "fault":
-            if a[0] == "umount":
+            # A mount with open files cannot unmount; and fds opened on the
+            # store while unmounted would write behind the mount's back
+            # once it is mounted again (outside what replication can see:
+            # README, "What it guarantees"), so a remount closes them too.
+            if a[0] in ("umount", "remount"):
                 self.close_all()
             if self.fault:
                 self.fault(a[0])
