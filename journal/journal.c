@@ -574,6 +574,26 @@ static void journal_parent(const char *path, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
+/*
+ * A LINK the journal cannot record: the folder holding both names is
+ * rescanned whole, so that one walk meets both and links them on the peer
+ * (scanned one name at a time, each went over as a file of its own). mu
+ * held.
+ */
+static int64_t journal_needs_scan_link_locked(struct journal *j, const char *from,
+					      const char *to)
+{
+	char dir[PATH_MAX];
+	size_t i = 0, last = 0;
+
+	snprintf(dir, sizeof(dir), "%s", from);
+	for (; dir[i] && dir[i] == to[i]; i++)
+		if (dir[i] == '/')
+			last = i;
+	dir[last] = '\0';
+	return journal_needs_scan_locked(j, dir);
+}
+
 void journal_mark_time(struct journal_op *op)
 {
 	struct timespec now;
@@ -741,8 +761,12 @@ int64_t journal_append(struct journal *j, const struct journal_op *op)
 				 "size_limit=%" PRIu64, j->dir, op->path, strerror((int)-seq),
 				 j->size_limit);
 		}
-		seq = journal_needs_scan_locked(j, op->path);
-		if (seq > 0 && journal_op_has_path2(op->type) && op->path2)
+		if (op->type == JOP_LINK && op->path2)
+			seq = journal_needs_scan_link_locked(j, op->path, op->path2);
+		else
+			seq = journal_needs_scan_locked(j, op->path);
+		if (seq > 0 && op->type != JOP_LINK && journal_op_has_path2(op->type) &&
+		    op->path2)
 			seq = journal_needs_scan_locked(j, op->path2);
 	}
 	if (seq > 0 && wait > 0) {

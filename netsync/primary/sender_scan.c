@@ -69,6 +69,7 @@ static int scan_put_entry(struct sender *s, struct evbuffer *out, uint64_t seq,
 		return 0;
 	if (S_ISREG(st->st_mode)) {
 		op.type = JOP_CREATE;
+		op.flags = st->st_nlink > 1 ? JCREATE_F_LINKED : 0;
 	} else if (S_ISDIR(st->st_mode)) {
 		op.type = JOP_MKDIR;
 	} else if (S_ISLNK(st->st_mode)) {

@@ -335,6 +335,7 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 		op.path2 = it->path;
 	} else if (S_ISREG(it->st.st_mode)) {
 		op.type = JOP_CREATE;
+		op.flags = it->st.st_nlink > 1 ? JCREATE_F_LINKED : 0;
 	} else if (S_ISDIR(it->st.st_mode)) {
 		op.type = JOP_MKDIR;
 	} else if (S_ISLNK(it->st.st_mode)) {

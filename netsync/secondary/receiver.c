@@ -675,13 +675,16 @@ static bool recv_is_shared(int dirfd, const char *name)
 
 /*
  * CREATE makes a new file (the primary's fs records it only for a name
- * that did not exist; a walk sends it for a file it sends whole). A
- * regular file at PATH that has other names here is another inode's name
- * (a link this store kept that the primary's no longer has, replaced
- * there by a file of its own): writing the new content into it would
- * change every other name too. So that name is unlinked and the file
- * made anew; a cached fd of the old inode goes once the op is done, and
- * a LINK that should follow links the new one.
+ * that did not exist; a walk or a scan sends it for a file it sends
+ * whole). A regular file at PATH that has other names here is another
+ * inode's name (a link this store kept that the primary's no longer has,
+ * replaced there by a file of its own): writing the new content into it
+ * would change every other name too. So that name is unlinked and the
+ * file made anew; a cached fd of the old inode goes once the op is done,
+ * and a LINK that should follow links the new one. Unless the primary's
+ * file has other names too (JCREATE_F_LINKED, a walk or scan re-sending
+ * one name of a linked file): then the file here is written in place and
+ * its links stay.
  */
 static int recv_create(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
 {
@@ -689,7 +692,7 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 	bool keep = true;
 	int fd, rc;
 
-	if (recv_is_shared(ref->dirfd, ref->name)) {
+	if (!(op->flags & JCREATE_F_LINKED) && recv_is_shared(ref->dirfd, ref->name)) {
 		r->ns_flush = true;
 		if (unlinkat(ref->dirfd, ref->name, 0) < 0 && errno != ENOENT)
 			return -errno;
