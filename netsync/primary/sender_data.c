@@ -283,6 +283,15 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 		d = cursor_dirty(c, c->file);
 		if (!d)
 			return 0;
+		/* A file the batch's records asked to re-send whole, below a
+		 * subtree this batch walks: the walk sends it, after making
+		 * whatever is above it what the store has (sent first, it could
+		 * meet a symlink or a file where the store has a folder). */
+		if (c->fd < 0 && c->file >= cursor_n_files(c) && !c->walk &&
+		    c->next_root == 0 && cursor_walks(c, d->path)) {
+			c->file++;
+			continue;
+		}
 		if (c->fd < 0) {
 			rc = cursor_start_file(s, d);
 			if (rc == 3 || rc < 0)
