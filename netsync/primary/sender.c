@@ -789,14 +789,15 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 	}
 	if (r->seq <= s->repair_until) {
 		/* An exchange is the one op whose replay over its own result
-		 * undoes it (the peer was interrupted after applying it): both
-		 * names go whole from the store, at the BATCH record, instead.
-		 * The cursor's repairs re-send file contents only, not a type
-		 * swapped back. */
+		 * undoes it (the peer was interrupted after applying it). It
+		 * is replayed (if it was not applied, that moves the entries
+		 * with their links), and both names then go whole from the
+		 * store at the BATCH record, which puts back a type swapped
+		 * back; the cursor's repairs re-send file contents only. */
 		if (r->op.type == JOP_RENAME && (r->op.flags & RENAME_EXCHANGE) &&
-		    r->op.path2)
-			return pathset_add(&s->c.paths_after, r->op.path, 0) < 0 ||
-			       pathset_add(&s->c.paths_after, r->op.path2, 0) < 0 ? -ENOMEM : 0;
+		    r->op.path2 && (pathset_add(&s->c.paths_after, r->op.path, 0) < 0 ||
+				    pathset_add(&s->c.paths_after, r->op.path2, 0) < 0))
+			return -ENOMEM;
 		rc = cursor_add_repair(&s->c, r->op.path);
 		if (rc == 0 && r->op.type != JOP_SYMLINK)
 			rc = cursor_add_repair(&s->c, r->op.path2);

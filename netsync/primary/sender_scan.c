@@ -392,9 +392,32 @@ static int scan_moves_rename(struct sender *s, const char *from, const char *to,
 	return 0;
 }
 
+/*
+ * PATH goes whole at the BATCH record. A file with other names is sent by
+ * a walk of PATH alone as a file of its own, unless a name the walk meets
+ * first links it: if another kept path (scanned, or moved since) names
+ * the same inode, the folder holding both goes instead, so that its walk
+ * links them.
+ */
 static int scan_after(struct sender *s, const char *path)
 {
-	return pathset_add(&s->c.paths_after, path, 0) < 0 ? -ENOMEM : 0;
+	char dir[PATH_MAX];
+	struct path_ref ref;
+	struct stat st, o;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (scan_stat(s, path, &ref, &st) == 0) {
+		path_put(&ref);
+		for (size_t i = 0; i < s->n_moves && !S_ISDIR(st.st_mode) && st.st_nlink > 1; i++) {
+			if (strcmp(s->moves[i].path, path) == 0 ||
+			    scan_stat(s, s->moves[i].path, &ref, &o) < 0)
+				continue;
+			path_put(&ref);
+			if (o.st_dev == st.st_dev && o.st_ino == st.st_ino)
+				scan_common_dir(dir, s->moves[i].path);
+		}
+	}
+	return pathset_add(&s->c.paths_after, dir, 0) < 0 ? -ENOMEM : 0;
 }
 
 int sender_scan_cover(struct sender *s, const struct journal_rec *r)
