@@ -915,13 +915,35 @@ static bool recv_is_whiteout(int dirfd, const char *name)
  * steps. The whiteout then gets the primary's owner; its mtime comes with
  * the results. Returns 0 or -errno (errno of the rename).
  */
+/*
+ * A replayed RENAME_WHITEOUT that was applied already leaves a whiteout at
+ * the source and the moved entry at the target. A whiteout at the source
+ * is not enough to tell: a whiteout may itself be renamed (f was renamed
+ * away with RENAME_WHITEOUT, then f's whiteout renamed over d1/d), and
+ * skipping that rename left a file at d1/d where the primary has a
+ * whiteout. So the target must also carry the moved entry's mtime (the
+ * op's results), when the op has it.
+ */
+static bool recv_whiteout_done(int fdir, const char *fname, int tdir, const char *tname,
+			       const struct journal_op *op)
+{
+	struct stat st;
+
+	if (!recv_is_whiteout(fdir, fname) ||
+	    fstatat(tdir, tname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	if (!(op->res_mask & JRES_BIT(JRES_PATH2)))
+		return true;
+	return st.st_mtim.tv_sec == op->res_mtime[JRES_PATH2].tv_sec &&
+	       st.st_mtim.tv_nsec == op->res_mtime[JRES_PATH2].tv_nsec;
+}
+
 static int recv_rename_whiteout(struct receiver *r, struct path_ref *from,
 				struct path_ref *to, const struct journal_op *op)
 {
 	int rc;
 
-	if (r->replay && recv_is_whiteout(from->dirfd, from->name) &&
-	    fstatat(to->dirfd, to->name, &(struct stat){ 0 }, AT_SYMLINK_NOFOLLOW) == 0)
+	if (r->replay && recv_whiteout_done(from->dirfd, from->name, to->dirfd, to->name, op))
 		goto out_owner;	/* replay of a rename done already */
 	if (renameat2(from->dirfd, from->name, to->dirfd, to->name, RENAME_WHITEOUT) < 0) {
 		if (errno != EINVAL)
