@@ -19,7 +19,10 @@
 #include "journal/journal.h"
 #include "netsync/delta/blockhash.h"
 #include "netsync/primary/sender.h"
+#include "netsync/primary/lineage.h"
+#include "netsync/roles/divergence.h"
 #include "netsync/primary/repairs.h"
+#include "netsync/primary/resolver.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/proto.h"
 
@@ -190,6 +193,10 @@ struct sender {
 	double last_rx, last_tx;
 
 	struct state_node id;
+	struct lineage lin;	/* generations, the peer's verdict (lineage.h) */
+	struct divergence div;	/* the last split brain, path by path */
+	struct resolver res;	/* `twinfs resolve`, `--restore` (resolver.h) */
+	char peer_name[64];	/* the secondary's HELLO name (conflict names) */
 	char name[64];		/* host name, sent in HELLO */
 	uint64_t peer_generation;
 	/* The peer was interrupted mid-apply: records up to this seq are
@@ -218,6 +225,11 @@ struct sender {
 	uint64_t rate_mark;	/* bytes_sent at the last tick */
 	int rate_i;
 	uint64_t reconnects;
+	uint64_t apply_errors;	/* ERRORs naming a path the peer could not apply */
+	/* Warnings about a link that is down (sender_warn_down): since when
+	 * (clock_mono_s, 0: up), the last warning, events since it. */
+	double down_since, warned_at;
+	uint64_t down_events;
 	char last_error[256];
 	bool pumping;		/* re-entrancy guard for sender_pump */
 
