@@ -129,6 +129,12 @@ struct cursor {
 	/* Paths whose whole state goes at the BATCH record: those records
 	 * after an answered NEEDS_SCAN name (sender_scan_cover). */
 	struct pathset paths_after;
+	/* Files with several names sent whole in this batch (by a walk or as
+	 * a scan's entry), by inode: a later name of one, met by another walk
+	 * or entry, goes as LINK to the first (cursor_link_first). */
+	struct pathset blink_ids;	/* "dev:ino" -> index in blinks */
+	char **blinks;
+	size_t n_blinks, cap_blinks;
 	/* Folders a NEEDS_SCAN or a repair changes on the peer (their names
 	 * sent, an entry created in them): their times go once the walks are
 	 * done, since what the walks create there changes their mtime on the
@@ -284,6 +290,11 @@ void cursor_pop_dirs(struct cursor *c, size_t n);
 int cursor_add_walk(struct cursor *c, const char *root);
 /* True if a walk queued in this batch covers PATH (it or an ancestor). */
 bool cursor_walks(const struct cursor *c, const char *path);
+/* ST is a non-directory with several names, sent whole as PATH: the path
+ * this batch sent the same inode under before (not PATH), or NULL after
+ * recording PATH as its first (also on no memory: then it goes whole). */
+const char *cursor_link_first(struct cursor *c, const struct stat *st, const char *path);
+void cursor_forget_links(struct cursor *c);
 /* Queues PATH's whole state to be sent after the batch's dirty files. */
 int cursor_add_repair(struct cursor *c, const char *path);
 int sender_put_walk(struct sender *s, struct evbuffer *out);

@@ -67,7 +67,13 @@ static int scan_put_entry(struct sender *s, struct evbuffer *out, uint64_t seq,
 
 	if (!*path)
 		return 0;
-	if (S_ISREG(st->st_mode)) {
+	if ((op.path2 = cursor_link_first(&s->c, st, path)) != NULL) {
+		/* another name of it went in this batch (sender_walk.c) */
+		op.type = JOP_LINK;
+		op.path = op.path2;
+		op.path2 = path;
+		op.res_mask = 0;
+	} else if (S_ISREG(st->st_mode)) {
 		op.type = JOP_CREATE;
 		op.flags = st->st_nlink > 1 ? JCREATE_F_LINKED : 0;
 	} else if (S_ISDIR(st->st_mode)) {

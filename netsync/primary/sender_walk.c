@@ -112,6 +112,51 @@ bool cursor_walks(const struct cursor *c, const char *path)
 	return false;
 }
 
+/*
+ * Hard links across walks. A walk links the names of an inode it meets
+ * (treewalk.c); a batch may send one inode's names through different
+ * walks and scan entries (two NEEDS_SCAN paths, a folder and a renamed
+ * name), and each went over as an inode of its own. So the batch keeps
+ * the first path of each multiply-linked file it sends whole, and a later
+ * name of it is sent as LINK to that path (which the peer has by then:
+ * frames apply in order). Hashed by inode: a baseline meets every such
+ * file of the store.
+ */
+const char *cursor_link_first(struct cursor *c, const struct stat *st, const char *path)
+{
+	struct pathset_entry *e;
+	char id[48];
+
+	if (S_ISDIR(st->st_mode) || st->st_nlink < 2)
+		return NULL;
+	snprintf(id, sizeof(id), "%llx:%llx", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino);
+	e = pathset_find(&c->blink_ids, id);
+	if (e)
+		return strcmp(c->blinks[e->value], path) == 0 ? NULL : c->blinks[e->value];
+	if (ARRAY_GROW(c->blinks, c->cap_blinks, c->n_blinks + 1, 16) < 0)
+		return NULL;
+	c->blinks[c->n_blinks] = strdup(path);
+	if (!c->blinks[c->n_blinks])
+		return NULL;
+	if (pathset_add(&c->blink_ids, id, c->n_blinks) < 0) {
+		free(c->blinks[c->n_blinks]);
+		return NULL;
+	}
+	c->n_blinks++;
+	return NULL;
+}
+
+void cursor_forget_links(struct cursor *c)
+{
+	for (size_t i = 0; i < c->n_blinks; i++)
+		free(c->blinks[i]);
+	free(c->blinks);
+	pathset_clear(&c->blink_ids);
+	c->blinks = NULL;
+	c->n_blinks = c->cap_blinks = 0;
+}
+
 int cursor_add_repair(struct cursor *c, const char *path)
 {
 	struct journal_dirty *d;
@@ -308,6 +353,7 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 			      JATTR_MTIME;
 	uint64_t seq = s->c.cur->b->end_seq;
 	struct journal_op op = { 0 };
+	const char *link_to;
 	char target[PATH_MAX];
 	ssize_t n;
 	int fd, rc;
@@ -329,9 +375,12 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 	op.mode = it->st.st_mode;
 	op.uid = it->st.st_uid;
 	op.gid = it->st.st_gid;
-	if (!S_ISDIR(it->st.st_mode) && it->link_to) {
+	link_to = it->link_to;
+	if (!link_to && !S_ISDIR(it->st.st_mode))
+		link_to = cursor_link_first(&s->c, &it->st, it->path);
+	if (!S_ISDIR(it->st.st_mode) && link_to) {
 		op.type = JOP_LINK;
-		op.path = it->link_to;
+		op.path = link_to;
 		op.path2 = it->path;
 	} else if (S_ISREG(it->st.st_mode)) {
 		op.type = JOP_CREATE;
