@@ -372,6 +372,7 @@ static void sender_connected(struct sender *s)
 	h.generation = history_cur(&s->lin.hist)->num;
 	h.head_seq = js.head_seq;
 	lineage_hello(&s->lin, &h);
+	s->hello_gen = history_cur(&s->lin.hist)->id;
 	h.role = PROTO_ROLE_PRIMARY;
 	h.applied_seq = js.acked_seq;
 	h.name = s->name;
@@ -471,6 +472,19 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 	}
 	s->peer_generation = h->generation;
 	snprintf(s->peer_name, sizeof(s->peer_name), "%s", h->name ? h->name : "");
+	/*
+	 * A generation begun after our HELLO went out (we wrote while the
+	 * peer had not answered it: a stopped or slow peer counts as apart)
+	 * is one the peer does not know: it would bind to our older history
+	 * and record the new generation's changes under the old one, which
+	 * the next meeting reads as a split brain. Reconnect: the next HELLO
+	 * carries it.
+	 */
+	if (history_cur(&s->lin.hist)->id != s->hello_gen) {
+		log_info("a generation began since the HELLO was sent; reconnecting to "
+			 "send it", "peer=%s", s->peer);
+		return -EAGAIN;
+	}
 	/* Whose data the peer holds decides, not seqs alone (lineage.c); a
 	 * lagged old primary resumes where this node's generation began. */
 	journal_get_stats(s->j, &hs);

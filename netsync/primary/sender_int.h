@@ -199,6 +199,7 @@ struct sender {
 	double last_rx, last_tx;
 
 	struct state_node id;
+	uint64_t hello_gen;	/* id of the generation our last HELLO named */
 	struct lineage lin;	/* generations, the peer's verdict (lineage.h) */
 	struct divergence div;	/* the last split brain, path by path */
 	struct resolver res;	/* `twinfs resolve`, `--restore` (resolver.h) */
