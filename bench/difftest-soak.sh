@@ -39,7 +39,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	rc=0
 	python3 "$SRC/tests/e2e/difftest.py" --twinfs "$BUILD/src/twinfs" --mode mount \
 		--faults "$FAULTS" --seed "$SEED" --ops "$OPS" --sync-timeout 20 \
-		--op-set "$OPSET" --mount-args "$MARGS" $STRICT \
+		--op-set "$OPSET" --mount-args="$MARGS" $STRICT \
 		--shrink-seconds "$shrink" >"$log" 2>&1 || rc=$?
 	n=$(sed -n 's/^# difftest: [0-9]* seed(s), \([0-9]*\) ops.*/\1/p' "$log")
 	ops=$((ops + ${n:-0}))
