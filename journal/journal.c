@@ -853,6 +853,14 @@ static int journal_mark_by_path_locked(struct journal *j, struct jinode *e, int 
  * is durable: an fs that calls it so before its first write to a file
  * closes the crash window described at the top of this file.
  */
+/* True if the file open on FD still has a name somewhere (any thread). */
+static bool journal_fd_linked(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_nlink > 0;
+}
+
 static int journal_mark(struct journal *j, uint64_t ino, int fd,
 			uint64_t off, uint64_t len, bool pin)
 {
@@ -884,18 +892,31 @@ static int journal_mark(struct journal *j, uint64_t ino, int fd,
 			int64_t seq;
 
 			rc = journal_fd_path(j, fd, &path);
-			if (rc == -ENOENT) {
+			if (rc == -ENOENT && !journal_fd_linked(fd)) {
 				/* Unlinked: nothing to replicate. */
 				journal_inode_drop(j, e);
 				rc = 0;
 				goto out_unlock;
 			}
-			if (rc < 0)
+			if (rc == -ENOENT) {
+				/*
+				 * The fd names a link removed since, and the file
+				 * lives on under other names we cannot tell from
+				 * here: a rescan of the store is its mark, sure to
+				 * find it after a crash, and its data goes with
+				 * the batch as for any file. Dropped, a write to a
+				 * hard-linked file whose first name went never
+				 * reached the peer.
+				 */
+				seq = journal_needs_scan_locked(j, "");
+			} else if (rc < 0) {
 				goto out_unlock;
-			op.path = path;
-			journal_mark_time(&op);
-			seq = journal_append_locked(j, &op, true);
-			free(path);
+			} else {
+				op.path = path;
+				journal_mark_time(&op);
+				seq = journal_append_locked(j, &op, true);
+				free(path);
+			}
 			if (seq < 0) {
 				rc = (int)seq;
 				goto out_unlock;

@@ -12,9 +12,11 @@ need_fuse
 
 for c in "$TWINFS_SRC"/tests/e2e/difftest_cases/*.jsonl; do
 	name=$(basename "$c" .jsonl)
+	# a case may name the mount's arguments ("# mount-args: --mode sync")
+	margs=$(sed -n 's/^# mount-args: //p' "$c")
 	python3 "$TWINFS_SRC/tests/e2e/difftest.py" --twinfs "$TWINFS_BIN" --mode mount \
-		--replay "$c" --sync-timeout 20 --shrink-seconds 0 --strict-apply \
-		>"$T/$name.log" 2>&1
+		--replay "$c" --mount-args="$margs" --sync-timeout 20 --shrink-seconds 0 \
+		--strict-apply >"$T/$name.log" 2>&1
 	rc=$?
 	[ $rc -eq 0 ] || grep -v '^\["' "$T/$name.log" | cut -c1-240 | head -30 | sed 's/^/# /'
 	check "case $name: every property holds" [ $rc -eq 0 ]
