@@ -200,6 +200,16 @@ out_stat:
 	return 0;
 }
 
+/* A file the batch's records asked to re-send whole, below a subtree this
+ * batch walks: the walk sends it, after making whatever is above it what
+ * the store has (sent first, it could meet a symlink or a file where the
+ * store has a folder). */
+static bool cursor_left_to_walk(const struct cursor *c, const struct journal_dirty *d)
+{
+	return c->file >= cursor_n_files(c) && !c->walk && c->next_root == 0 &&
+	       cursor_walks(c, d->path);
+}
+
 /* ---- streaming ---- */
 
 /* Opens the cursor's file D and sets where its sending starts. Returns 1,
@@ -284,12 +294,7 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 		d = cursor_dirty(c, c->file);
 		if (!d)
 			return 0;
-		/* A file the batch's records asked to re-send whole, below a
-		 * subtree this batch walks: the walk sends it, after making
-		 * whatever is above it what the store has (sent first, it could
-		 * meet a symlink or a file where the store has a folder). */
-		if (c->fd < 0 && c->file >= cursor_n_files(c) && !c->walk &&
-		    c->next_root == 0 && cursor_walks(c, d->path)) {
+		if (c->fd < 0 && cursor_left_to_walk(c, d)) {
 			c->file++;
 			continue;
 		}

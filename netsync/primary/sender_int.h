@@ -343,6 +343,13 @@ int sender_put_scan(struct sender *s, struct evbuffer *out,
  * after the batch's records; gone, the names of its nearest ancestor. */
 int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
 		    const char *path);
+/* Record R names a path the peer failed to apply (see "Apply errors" in
+ * sender.c): replaced by the current state of each path it names; UNTIL:
+ * the covering repair's. 0 or -errno. */
+int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
+			  const struct journal_rec *r, uint64_t until);
+/* The batch's BATCH record: repairs no record carried go now. */
+int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint64_t seq);
 /* PATH the peer failed to apply: the peer's copy removed and sent anew. */
 int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 		       const char *path);

@@ -649,3 +649,71 @@ int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 		return 0;	/* gone meanwhile: a later op says so */
 	return rc < 0 ? rc : sender_put_path(s, out, seq, path);
 }
+
+/* ---- repairs (sender.c, "Apply errors") ---- */
+
+/* Sends the current state of SCOPE for a record at SEQ (sender_put_replace)
+ * and marks every repair it carries; nothing if a walk of this batch
+ * already sends SCOPE whole (an earlier record replaced by it). */
+static int sender_put_scope(struct sender *s, struct evbuffer *out, uint64_t seq,
+			    const char *scope)
+{
+	repairs_carry(&s->repairs, scope, s->c.cur->b->end_seq);
+	if (cursor_walks(&s->c, scope))
+		return 0;
+	return sender_put_replace(s, out, seq, scope);
+}
+
+/* Replaces record R, which names a path the peer failed to apply, by the
+ * current state of the failed path (or of the folder its failures moved
+ * the repair up to) for each path R names (see "Apply errors"). */
+int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
+				 const struct journal_rec *r, uint64_t until)
+{
+	const char *paths[2] = { r->op.path, NULL };
+	char scope[PROTO_PATH_MAX + 1];
+	int rc;
+
+	if (r->op.type == JOP_RENAME || r->op.type == JOP_LINK)
+		paths[1] = r->op.path2;
+	for (int i = 0; i < 2; i++) {
+		struct repair *rep;
+
+		if (!paths[i])
+			continue;
+		rep = repairs_covering(&s->repairs, paths[i], r->seq);
+		if (!rep)	/* a rename's other name: repaired with it */
+			rep = repairs_note(&s->repairs, paths[i], NULL, NULL, until, false);
+		if (!rep)
+			return -ENOMEM;
+		repairs_scope(rep, rep->path, scope, sizeof(scope));
+		log_info("replacing a record the peer failed on by the path's state",
+			 "peer=%s seq=%llu op=%s path=/%s replaced=/%s", s->peer,
+			 (unsigned long long)r->seq, journal_op_name(r->op.type), paths[i],
+			 scope);
+		rc = sender_put_scope(s, out, r->seq, scope);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The batch's records are all sent: repairs no record carried (the peer
+ * failed on file data or an ATTR) go out now, before the batch's data. */
+int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint64_t seq)
+{
+	char scope[PROTO_PATH_MAX + 1];
+	int rc;
+
+	for (size_t i = 0; i < s->repairs.n; i++) {
+		struct repair *rep = &s->repairs.r[i];
+
+		if (rep->sent_end || !rep->failures)
+			continue;
+		repairs_scope(rep, rep->path, scope, sizeof(scope));
+		rc = sender_put_scope(s, out, seq, scope);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
