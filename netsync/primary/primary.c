@@ -140,6 +140,7 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_u64(w, "stuck_paths", ss.stuck_paths);
 	ctljson_str(w, "stuck_path", ss.stuck_paths ? ss.stuck_path : NULL);
 	ctljson_str(w, "stuck_reason", ss.stuck_paths ? ss.stuck_reason : NULL);
+	ctljson_str(w, "peer_stalled", ss.peer_stalled[0] ? ss.peer_stalled : NULL);
 	ctljson_bool(w, "split_brain", false);
 	ctljson_u64(w, "generation", ss.generation);
 	ctljson_str(w, "mountpoint", p->mountpoint);
@@ -203,7 +204,11 @@ static void primary_check_waiters(struct primary *p)
 		if (js.acked_seq >= wt->seq && ss.repairs_pending == 0) {
 			primary_reply_sync(p, wt->req, "ok", NULL, wt->seq);
 		} else if (wt->deadline > 0 && now >= wt->deadline) {
-			if (ss.stuck_paths)
+			if (ss.peer_stalled[0])
+				snprintf(why, sizeof(why), "timed out: the peer %s cannot apply "
+					 "changes for now (it retries): %s", p->peer,
+					 ss.peer_stalled);
+			else if (ss.stuck_paths)
 				snprintf(why, sizeof(why), "timed out: the peer %s cannot apply "
 					 "/%s (%" PRIu64 " stuck path(s)): %s", p->peer,
 					 ss.stuck_path, ss.stuck_paths, ss.stuck_reason);

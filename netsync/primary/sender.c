@@ -33,6 +33,7 @@
 #include "journal/journal.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/addr.h"
+#include "netsync/wire/limits.h"
 #include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
 #include "netsync/wire/tls.h"
@@ -182,6 +183,8 @@ static void sender_disconnect(struct sender *s, const char *why)
 		s->bev = NULL;
 	}
 	sender_requeue_all(s);
+	/* a peer still full says so again on the next connection */
+	s->stalled[0] = '\0';
 	/* An unacked baseline starts again on the next HELLO (the peer's
 	 * position is still below it). */
 	s->resync = false;
@@ -561,6 +564,35 @@ static int sender_on_apply_error(struct sender *s, const char *text)
 	return 0;
 }
 
+/*
+ * The peer cannot apply for now and says so without dropping the link
+ * (ERROR with RETRY: its store is full). It holds our stream, retries
+ * every second, and ends the stall with an empty RETRY text once it
+ * applies again; meanwhile nothing is re-sent (what we sent waits in the
+ * socket buffers) and nothing reconnects. The reason shows as last_error
+ * and peer_stalled in status and in a failing `twinfs sync`. Logged once
+ * when it starts (the peer logs it once a minute while it lasts) and once
+ * when it ends; a new connection to a peer still full starts it again.
+ */
+static void sender_on_peer_stalled(struct sender *s, const char *text)
+{
+	if (!text[0]) {
+		if (s->stalled[0])
+			log_notice("the peer applies changes again", "peer=%s stalled_s=%.1f",
+				   s->peer, clock_mono_s() - s->stalled_since);
+		s->stalled[0] = '\0';
+		s->last_error[0] = '\0';
+		return;
+	}
+	if (!s->stalled[0]) {
+		s->stalled_since = clock_mono_s();
+		log_warn("the peer cannot apply changes for now; it holds the stream and "
+			 "retries (nothing is re-sent)", "peer=%s err=\"%s\"", s->peer, text);
+	}
+	snprintf(s->stalled, sizeof(s->stalled), "%s", text);
+	sender_set_error(s, "peer %s: %s", s->peer, text);
+}
+
 /* Returns 0, or -errno to drop the connection. */
 static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 {
@@ -591,6 +623,10 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		rc = proto_decode_error(fr, &e);
 		if (rc < 0)
 			return rc;
+		if (fr->h.flags & PROTO_F_RETRY) {
+			sender_on_peer_stalled(s, e.text);
+			return 0;
+		}
 		sender_set_error(s, "peer %s: %s", s->peer, e.text);
 		if (e.code == PROTO_E_APPLY && sender_on_apply_error(s, e.text) == 0)
 			return -ECONNABORTED;
@@ -635,12 +671,15 @@ static void sender_read_cb(struct bufferevent *bev, void *arg)
 			return;
 	}
 	for (;;) {
-		rc = proto_frame_next(in, &fr);
+		/* a secondary's frames are small: a larger header (or a type it
+		 * never sends) is refused before its payload is waited for */
+		rc = limits_frame_next(in, PROTO_ROLE_SECONDARY, &fr);
 		if (rc == 0)
 			break;
 		if (rc < 0) {
 			log_error("bad frame from the peer; dropping the connection",
-				  "peer=%s err=%s", s->peer, strerror(-rc));
+				  "peer=%s err=\"%s\"", s->peer, limits_frame_error(rc));
+			sender_set_error(s, "peer %s sent %s", s->peer, limits_frame_error(rc));
 			sender_disconnect(s, "bad frame");
 			return;
 		}
@@ -1115,4 +1154,5 @@ void sender_get_stats(struct sender *s, struct sender_stats *st)
 		}
 	}
 	snprintf(st->last_error, sizeof(st->last_error), "%s", s->last_error);
+	snprintf(st->peer_stalled, sizeof(st->peer_stalled), "%s", s->stalled);
 }

@@ -189,6 +189,10 @@ struct sender {
 	int rate_i;
 	uint64_t reconnects;
 	char last_error[256];
+	/* The peer cannot apply for now and holds the stream (ERROR with
+	 * RETRY: its store is full); "" when it applies. */
+	char stalled[256];
+	double stalled_since;
 	bool pumping;		/* re-entrancy guard for sender_pump */
 
 	/* Baseline (full-state send), see "Baseline" below. */
