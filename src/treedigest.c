@@ -98,7 +98,8 @@ static int td_dir(int dfd, const char *rel, struct td_walk *w)
 		}
 		n++;
 	}
-	qsort(names, n, sizeof(*names), td_cmp);
+	if (n > 1)	/* an empty directory has no array */
+		qsort(names, n, sizeof(*names), td_cmp);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		snprintf(sub, sizeof(sub), "%s%s%s", rel, *rel ? "/" : "", names[i]);
 		if (fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {

@@ -386,6 +386,14 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 
 	if (s->state != PEER_HELLO)
 		return -EPROTO;
+	if (h->version != PROTO_VERSION) {
+		sender_set_error(s, "peer %s speaks protocol version %u, this node speaks %u: "
+				 "run the same twinfs release on both nodes", s->peer,
+				 (unsigned)h->version, (unsigned)PROTO_VERSION);
+		log_error("the peer speaks another protocol version", "peer=%s peer_version=%u "
+			  "version=%u", s->peer, (unsigned)h->version, (unsigned)PROTO_VERSION);
+		return -EPROTO;
+	}
 	if (h->role != PROTO_ROLE_SECONDARY) {
 		sender_set_error(s, "peer %s is not a secondary (twinfs serve)", s->peer);
 		return -EPROTO;

@@ -19,6 +19,7 @@
  *                                           a secondary ever sends
  *   hostile_peer serve PORT flood SECS      HEARTBEATs as fast as the mount
  *                                           reads, never reading its stream
+ *   hostile_peer serve PORT version SECS    a HELLO of protocol version 99
  * Exit 0 when the run went as scripted (the script judges the daemon), 2
  * on a usage or local error.
  */
@@ -398,11 +399,11 @@ static int serve_accept(int lfd, double secs)
 	return fd;
 }
 
-static void send_secondary_hello(int fd)
+static void send_secondary_hello(int fd, uint32_t version)
 {
 	struct evbuffer *b = evbuffer_new();
 	struct proto_hello h = {
-		.version = PROTO_VERSION, .role = PROTO_ROLE_SECONDARY, .generation = 1,
+		.version = version, .role = PROTO_ROLE_SECONDARY, .generation = 1,
 		.applied_seq = 0, .name = "hostile",
 	};
 
@@ -427,9 +428,11 @@ static int mode_serve(const char *what, double secs)
 	printf("listening=1\n");
 	fflush(stdout);
 	fd = serve_accept(lfd, 30);
-	send_secondary_hello(fd);
+	send_secondary_hello(fd, strcmp(what, "version") == 0 ? 99 : PROTO_VERSION);
 	t0 = now_s();
-	if (strcmp(what, "bigframe") == 0) {
+	if (strcmp(what, "version") == 0) {
+		closed = wait_closed(fd, secs, &after);
+	} else if (strcmp(what, "bigframe") == 0) {
 		uint8_t hdr[PROTO_HDR_LEN];
 		struct proto_hdr h = { .type = PROTO_DATA, .len = PROTO_MAX_DATA_PAYLOAD,
 				       .clen = PROTO_MAX_DATA_PAYLOAD - PROTO_MAX_BLOCK };

@@ -10,7 +10,8 @@
 # syncs in between and both stores compare equal. On the primary's side, a
 # "secondary" that announces a 16 MiB frame is dropped at its header, and
 # one that floods heartbeats without reading leaves the mount's memory
-# bounded. Prints the peaks measured.
+# bounded; one of another protocol version is named with both versions.
+# Prints the peaks measured.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
 
@@ -158,5 +159,12 @@ check "a flood of heartbeats reached the mount ($(kv sent_bytes "$T/sflood.out")
 check "the mount's memory stays bounded (+$(( (mrss1 - mrss0) / 1024 )) MiB)" \
 	[ $((mrss1 - mrss0)) -lt 32768 ]
 check "the mount answers status" daemon_up "$A_STATE"
+# A secondary of another protocol version: both versions named.
+"$HOSTILE" serve "$HPORT" version 5 >"$T/sver.out" &
+hs=$!; track_pid $hs
+named() { "$TWINFS_BIN" status --state "$A_STATE" --json | grep -q 'version 99, this node speaks'; }
+check "a peer of another protocol version is named with both versions" wait_until 15 named
+wait $hs
+check "... and dropped" grep -q 'closed=1' "$T/sver.out"
 stop_mount
 finish

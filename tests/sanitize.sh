@@ -1,0 +1,49 @@
+#!/bin/sh
+# The ASan + UBSan run for CI: builds everything with -DTWINFS_SANITIZE=ON
+# into build-asan (or $TWINFS_ASAN_BUILD) and runs the tests labelled
+# `sanitize` (tests/sanitize.cmake: the unit tests and the end-to-end tests
+# of the wire and the receiver). Every process the tests start, daemons
+# included, writes its ASan and LeakSanitizer reports under
+# build-asan/sanitizer/ instead of stderr (a daemon's stderr is a log file
+# a test removes), and the run fails if any report is there, even when
+# every test passed: a leak found when a daemon exits does not fail the
+# test that stopped it. UBSan reports go to the process's stderr (the
+# combined runtime ignores log_path for them), but the build makes every
+# one fatal (-fno-sanitize-recover), so the process dies and its test
+# fails.
+#   tests/sanitize.sh            the subset (CI; about four minutes)
+#   tests/sanitize.sh --all      every test in the sanitizer build
+# Exit 0 only if the build succeeded, the tests passed and no report was
+# written.
+set -eu
+cd "$(dirname "$0")/.."
+B=${TWINFS_ASAN_BUILD:-build-asan}
+label="-L sanitize"
+[ "${1:-}" = --all ] && label=""
+
+cmake -S . -B "$B" -DTWINFS_WERROR=ON -DTWINFS_SANITIZE=ON >/dev/null
+cmake --build "$B" -j2
+
+R=$(cd "$B" && pwd)/sanitizer
+rm -rf "$R"
+mkdir -p "$R"
+# allocator_may_return_null: a failed allocation returns NULL as glibc's
+# does (the code handles it), instead of ASan aborting on a huge request.
+# detect_leaks at exit; log_path: one file per reporting process.
+export ASAN_OPTIONS="log_path=$R/asan:allocator_may_return_null=1:detect_leaks=1:abort_on_error=0:strict_string_checks=1"
+export UBSAN_OPTIONS="log_path=$R/ubsan:print_stacktrace=1:halt_on_error=1"
+export LSAN_OPTIONS="log_path=$R/lsan"
+
+rc=0
+# shellcheck disable=SC2086
+ctest --test-dir "$B" $label --output-on-failure --timeout 600 || rc=$?
+if [ -n "$(ls -A "$R")" ]; then
+	echo "sanitizer reports (in $R):" >&2
+	for f in "$R"/*; do
+		echo "==== $f" >&2
+		head -n 40 "$f" >&2
+	done
+	rc=1
+fi
+[ $rc -eq 0 ] && echo "sanitize: tests passed, no sanitizer report"
+exit $rc
