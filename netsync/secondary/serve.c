@@ -532,16 +532,16 @@ static void serve_reading(struct serve *s, bool on)
 	if (!s->bev || s->reading == on)
 		return;
 	s->reading = on;
-	if (s->rev) {
-		if (on)
-			event_add(s->rev, NULL);
-		else
-			event_del(s->rev);
-	} else if (on) {
-		bufferevent_enable(s->bev, EV_READ);
-	} else {
-		bufferevent_disable(s->bev, EV_READ);
+	if (!s->rev)
+		return;
+	if (!on) {
+		event_del(s->rev);
+		return;
 	}
+	event_add(s->rev, NULL);
+	/* records may wait in OpenSSL's buffer, where epoll does not see them */
+	if (s->o->tls)
+		event_active(s->rev, EV_READ, 1);
 }
 
 static void serve_use(struct serve *s, struct limits_use *u)
@@ -669,6 +669,7 @@ static void serve_read_cb(struct bufferevent *bev, void *arg)
 }
 
 static void serve_event_cb(struct bufferevent *bev, short what, void *arg);
+static void serve_conn_lost(struct serve *s, bool eof, const char *why);
 
 /* The socket is readable: read what is there (big reads, see
  * SERVE_READ_CHUNK) into the input buffer and apply the frames. */
@@ -729,17 +730,47 @@ static void serve_sock_read_cb(evutil_socket_t fd, short what, void *arg)
 		serve_read_cb(bev, s);
 }
 
-/* TLS: what OpenSSL decrypted into the bufferevent's input moves (chains,
- * no copy) to s->in, where the plaintext path's frames are parsed too. */
-static void serve_tls_read_cb(struct bufferevent *bev, void *arg)
+/*
+ * TLS reads. The OpenSSL bufferevent reads one record (16 KiB) per wakeup
+ * into a chain of its own, so a 1 MiB DATA frame took some 64 trips
+ * through the loop and lay across as many chains, which evbuffer_pullup
+ * then copied once more before the block was hashed (docs/benchmarks.md,
+ * "TLS"). So serve reads the SSL object itself, as it reads the plaintext
+ * socket: tls_read_into decrypts into space reserved in `in`,
+ * SERVE_READ_CHUNK at a time, until OpenSSL wants the socket (read-ahead
+ * fills OpenSSL's buffer in large reads; the loop drains it), at most
+ * SERVE_READ_MAX per wakeup. Records still in OpenSSL's buffer are not
+ * seen by the poller, so stopping at the maximum, or turning reading on
+ * again (serve_reading), activates the event by hand. The bufferevent
+ * only writes.
+ */
+static void serve_tls_sock_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct serve *s = arg;
+	struct bufferevent *bev = s->bev;
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	size_t got = 0;
+	char why[256];
+	int rc;
 
-	if (evbuffer_add_buffer(s->in, bufferevent_get_input(bev)) < 0) {
-		serve_conn_fail(s, PROTO_E_APPLY, "cannot buffer what the primary sent");
+	rc = tls_read_into(ssl, s->in, SERVE_READ_CHUNK, SERVE_READ_MAX, &got);
+	if (got || rc == 1)
+		serve_read_cb(bev, s);
+	if (s->bev != bev)
+		return;
+	if (rc == 1 && s->reading)
+		event_active(s->rev, EV_READ, 1);
+	if (rc >= 0)
+		return;
+	if (rc == -EPIPE) {
+		serve_conn_lost(s, true, "closed");
 		return;
 	}
-	serve_read_cb(bev, s);
+	if (rc == -EPROTO)
+		tls_error_string(why, sizeof(why));
+	else
+		snprintf(why, sizeof(why), "%s", strerror(-rc));
+	serve_conn_lost(s, false, why);
 }
 
 /*
@@ -775,17 +806,31 @@ static void serve_tls_error(struct bufferevent *bev, char *buf, size_t len)
 		snprintf(buf, len, "%s", evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 }
 
-static void serve_event_cb(struct bufferevent *bev, short what, void *arg)
+/* The connection ended: EOF (the primary closed it) or an error WHY. */
+static void serve_conn_lost(struct serve *s, bool eof, const char *why)
 {
-	struct serve *s = arg;
-
-	if (what & BEV_EVENT_EOF) {
+	if (eof) {
 		if (s->state != PEER_CLOSING) {
 			log_warn("primary closed the connection", "peer=%s", s->peer);
 			if (s->state == PEER_STREAMING)
 				serve_set_error(s, "primary %s closed the connection", s->peer);
 		}
 		serve_conn_free(s);
+		return;
+	}
+	if (s->state != PEER_CLOSING) {	/* keep the reason we were closing */
+		log_warn("connection to the primary failed", "peer=%s err=\"%s\"", s->peer, why);
+		serve_set_error(s, "connection to %s failed: %s", s->peer, why);
+	}
+	serve_conn_free(s);
+}
+
+static void serve_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct serve *s = arg;
+
+	if (what & BEV_EVENT_EOF) {
+		serve_conn_lost(s, true, "closed");
 	} else if (what & BEV_EVENT_ERROR) {
 		char why[256];
 
@@ -794,12 +839,7 @@ static void serve_event_cb(struct bufferevent *bev, short what, void *arg)
 		else
 			snprintf(why, sizeof(why), "%s",
 				 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-		if (s->state != PEER_CLOSING) {	/* keep the reason we were closing */
-			log_warn("connection to the primary failed", "peer=%s err=\"%s\"",
-				 s->peer, why);
-			serve_set_error(s, "connection to %s failed: %s", s->peer, why);
-		}
-		serve_conn_free(s);
+		serve_conn_lost(s, false, why);
 	}
 }
 
@@ -853,15 +893,15 @@ static int serve_admit_cb(void *arg, struct gate_conn *c, const struct proto_fra
 		return -EBUSY;
 	s->bev = c->bev;
 	s->in = c->in;
-	if (c->tls) {
-		/* read as much per wakeup as the plaintext path (16 KiB by
-		 * default: 64 trips through the loop per DATA frame) */
-		bufferevent_set_max_single_read(s->bev, SERVE_READ_MAX);
-		bufferevent_setcb(s->bev, serve_tls_read_cb, serve_write_cb, serve_event_cb, s);
-		bufferevent_enable(s->bev, EV_READ | EV_WRITE);
-		s->reading = true;
-	} else {
-		s->rev = event_new(s->base, c->fd, EV_READ | EV_PERSIST, serve_sock_read_cb, s);
+	{
+		/* reads go our own way (serve_sock_read_cb, serve_tls_sock_read_cb);
+		 * the bufferevent writes */
+		if (c->tls) {
+			bufferevent_disable(s->bev, EV_READ);
+			tls_bulk_start(bufferevent_openssl_get_ssl(s->bev));
+		}
+		s->rev = event_new(s->base, c->fd, EV_READ | EV_PERSIST, c->tls ?
+				   serve_tls_sock_read_cb : serve_sock_read_cb, s);
 		if (!s->rev || event_add(s->rev, NULL) < 0) {
 			log_error("out of memory admitting the primary", "peer=%s", c->peer);
 			if (s->rev)
@@ -873,6 +913,8 @@ static int serve_admit_cb(void *arg, struct gate_conn *c, const struct proto_fra
 			s->in = NULL;
 			return 0;	/* ours, and gone */
 		}
+		if (c->tls)	/* whatever OpenSSL holds already */
+			event_active(s->rev, EV_READ, 1);
 		bufferevent_setcb(s->bev, NULL, serve_write_cb, serve_event_cb, s);
 		bufferevent_enable(s->bev, EV_WRITE);
 		s->reading = true;

@@ -17,6 +17,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -529,6 +530,9 @@ int tls_ctx_new(const struct tls_opts *o, bool server, struct tls_ctx **out,
 	 * suite with another (AES-256's SHA-384) would set the key aside. */
 	SSL_CTX_set_ciphersuites(t->ctx, "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256");
 	SSL_CTX_set_options(t->ctx, SSL_OP_NO_TICKET);
+	/* read-ahead, where a reader turns it on (tls_bulk_start), fills this
+	 * much per read from the socket */
+	SSL_CTX_set_default_read_buffer_len(t->ctx, TLS_READ_BUF);
 	SSL_CTX_set_num_tickets(t->ctx, 0);
 	SSL_CTX_set_session_cache_mode(t->ctx, SSL_SESS_CACHE_OFF);
 	if (o->psk_file && *o->psk_file) {
@@ -563,6 +567,62 @@ void tls_ctx_free(struct tls_ctx *t)
 SSL *tls_ssl_new(struct tls_ctx *t)
 {
 	return SSL_new(t->ctx);
+}
+
+void tls_bulk_start(SSL *ssl)
+{
+	SSL_set_read_ahead(ssl, 1);
+}
+
+int tls_read_into(SSL *ssl, struct evbuffer *in, size_t chunk, size_t max, size_t *got)
+{
+	struct evbuffer_iovec v[2];
+	int nv, n = 1, err;
+
+	*got = 0;
+	while (*got < max) {
+		size_t used[2] = { 0, 0 };
+
+		nv = evbuffer_reserve_space(in, (ev_ssize_t)chunk, v, 2);
+		if (nv < 1)
+			return -ENOMEM;
+		for (int i = 0; i < nv && n > 0; i++) {
+			while (used[i] < v[i].iov_len) {
+				size_t want = v[i].iov_len - used[i];
+
+				ERR_clear_error();
+				errno = 0;
+				n = SSL_read(ssl, (char *)v[i].iov_base + used[i],
+					     want > INT_MAX ? INT_MAX : (int)want);
+				if (n <= 0)
+					break;
+				used[i] += (size_t)n;
+			}
+		}
+		for (int i = 0; i < nv; i++)
+			v[i].iov_len = used[i];
+		if (evbuffer_commit_space(in, v, used[1] ? 2 : 1) < 0)
+			return -ENOMEM;
+		*got += used[0] + used[1];
+		if (n > 0)
+			continue;	/* the chunk is full: another */
+		err = SSL_get_error(ssl, n);
+		if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE)
+			return 0;
+		/* close_notify, or a TCP close without it (read as a plain end
+		 * of stream: the protocol's GOODBYE/ERROR says how it ended) */
+		if (err == SSL_ERROR_ZERO_RETURN)
+			return -EPIPE;
+		if (err == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)
+			return errno ? -errno : -EPIPE;
+		if (err == SSL_ERROR_SSL && ERR_GET_REASON(ERR_peek_error()) ==
+		    SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+			ERR_clear_error();
+			return -EPIPE;
+		}
+		return -EPROTO;
+	}
+	return 1;
 }
 
 const char *tls_ctx_mode(const struct tls_ctx *t)
