@@ -973,12 +973,31 @@ out_drop:
 
 /* ---- periodic work ---- */
 
+/* The PSK file changed (tls_ctx_reload): the next connection offers its
+ * first key; a live link made with another key is made again, once. */
+static void sender_tls_reload(struct sender *s)
+{
+	char why[600];
+	int rc = tls_ctx_reload(s->tls, why, sizeof(why));
+
+	if (rc < 0)
+		log_warn("cannot read the key file again", "why=\"%s\"", why);
+	if (rc <= 0)
+		return;
+	log_notice("key file changed: the next connection offers its first key",
+		   "read=\"%s\"", why);
+	if (s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING) &&
+	    !tls_auth_current(s->tls, s->peer_auth))
+		sender_disconnect(s, "this node's key changed; reconnecting with the new one");
+}
+
 void sender_tick(struct sender *s)
 {
 	double now = clock_mono_s();
 	double hb = s->heartbeat_s ? s->heartbeat_s : 1;
 	double dead = hb * PROTO_DEAD_BEATS;
 
+	sender_tls_reload(s);
 	s->rate_slot[s->rate_i] = s->bytes_sent - s->rate_mark;
 	s->rate_mark = s->bytes_sent;
 	s->rate_i = (s->rate_i + 1) % RATE_SLOTS;

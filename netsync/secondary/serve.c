@@ -971,6 +971,30 @@ static void serve_accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
 	gate_accept(s->gate, fd, who);
 }
 
+/* A PSK file that changed is read again (tls_ctx_reload): new connections
+ * use its keys, and a primary whose key left the file is dropped; it
+ * reconnects with a key of its own file, which is a rotation's one
+ * reconnect (docs/protocol.md, "Link security"). */
+static void serve_tls_reload(struct serve *s)
+{
+	char why[600];
+	int rc = tls_ctx_reload(s->o->tls, why, sizeof(why));
+
+	if (rc < 0)
+		log_warn("cannot read the key file again", "why=\"%s\"", why);
+	if (rc <= 0)
+		return;
+	log_notice("key file changed: new connections use its keys", "read=\"%s\"", why);
+	if (s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING) &&
+	    !tls_auth_current(s->o->tls, s->peer_auth)) {
+		log_notice("the primary's key is no longer in the key file; dropping its "
+			   "connection", "peer=%s auth=\"%s\"", s->peer, s->peer_auth);
+		serve_set_error(s, "the key of primary %s was removed from the key file",
+				s->peer);
+		serve_conn_free(s);
+	}
+}
+
 /* Once a second: heartbeats when idle, dead-link detection, and the
  * grace period of a closing connection. */
 static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
@@ -981,6 +1005,7 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 	int rc;
 
 	gate_tick(s->gate, now);
+	serve_tls_reload(s);
 	if (s->verifier)
 		verifier_tick(s->verifier, now, PROTO_DEAD_BEATS * beat);
 	if (s->verifier && verifier_done(s->verifier)) {

@@ -57,6 +57,15 @@ int tls_ctx_new(const struct tls_opts *o, bool server, struct tls_ctx **out,
 		char *why, size_t len);
 void tls_ctx_free(struct tls_ctx *t);
 
+/* Reads the PSK file again if it changed since it was read (rotation;
+ * call once a second): 1 and what was read in WHY, 0 if unchanged (or not
+ * a PSK context), -errno with the reason in WHY (the old keys stay). */
+int tls_ctx_reload(struct tls_ctx *t, char *why, size_t len);
+/* Whether a live connection authenticated as AUTH (tls_peer_describe) may
+ * go on after a reload: on a server its key is still in the file, on a
+ * client it is still the first. Always true with pinned keys. */
+bool tls_auth_current(const struct tls_ctx *t, const char *auth);
+
 /* A new connection object of T, NULL when out of memory. */
 SSL *tls_ssl_new(struct tls_ctx *t);
 
