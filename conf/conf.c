@@ -91,7 +91,7 @@ static const struct conf_key conf_keys[] = {
 	{ "journal.commit_ms", CT_UINT, F(journal_commit_ms), "5", 1, 1000,
 	  "group-commit window of the journal, milliseconds" },
 	{ "delta.block_size", CT_POW2SIZE, F(block_size), "128KiB",
-	  4096, 16ull << 20, "block size of the block-hash delta (a power of two)" },
+	  4096, 1ull << 20, "block size of the block-hash delta (a power of two, at most 1MiB)" },
 	{ "sync.timeout", CT_UINT, F(sync_timeout_s), "10", 1, 3600,
 	  "seconds a sync-mode fsync waits for the peer before degrading to async" },
 	{ "net.heartbeat", CT_UINT, F(heartbeat_s), "1", 1, 60,

@@ -28,6 +28,7 @@ struct jtaken {
 	int fd;
 	struct file_handle *fh;
 	bool whole;
+	bool recovered;
 	struct rangeset ranges;
 };
 
@@ -190,6 +191,7 @@ static int jbatch_resolve(struct journal *j, struct jtaken *t, struct journal_di
 	f->fd = rfd;
 	f->ino = t->ino;
 	f->whole = t->whole;
+	f->recovered = t->recovered;
 	if (f->whole) {
 		if (S_ISREG(st.st_mode))
 			f->bytes = (uint64_t)st.st_size;
@@ -218,6 +220,7 @@ static void jbatch_add_lost(const struct pathset_entry *e, void *arg)
 		return;
 	f->fd = -1;
 	f->whole = true;
+	f->recovered = true;
 	b->n_files++;
 }
 
@@ -246,6 +249,7 @@ static void jbatch_untake_locked(struct journal *j, struct jtaken *t)
 		e->whole = true;
 	if (e->whole)
 		rangeset_clear(&e->ranges);
+	e->recovered |= t->recovered;
 	journal_inode_dirty(j, e);
 }
 
@@ -393,6 +397,7 @@ static int jbatch_take_dirty_locked(struct journal *j, uint64_t max_bytes, size_
 		}
 		k->ino = e->ino;
 		k->whole = e->whole;
+		k->recovered = e->recovered;
 		k->ranges = e->ranges;
 		rangeset_init(&e->ranges);
 		budget += k->ranges.bytes;
@@ -644,6 +649,7 @@ void journal_requeue(struct journal *j, struct journal_batch *b)
 				e->whole = true;
 			if (e->whole)
 				rangeset_clear(&e->ranges);
+			e->recovered |= f->recovered;
 			journal_inode_dirty(j, e);
 		}
 		/* A barrier batch put back owes the barrier again: the next take

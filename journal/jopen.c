@@ -117,6 +117,7 @@ static void journal_recover_lost(const char *path, const char *why, void *arg)
 		}
 		free(fh);
 		e->whole = true;
+		e->recovered = true;
 		rangeset_clear(&e->ranges);
 		journal_inode_dirty(j, e);
 		if (fd >= 0)

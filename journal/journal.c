@@ -211,6 +211,7 @@ void journal_inode_clean(struct journal *j, struct jinode *e)
 	j->n_dirty--;
 	rangeset_clear(&e->ranges);
 	e->whole = false;
+	e->recovered = false;
 }
 
 void journal_inode_drop(struct journal *j, struct jinode *e)

@@ -63,6 +63,10 @@ struct journal_dirty {
 				 * the batch (-1 after crash recovery: open by path) */
 	uint64_t ino;
 	bool whole;		/* send the whole file (or block-hash delta) */
+	/* Marked by crash recovery (or a bare path that lost its inode): the
+	 * peer may hold any part of it, so the sender compares block hashes
+	 * instead of sending it whole (netsync/primary/sender_delta.c). */
+	bool recovered;
 	struct journal_range *ranges;	/* sorted, disjoint, merged */
 	size_t n_ranges;
 	uint64_t bytes;		/* sum of range lengths (or file size if whole) */

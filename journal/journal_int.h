@@ -50,6 +50,7 @@ struct jinode {
 	struct jinode *dnext, *dprev;	/* dirty list, when on_dirty */
 	bool on_dirty;
 	bool whole;			/* send the whole file */
+	bool recovered;			/* marked by crash recovery (journal.h) */
 	uint64_t ino;
 	int fd;				/* the journal's dup while dirty, or -1
 					 * (only without a handle) */

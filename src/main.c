@@ -4,7 +4,7 @@
  * the module it drives: config in conf/, serve in netsync/secondary/,
  * status and sync in netsync/control/, keygen and id in netsync/wire/, verify in
  * netsync/control/,
- * bench in bench/; mount and demo
+ * bench in bench/; mount, mirror and demo
  * here in src/, because they wire several modules together (fs/, journal/,
  * netsync/primary/). Each parses its own options with getopt_long, has
  * --help, and returns a sysexits code. Main thread only.
@@ -25,6 +25,7 @@
 #include "netsync/secondary/serve_cmd.h"
 #include "netsync/wire/keygen_cmd.h"
 #include "src/demo_cmd.h"
+#include "src/mirror_cmd.h"
 #include "src/mount_cmd.h"
 
 static const struct cli_command commands[] = {
@@ -35,6 +36,7 @@ static const struct cli_command commands[] = {
 	{ "status", status_cmd_main, "show the state of a mount or serve daemon" },
 	{ "demo", demo_cmd_main, "run a replicated pair on this machine and show it working" },
 	{ "bench", bench_cmd_main, "copy and IO benchmarks on folders and mounts" },
+	{ "mirror", mirror_cmd_main, "push a tree to a serve peer or a folder (rsync-like, block delta)" },
 	{ "verify", verify_cmd_main, "prove two trees (or a mount and its peer) are equal" },
 	{ "keygen", keygen_cmd_main, "make the keys that secure the link between the nodes" },
 	{ "id", id_cmd_main, "print this node's id, which the peer pins" },

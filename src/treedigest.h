@@ -1,9 +1,10 @@
 /*
- * treedigest — one XXH3-128 digest of a directory tree: every entry's
- * relative path, type, permission bits, size, and content hash (XXH3-64
- * of a regular file's bytes, the target of a symlink). Two trees with the
- * same digest hold the same names, modes, symlinks and bytes. Any thread;
- * reads only.
+ * treedigest — one XXH3-128 digest of a directory tree, from the
+ * convergence engine's inventory (netsync/delta/inventory.h): every
+ * entry's relative path, type and mode, owner, size, content digest
+ * (XXH3-128), symlink target, device numbers and hard-link group. Two
+ * trees with the same digest hold the same names, modes, owners, links
+ * and bytes. Any thread; reads only.
  */
 #ifndef TWINFS_TREEDIGEST_H
 #define TWINFS_TREEDIGEST_H
@@ -16,8 +17,8 @@ struct tree_digest {
 	uint64_t bytes;		/* regular file bytes hashed */
 };
 
-/* Digests the tree under ROOT (ROOT itself contributes its mode only).
- * Returns 0 or -errno (the first entry that could not be read is logged). */
+/* Digests the tree under ROOT (ROOT itself left out). Returns 0 or -errno
+ * (the first entry that could not be read is logged). */
 int tree_digest(const char *root, struct tree_digest *out);
 
 #endif

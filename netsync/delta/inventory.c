@@ -25,6 +25,7 @@
 #include <xxhash.h>
 
 #include "common/array.h"
+#include "netsync/delta/hashcache.h"
 
 #define INV_READ_CHUNK (1u << 20)
 #define INV_XATTR_LIST (64u << 10)
@@ -89,6 +90,7 @@ void inventory_free(struct inventory *inv)
 
 struct inv_walk {
 	struct inventory *inv;
+	const struct inventory_opts *o;
 	const char *skip;
 	char *buf;		/* INV_READ_CHUNK */
 	/* (dev, ino) of every multiply-linked non-directory, to name the
@@ -142,7 +144,12 @@ static int inv_name_cmp(const void *a, const void *b)
 
 /* Digest of every xattr of NAME (a path the l* calls can take): the sorted
  * names, each followed by its value. */
-static int inv_hash_xattrs(const char *path, struct proto_entry *e)
+static bool inv_xattr_replicated(const char *name)
+{
+	return strncmp(name, "user.", 5) == 0 || strncmp(name, "trusted.", 8) == 0;
+}
+
+static int inv_hash_xattrs(const char *path, bool replicated_only, struct proto_entry *e)
 {
 	char list[INV_XATTR_LIST], *names[1024], *val = NULL;
 	XXH3_state_t *st;
@@ -154,7 +161,8 @@ static int inv_hash_xattrs(const char *path, struct proto_entry *e)
 	if (len < 0)
 		return errno == ENOTSUP ? 0 : -errno;
 	for (char *p = list; p < list + len && n < 1024; p += strlen(p) + 1)
-		names[n++] = p;
+		if (!replicated_only || inv_xattr_replicated(p))
+			names[n++] = p;
 	e->n_xattrs = (uint32_t)n;
 	if (!n)
 		return 0;
@@ -189,7 +197,8 @@ static int inv_entry(struct inv_walk *w, int dirfd, const char *name, const char
 {
 	struct proto_entry e = { .path = path, .mode = st->st_mode, .uid = st->st_uid,
 				 .gid = st->st_gid, .mtime_ns = (int64_t)st->st_mtim.tv_sec *
-				 1000000000 + st->st_mtim.tv_nsec };
+				 1000000000 + st->st_mtim.tv_nsec,
+				 .nlink = S_ISDIR(st->st_mode) ? 1 : (uint32_t)st->st_nlink };
 	char target[PROTO_PATH_MAX + 1], xpath[64 + PROTO_NAME_MAX];
 	int rc = 0;
 
@@ -205,11 +214,20 @@ static int inv_entry(struct inv_walk *w, int dirfd, const char *name, const char
 		target[n < 0 ? 0 : n] = '\0';
 		e.target = target;
 	}
-	if (!rc && S_ISREG(st->st_mode))
+	if (!rc && S_ISREG(st->st_mode) && w->o->cache &&
+	    hashcache_lookup(w->o->cache, st, e.hash) == 1) {
+		e.flags |= PROTO_ENTRY_F_HASHED;
+	} else if (!rc && S_ISREG(st->st_mode) && w->o->hash_content) {
 		rc = inv_hash_file(w, dirfd, name, &e);
+		if (rc == 0) {
+			e.flags |= PROTO_ENTRY_F_HASHED;
+			if (w->o->cache)
+				hashcache_store(w->o->cache, st, e.hash);
+		}
+	}
 	snprintf(xpath, sizeof(xpath), "/proc/self/fd/%d/%s", dirfd, name);
 	if (!rc)
-		rc = inv_hash_xattrs(xpath, &e);
+		rc = inv_hash_xattrs(xpath, w->o->replicated_xattrs, &e);
 	e.err = rc < 0 ? (uint32_t)-rc : 0;
 	if (!S_ISDIR(st->st_mode) && st->st_nlink > 1) {
 		int g = ARRAY_GROW(w->inos, w->cap_inos, w->n_inos + 1, 64);
@@ -250,6 +268,8 @@ static int inv_dir(struct inv_walk *w, int dirfd, const char *prefix)
 			rc = -errno;
 			break;
 		}
+		if (w->o->exclude && w->o->exclude(path, S_ISDIR(st.st_mode), w->o->exclude_arg))
+			continue;
 		rc = inv_entry(w, dirfd, d->d_name, path, &st);
 		if (rc == 0 && S_ISDIR(st.st_mode)) {
 			int sub = openat(dirfd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
@@ -328,30 +348,105 @@ static int inv_link_groups(struct inv_walk *w)
 	return 0;
 }
 
-int inventory_build(const char *root, const char *skip, struct inventory *inv)
+/* Opens SUB beneath ROOTFD without following a symlink anywhere on it. */
+static int inv_open_sub(int rootfd, const char *sub)
 {
-	struct inv_walk w = { .inv = inv, .skip = skip };
-	int fd, rc;
+	char buf[PROTO_PATH_MAX + 1], *save = NULL, *c;
+	int fd = dup(rootfd), next;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(buf, sizeof(buf), "%s", sub);
+	for (c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(c, ".") || !strcmp(c, "..")) {
+			close(fd);
+			return -EINVAL;
+		}
+		next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (next < 0)
+			return -errno;
+		fd = next;
+	}
+	return fd;
+}
+
+int inventory_walk(const char *root, const struct inventory_opts *o, struct inventory *inv)
+{
+	struct inv_walk w = { .inv = inv, .o = o, .skip = o->skip };
+	const char *sub = o->sub ? o->sub : "";
+	int rootfd, fd, rc;
 
 	memset(inv, 0, sizeof(*inv));
 	w.buf = malloc(INV_READ_CHUNK);
 	if (!w.buf)
 		return -ENOMEM;
-	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
+	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
 		rc = -errno;
 		goto out;
 	}
-	rc = inv_dir(&w, fd, "");
-	close(fd);
+	if (*sub) {
+		const char *slash = strrchr(sub, '/');
+		struct stat st;
+		int pfd;
+		char parent[PROTO_PATH_MAX + 1];
+
+		snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash - sub) : 0, sub);
+		pfd = inv_open_sub(rootfd, parent);
+		if (pfd < 0) {
+			rc = pfd;
+			goto out_root;
+		}
+		rc = fstatat(pfd, slash ? slash + 1 : sub, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+		if (rc == 0 && o->with_sub)
+			rc = inv_entry(&w, pfd, slash ? slash + 1 : sub, sub, &st);
+		if (rc == 0 && S_ISDIR(st.st_mode)) {
+			fd = openat(pfd, slash ? slash + 1 : sub, O_RDONLY | O_DIRECTORY |
+				    O_NOFOLLOW | O_CLOEXEC);
+			rc = fd < 0 ? -errno : inv_dir(&w, fd, sub);
+			if (fd >= 0)
+				close(fd);
+		}
+		close(pfd);
+	} else {
+		rc = inv_dir(&w, rootfd, "");
+	}
 	if (rc == 0)
 		rc = inv_link_groups(&w);
+out_root:
+	close(rootfd);
 out:
 	free(w.buf);
 	free(w.inos);
 	if (rc < 0)
 		inventory_free(inv);
 	return rc;
+}
+
+int inventory_build(const char *root, const char *skip, struct inventory *inv)
+{
+	struct inventory_opts o = { .hash_content = true, .skip = skip };
+
+	return inventory_walk(root, &o, inv);
+}
+
+long inventory_find(const struct inventory *inv, const char *path)
+{
+	size_t lo = 0, hi = inv->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int d = inventory_path_cmp(inv->e[mid].path, path);
+
+		if (d == 0)
+			return (long)mid;
+		if (d < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
 }
 
 /* ---- comparison ---- */

@@ -10,6 +10,7 @@
 #ifndef TWINFS_INVENTORY_H
 #define TWINFS_INVENTORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,10 +30,36 @@ int inventory_path_cmp(const char *a, const char *b);
  * Walks ROOT (never following a symlink, never opening a FIFO, socket or
  * device) and fills INV, sorted, with every entry below the root; skips
  * the subtree SKIP (relative, may be NULL: e.g. a state dir inside the
- * tree). An entry that cannot be read is kept with its errno in err.
+ * tree). Content and every xattr are hashed fresh (verify's rule). An
+ * entry that cannot be read is kept with its errno in err.
  * Returns 0, or -errno if ROOT itself cannot be walked.
  */
 int inventory_build(const char *root, const char *skip, struct inventory *inv);
+
+struct hashcache;
+
+/* How inventory_walk reads a tree (the mirror and resync walks). */
+struct inventory_opts {
+	bool hash_content;	/* read and hash every regular file */
+	bool replicated_xattrs;	/* digest only user.* and trusted.* (what
+				 * replication carries), not every namespace */
+	const char *skip;	/* a subtree left out (may be NULL) */
+	const char *sub;	/* walk only this subtree ("" or NULL: all) */
+	bool with_sub;		/* include the entry of SUB itself */
+	/* Entries for which this returns true are left out, with their
+	 * subtrees (may be NULL). */
+	bool (*exclude)(const char *path, bool is_dir, void *arg);
+	void *exclude_arg;
+	/* Whole-file digests come from here when (dev, ino, size, mtime,
+	 * ctime) match, and go here when read (may be NULL). */
+	struct hashcache *cache;
+};
+
+/* inventory_build with options O: ROOT is the tree's root, paths stay
+ * relative to it. Returns 0 or -errno (-ENOENT: SUB is not there). */
+int inventory_walk(const char *root, const struct inventory_opts *o, struct inventory *inv);
+/* Index of PATH in a sorted inventory, or -1. */
+long inventory_find(const struct inventory *inv, const char *path);
 
 /* Appends a copy of E (its strings copied). 0 or -ENOMEM. */
 int inventory_add(struct inventory *inv, const struct proto_entry *e);

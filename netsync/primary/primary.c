@@ -136,6 +136,11 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_bool(w, "resync", ss.resync);
 	ctljson_u64(w, "resync_files", ss.resync_files);
 	ctljson_u64(w, "resync_bytes", ss.resync_bytes);
+	ctljson_u64(w, "resync_files_read", ss.resync_files_read);
+	ctljson_u64(w, "resync_bytes_read", ss.resync_bytes_read);
+	ctljson_u64(w, "resync_bytes_matched", ss.resync_bytes_matched);
+	ctljson_u64(w, "resync_files_left", ss.resync_files_left);
+	ctljson_u64(w, "resync_bytes_left", ss.resync_bytes_left);
 	ctljson_u64(w, "repairs_pending", ss.repairs_pending);
 	ctljson_u64(w, "stuck_paths", ss.stuck_paths);
 	ctljson_str(w, "stuck_path", ss.stuck_paths ? ss.stuck_path : NULL);
@@ -505,6 +510,7 @@ int primary_start(struct journal *j, const struct conf *c,
 	so.insecure = c->insecure;
 	so.tls = p->tls;
 	so.heartbeat_s = c->heartbeat_s;
+	so.delta_block_size = (uint32_t)c->block_size;
 	so.waiters = &p->n_waiting;
 	rc = sender_new(p->base, j, &so, &p->snd);
 	if (rc < 0)

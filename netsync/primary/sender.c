@@ -627,6 +627,10 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		return 0;
 	case PROTO_HEARTBEAT:
 		return 0;
+	case PROTO_HASHES:
+		if (s->state != PEER_STREAMING)
+			return -EPROTO;
+		return sender_delta_on_hashes(s, fr);
 	case PROTO_ERROR:
 		rc = proto_decode_error(fr, &e);
 		if (rc < 0)
@@ -938,6 +942,8 @@ void sender_pump(struct sender *s)
 			event_active(s->cont_ev, EV_TIMEOUT, 1);
 			break;
 		}
+		if (rc == 3)
+			break;	/* block hashes to wait for: the read callback pumps */
 		if (rc > 0)
 			continue;
 		rc = sender_put_walk(s, out);
@@ -1044,6 +1050,8 @@ int sender_new(struct event_base *base, struct journal *j,
 	s->insecure = o->insecure;
 	s->tls = o->tls;
 	s->heartbeat_s = o->heartbeat_s;
+	s->delta_bs = proto_block_size_ok(o->delta_block_size) ? o->delta_block_size :
+		      128u << 10;
 	s->waiters = o->waiters;
 	s->backoff_ms = BACKOFF_MIN_MS;
 	s->store_fd = -1;
@@ -1170,6 +1178,11 @@ void sender_get_stats(struct sender *s, struct sender_stats *st)
 	st->resync = s->resync || s->baseline_pending;
 	st->resync_files = s->resync_files;
 	st->resync_bytes = s->resync_bytes;
+	st->resync_files_read = s->resync_files_read;
+	st->resync_bytes_read = s->resync_bytes_read;
+	st->resync_bytes_matched = s->resync_bytes_matched;
+	st->resync_files_left = s->resync_left_files + sender_delta_pending(&s->c);
+	st->resync_bytes_left = s->resync_left_bytes;
 	st->repairs_pending = s->repairs.n;
 	{
 		const struct repair *r;

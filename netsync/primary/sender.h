@@ -40,6 +40,7 @@ struct sender_opts {
 	 * it is non-zero batches are taken at once instead of paced. Owned by
 	 * the caller, read atomically, may be NULL. */
 	const atomic_int *waiters;
+	uint32_t delta_block_size;	/* delta.block_size (0: 128 KiB) */
 };
 
 struct sender_stats {
@@ -58,6 +59,10 @@ struct sender_stats {
 	bool resync;		/* a baseline (full-state send) is in progress */
 	uint64_t resync_files;	/* files whose content it has sent so far */
 	uint64_t resync_bytes;	/* data bytes it has sent so far */
+	/* Block-hash deltas (sender_delta.c), ever: files and bytes a resync
+	 * read, bytes the peer had; asked for and not yet sent */
+	uint64_t resync_files_read, resync_bytes_read, resync_bytes_matched;
+	uint64_t resync_files_left, resync_bytes_left;
 	char last_error[256];	/* the peer's ERROR text or our last failure */
 	char peer_stalled[256];	/* why the peer holds the stream ("" if not) */
 	/* Paths the peer failed to apply and not yet repaired (sender.c,

@@ -124,6 +124,7 @@ void cursor_reset(struct cursor *c)
 	free(c->dirs);
 	pathset_clear(&c->pruned);
 	pathset_clear(&c->attrs_after);
+	cursor_free_deltas(c);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 }
@@ -198,10 +199,68 @@ out_stat:
 
 /* ---- streaming ---- */
 
+/* Opens the cursor's file D and sets where its sending starts. Returns 1,
+ * 0 if it is gone (skip it), 3 if it waits for the peer's block hashes,
+ * or -errno. */
+static int cursor_start_file(struct sender *s, const struct journal_dirty *d)
+{
+	struct cursor *c = &s->c;
+	struct sdelta *dl = cursor_sdelta(c, c->file);
+	int rc;
+
+	if (dl && !dl->ready)
+		return 3;	/* the peer's hashes are on their way */
+	rc = cursor_open_file(s, d);
+	if (rc == -ENOENT || rc == -ELOOP || rc == -ENOTDIR)
+		return 0;
+	if (rc < 0) {
+		log_error("cannot read a changed file to send it", "path=%s err=%s", d->path,
+			  strerror(-rc));
+		sender_set_error(s, "cannot read %s: %s", d->path, strerror(-rc));
+		return rc;
+	}
+	c->range = 0;
+	c->off = d->whole ? 0 : (d->n_ranges ? d->ranges[0].off : 0);
+	/* A file with other names can change on the peer through them: not
+	 * followed (sentmap.c). */
+	c->held = c->st.st_nlink == 1 && (uint64_t)c->st.st_size >= HELD_MIN_SIZE;
+	/* a delta: what the peer holds is known block by block (an empty
+	 * list, a file just created there: every block goes, unhashed) */
+	c->dl = dl && ((dl->rc == 1 && dl->peer.n) || dl->rc == 2) ? dl : NULL;
+	if (dl) {
+		c->held = false;
+		s->resync_left_files--;
+		s->resync_left_bytes -= dl->size;
+	}
+	if (!c->held)
+		sentmap_forget(s->held, d->path);
+	if ((dl || c->file >= cursor_n_files(c)) && !(c->dl && c->dl->rc == 2))
+		s->resync_files_read++;
+	return 1;
+}
+
+/* A delta file's block BUF (N bytes at the cursor) that the peer holds
+ * (the same XXH3-128 at its index) is skipped: true then. */
+static bool sender_delta_holds(struct sender *s, const void *buf, size_t n)
+{
+	struct cursor *c = &s->c;
+	uint64_t idx = c->off / s->delta_bs;
+	uint8_t h[16];
+
+	s->resync_bytes_read += n;
+	blockhash_one(buf, n, h);
+	if (c->off % s->delta_bs != 0 || idx >= c->dl->peer.n ||
+	    memcmp(h, c->dl->peer.h + idx * 16, 16) != 0)
+		return false;
+	s->resync_bytes_matched += n;
+	return true;
+}
+
 /* Sends the next data block or ATTR of the current file; moves the cursor.
  * Returns 1 if it put something on the wire (or skipped a block the peer
- * holds), 2 if it skipped and the pump's skip budget is spent, 0 when the
- * batch's files are done, -errno on a local failure that drops the
+ * holds), 2 if it skipped and the pump's skip budget is spent, 3 if the
+ * current file waits for the peer's block hashes (sender_delta.c), 0 when
+ * the batch's files are done, -errno on a local failure that drops the
  * connection. */
 int sender_put_data(struct sender *s, struct evbuffer *out)
 {
@@ -214,36 +273,31 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 	int rc;
 
 	for (;;) {
+		if (!c->fasked && s->delta_bs && c->file < cursor_n_files(c)) {
+			rc = sender_delta_files(s, out);
+			if (rc < 0)
+				return rc;
+		}
 		d = cursor_dirty(c, c->file);
 		if (!d)
 			return 0;
 		if (c->fd < 0) {
-			rc = cursor_open_file(s, d);
-			if (rc == -ENOENT || rc == -ELOOP || rc == -ENOTDIR) {
+			rc = cursor_start_file(s, d);
+			if (rc == 3 || rc < 0)
+				return rc;
+			if (rc == 0) {
 				/* Gone or replaced: a later record removes it. */
 				c->file++;
 				c->range = 0;
 				c->off = 0;
 				continue;
 			}
-			if (rc < 0) {
-				log_error("cannot read a changed file to send it", "path=%s "
-					  "err=%s", d->path, strerror(-rc));
-				sender_set_error(s, "cannot read %s: %s", d->path, strerror(-rc));
-				return rc;
-			}
-			c->range = 0;
-			c->off = d->whole ? 0 : (d->n_ranges ? d->ranges[0].off : 0);
-			/* A file with other names can change on the peer
-			 * through them: not followed (sentmap.c). */
-			c->held = c->st.st_nlink == 1 &&
-				  (uint64_t)c->st.st_size >= HELD_MIN_SIZE;
-			if (!c->held)
-				sentmap_forget(s->held, d->path);
 		}
 		/* The end of the current range, bounded by the file's size. */
 		if (d->whole) {
-			end = c->range == 0 ? (uint64_t)c->st.st_size : 0;
+			/* SAME: the peer has it as it is */
+			end = c->range == 0 && !(c->dl && c->dl->rc == 2) ?
+			      (uint64_t)c->st.st_size : 0;
 		} else if (c->range < d->n_ranges) {
 			end = d->ranges[c->range].off + d->ranges[c->range].len;
 			if (end > (uint64_t)c->st.st_size)
@@ -281,6 +335,7 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 			sentmap_forget(s->held, d->path);
 		}
 		cursor_close_file(c);
+		c->dl = NULL;
 		c->file++;
 		c->range = 0;
 		c->off = 0;
@@ -289,6 +344,8 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 	len = end - c->off;
 	if (len > BLOCK_SIZE)
 		len = BLOCK_SIZE;
+	if (c->dl && len > s->delta_bs)
+		len = s->delta_bs;
 	buf = pool_get(s->pool);
 	if (!buf)
 		return -ENOMEM;
@@ -306,6 +363,16 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 		/* Shrunk under us: what is left of the range does not exist. */
 		c->st.st_size = (off_t)c->off;
 		return 1;
+	}
+	if (c->dl) {
+		if (sender_delta_holds(s, buf, (size_t)n)) {
+			pool_put_cb(buf, BLOCK_SIZE, s->pool);
+			c->off += (uint64_t)n;
+			s->held_budget -= n;
+			return s->held_budget > 0 ? 1 : 2;
+		}
+	} else if (c->walk || c->file >= cursor_n_files(c)) {
+		s->resync_bytes_read += (uint64_t)n;
 	}
 	if (c->held) {
 		/* The one hash of this block: compared, then sent in DATA. */

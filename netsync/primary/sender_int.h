@@ -17,6 +17,7 @@
 
 #include "common/pathset.h"
 #include "journal/journal.h"
+#include "netsync/delta/blockhash.h"
 #include "netsync/primary/sender.h"
 #include "netsync/primary/repairs.h"
 #include "netsync/roles/state.h"
@@ -122,6 +123,27 @@ struct cursor {
 	 * done, since what the walks create there changes their mtime on the
 	 * peer (sender_put_attrs_after). */
 	struct pathset attrs_after;
+	/* Block-hash deltas (sender_delta.c): every HASH_REQ of this batch in
+	 * the order asked (the peer answers in that order), the next to
+	 * answer, and the next walk file to send once answered. */
+	struct sdelta **dq;
+	size_t dq_n, dq_cap, dq_head, dq_next;
+	struct sdelta **fdelta;	/* per batch file, NULL: sent as marked */
+	bool fasked;		/* the batch's recovered files were asked for */
+	struct sdelta **rdelta;	/* per repair (repair[i]), NULL: whole */
+	size_t cap_rdelta;
+	struct sdelta *dl;	/* the current file's, when it has an answer */
+};
+
+/* A file whose content goes as a block-hash delta (sender_delta.c). */
+struct sdelta {
+	char *path;
+	int fd;			/* a walk file's fd until it is queued */
+	bool walk;		/* queued as a repair when answered */
+	bool ready;		/* answered */
+	int rc;			/* the answer: 1 a list, 2 SAME, -errno none */
+	uint64_t size;		/* when asked */
+	struct blockhash peer;
 };
 
 /* ---- data buffer pool (loop thread only) ----
@@ -209,6 +231,12 @@ struct sender {
 	/* Paths the peer failed to apply, repaired from the store (see
 	 * "Apply errors" in sender.c). */
 	struct repairs repairs;
+	/* Block-hash deltas of resyncs (sender_delta.c) */
+	uint32_t delta_bs;		/* delta.block_size */
+	uint64_t resync_files_read;	/* files whose content a resync read */
+	uint64_t resync_bytes_read;
+	uint64_t resync_bytes_matched;	/* read, and the peer had them */
+	uint64_t resync_left_files, resync_left_bytes;	/* asked, not sent */
 };
 
 /* ---- sender.c ---- */
@@ -243,6 +271,29 @@ int sender_put_xattr_state(struct evbuffer *out, uint64_t seq, const char *path,
 int sender_put_xattrs(struct sender *s, struct evbuffer *out, uint64_t seq,
 		      const struct treewalk_item *it);
 void sender_baseline_start(struct sender *s, const char *why);
+
+/* ---- sender_delta.c ---- */
+
+/* At most this many HASH_REQs of a walk wait for their answers. */
+#define DELTA_OUT_MAX 256
+/* A walk file (FD, its lstat ST, taken) is asked for and sent when
+ * answered (sender_delta_next). 0 or -errno. */
+int sender_delta_walk(struct sender *s, struct evbuffer *out, const char *path, int fd,
+		      const struct stat *st);
+/* The batch's recovered files are asked for (once per batch). */
+int sender_delta_files(struct sender *s, struct evbuffer *out);
+/* A HASHES frame: the answer of the oldest question. 0 or -errno. */
+int sender_delta_on_hashes(struct sender *s, const struct proto_frame *fr);
+/* Queues the next answered walk file as a repair: 1, or 0 if none. */
+int sender_delta_next(struct sender *s);
+/* Walk files asked for and not yet queued; questions unanswered. */
+size_t sender_delta_pending(const struct cursor *c);
+size_t sender_delta_unanswered(const struct cursor *c);
+/* The delta of cursor file I (NULL: none). */
+struct sdelta *cursor_sdelta(const struct cursor *c, size_t i);
+/* Attaches D to the repair just added. 0 or -ENOMEM. */
+int cursor_attach_rdelta(struct cursor *c, struct sdelta *d);
+void cursor_free_deltas(struct cursor *c);
 
 /* ---- sender_scan.c ---- */
 

@@ -37,6 +37,8 @@ static void cursor_clear_repairs(struct cursor *c)
 		free(c->repair[i].path);
 		if (c->repair[i].fd >= 0)
 			close(c->repair[i].fd);
+		if (i < c->cap_rdelta)
+			c->rdelta[i] = NULL;	/* owned by c->dq */
 	}
 	c->n_repair = 0;
 	c->file = cursor_n_files(c);
@@ -362,6 +364,9 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 			    O_NOCTTY | O_NONBLOCK);
 		if (fd < 0)
 			return errno == ENOENT || errno == ELOOP ? 0 : -errno;
+		/* what the peer holds decides what is sent (sender_delta.c) */
+		if (s->delta_bs)
+			return sender_delta_walk(s, out, it->path, fd, &it->st);
 		rc = cursor_add_repair(&s->c, it->path);	/* data, then ATTR */
 		if (rc < 0 || s->c.n_repair == 0 ||
 		    strcmp(s->c.repair[s->c.n_repair - 1].path, it->path) != 0 ||
@@ -394,6 +399,14 @@ int sender_put_walk(struct sender *s, struct evbuffer *out)
 	int rc;
 
 	cursor_clear_repairs(c);	/* sender_put_data sent them all */
+	/* an answered walk file goes next; the walk goes on while answers
+	 * are out, and does not end before they are all in */
+	rc = sender_delta_next(s);
+	if (rc != 0)
+		return rc;
+	if (sender_delta_pending(c) && ((!c->walk && c->next_root >= c->n_roots) ||
+					 sender_delta_unanswered(c) >= DELTA_OUT_MAX))
+		return -EAGAIN;
 	for (;;) {
 		if (!c->walk) {
 			if (c->next_root >= c->n_roots)

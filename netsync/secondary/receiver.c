@@ -146,6 +146,20 @@ int receiver_open(const char *store_dir, const char *state_dir, struct receiver 
 		rc = -errno;
 		goto out_free;
 	}
+	r->is_root = geteuid() == 0;
+	r->dir_fd = -1;
+	r->touch_gen = 1;	/* slots start at 0: not in the set */
+	r->touch_max = limits_touch_max();
+	if (r->touch_max > RECV_TOUCH_MAX)
+		r->touch_max = RECV_TOUCH_MAX;
+	if (!state_dir) {
+		/* a mirror session: no STATE/applied, no seqs to keep; its
+		 * end is made durable by one syncfs (receiver.h) */
+		r->st.dirty = true;
+		r->touch.whole_fs = true;
+		*out = r;
+		return 0;
+	}
 	r->state_dir = strdup(state_dir);
 	if (!r->state_dir) {
 		rc = -ENOMEM;
@@ -154,13 +168,7 @@ int receiver_open(const char *store_dir, const char *state_dir, struct receiver 
 	rc = state_applied_open(state_dir, &r->applied, &r->st.applied_seq, &r->st.dirty);
 	if (rc < 0)
 		goto out_strdup;
-	r->is_root = geteuid() == 0;
 	r->replay = r->st.dirty;
-	r->dir_fd = -1;
-	r->touch_gen = 1;	/* slots start at 0: not in the set */
-	r->touch_max = limits_touch_max();
-	if (r->touch_max > RECV_TOUCH_MAX)
-		r->touch_max = RECV_TOUCH_MAX;
 	*out = r;
 	return 0;
 

@@ -26,7 +26,11 @@ struct receiver_stats {
 	uint64_t batches;	/* BATCH_ENDs made durable */
 };
 
-/* Opens the store root and reads STATE/applied. Returns 0 or -errno. */
+/* Opens the store root and reads STATE/applied. STATE_DIR NULL: a
+ * receiver for a mirror session, with no STATE/applied and no per-file
+ * fsyncs (the session ends with a syncfs of the store); only receiver_op,
+ * _data, _attr, _prune and receiver_store_fd are then used. Returns 0 or
+ * -errno. */
 int receiver_open(const char *store_dir, const char *state_dir, struct receiver **out);
 void receiver_close(struct receiver *r);
 

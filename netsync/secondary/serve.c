@@ -44,6 +44,10 @@
 #include "netsync/secondary/gate.h"
 #include "netsync/secondary/receiver.h"
 #include "netsync/secondary/verifier.h"
+#include "netsync/secondary/mirrorsess.h"
+#include "netsync/secondary/peerhash.h"
+#include "netsync/wire/path.h"
+#include "netsync/delta/hashcache.h"
 #include "netsync/roles/state.h"
 #include "netsync/secondary/syncer.h"
 
@@ -90,6 +94,9 @@ struct serve {
 	struct receiver *recv;
 	struct gate *gate;	/* connections not yet admitted */
 	struct verifier *verifier;	/* a `twinfs verify` being answered */
+	struct mirrorsess *mirror;	/* a `twinfs mirror` being served */
+	struct hashcache *cache;	/* STATE/hashcache (deltas) */
+	uint64_t hashed_bytes;		/* read to answer a primary's HASH_REQs */
 	struct metrics *metrics;	/* /metrics, when asked for */
 	struct syncer *syncer;	/* syncfs off the loop */
 	uint64_t commit_seq;	/* sync thread only: last seq recorded */
@@ -395,6 +402,24 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 		rc = receiver_prune(s->recv, &m);
 		if (rc < 0)
 			serve_apply_failed(s, "prune", rc);
+		break;
+	}
+	case PROTO_HASH_REQ: {
+		/* a resync's question (netsync/primary/sender_delta.c): answered
+		 * here, in stream order, after what came before it is applied */
+		struct proto_hash_req q;
+		uint64_t read = 0;
+
+		if (proto_decode_hash_req(f, &q) < 0 || path_check(q.path, false) < 0)
+			goto bad;
+		if (peerhash_answer(receiver_store_fd(s->recv), s->cache, &q,
+				    bufferevent_get_output(s->bev), &read) < 0) {
+			serve_conn_fail(s, PROTO_E_APPLY, "cannot answer for the blocks of '%s'",
+					q.path);
+			break;
+		}
+		s->hashed_bytes += read;
+		s->last_tx_ns = clock_mono_ns();
 		break;
 	}
 	case PROTO_BATCH_END: {
@@ -865,6 +890,46 @@ static void serve_refuse(evutil_socket_t fd, uint32_t code, const char *text)
 }
 
 /*
+ * A `twinfs mirror` client: served on a thread of its own (mirrorsess.h),
+ * one at a time. A store that is the replication target of a mount (a
+ * primary is connected, or it has applied a primary's stream) is refused
+ * unless the client says --force: a mirror would change it behind the
+ * mount's back, and the mount would not know.
+ */
+static int serve_admit_mirror(struct serve *s, struct gate_conn *c,
+			      const struct proto_frame *hello, const struct proto_hello *h)
+{
+	struct mirrorsess_opts mo = { .store = s->o->store, .cache = s->cache };
+	struct receiver_stats st;
+	char refuse[PROTO_TEXT_MAX];
+
+	if (s->mirror && !mirrorsess_done(s->mirror))
+		return -EBUSY;
+	mirrorsess_free(s->mirror);
+	s->mirror = NULL;
+	receiver_get_stats(s->recv, &st);
+	if (!(h->flags & PROTO_HELLO_F_FORCE) && (s->state != PEER_NONE || st.applied_seq)) {
+		if (s->state != PEER_NONE)
+			snprintf(refuse, sizeof(refuse), "%s is the live replication target of "
+				 "the mount at %s; a mirror would change it behind the mount's "
+				 "back (use --force to write anyway)", s->node_name, s->peer);
+		else
+			snprintf(refuse, sizeof(refuse), "%s is the replication target of a "
+				 "mount (applied seq %llu); a mirror would change it behind the "
+				 "mount's back (use --force to write anyway)", s->node_name,
+				 (unsigned long long)st.applied_seq);
+		mo.refuse = refuse;
+		log_warn("refusing a mirror into a replication target", "peer=%s", c->peer);
+	}
+	proto_frame_consume(c->in, hello);
+	if (mirrorsess_start(s->base, c, &mo, &s->mirror) < 0)
+		log_error("cannot start a mirror session", "peer=%s", c->peer);
+	else if (!mo.refuse)
+		log_notice("a mirror client connected", "peer=%s", c->peer);
+	return 0;
+}
+
+/*
  * The gate admitted a connection with its HELLO (gate.h): it takes the one
  * primary slot if that is free. From here on reads go the fast way
  * (plaintext: our own readv, see SERVE_READ_CHUNK; TLS: the OpenSSL
@@ -889,6 +954,9 @@ static int serve_admit_cb(void *arg, struct gate_conn *c, const struct proto_fra
 			log_error("cannot start a verifier", "peer=%s", c->peer);
 		return 0;
 	}
+	if (proto_decode_hello(hello, &h) == 0 && h.role == PROTO_ROLE_MIRROR &&
+	    h.version == PROTO_VERSION)
+		return serve_admit_mirror(s, c, hello, &h);
 	if (s->state != PEER_NONE)
 		return -EBUSY;
 	s->bev = c->bev;
@@ -1012,6 +1080,10 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 		verifier_free(s->verifier);
 		s->verifier = NULL;
 	}
+	if (s->mirror && mirrorsess_done(s->mirror)) {
+		mirrorsess_free(s->mirror);
+		s->mirror = NULL;
+	}
 	/* quiet for a second: write STATE/applied clean (see receiver_idle) */
 	if (now - s->last_rx_ns >= 1000000000ull && (rc = receiver_idle(s->recv)) < 0)
 		log_error("cannot update STATE/applied", "state=%s err=\"%s\"", s->o->state,
@@ -1106,6 +1178,7 @@ static void serve_status_json(void *arg, struct evbuffer *out)
 	ctljson_u64(&j, "ops_applied", st.ops);
 	ctljson_u64(&j, "data_bytes", st.data_bytes);
 	ctljson_u64(&j, "batches", st.batches);
+	ctljson_u64(&j, "delta_hashed_bytes", s->hashed_bytes);
 	ctljson_u64(&j, "connections", s->connections);
 	ctljson_u64(&j, "connections_waiting", gate_waiting(s->gate));
 	ctljson_u64(&j, "connections_refused", gate_refused(s->gate));
@@ -1201,6 +1274,18 @@ static void serve_process_setup(struct serve *s)
 		snprintf(s->node_name, sizeof(s->node_name), "secondary");
 }
 
+/* The convergence engine's part of serve: a mirror session ends, and
+ * STATE/hashcache is written for the next run. */
+static void serve_delta_stop(struct serve *s)
+{
+	mirrorsess_free(s->mirror);
+	s->mirror = NULL;
+	if (s->cache)
+		hashcache_save(s->cache);
+	hashcache_close(s->cache);
+	s->cache = NULL;
+}
+
 int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 {
 	struct serve s = { .o = o };
@@ -1258,6 +1343,9 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 			goto out_syncer;
 		}
 	}
+	rc = hashcache_open(o->state, &s.cache);
+	if (rc < 0)
+		goto out_syncer;
 	rc = gate_new(s.base, o->tls, &serve_gate_ops, &s, &s.gate);
 	if (rc < 0)
 		goto out_syncer;
@@ -1330,6 +1418,7 @@ out_lis:
 	evconnlistener_free(s.lis);
 out_syncer:
 	verifier_free(s.verifier);
+	serve_delta_stop(&s);
 	gate_free(s.gate);
 	s.gate = NULL;
 	{

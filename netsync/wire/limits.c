@@ -100,8 +100,9 @@ const char *limits_over_name(enum limits_over why)
 	return "?";
 }
 
-/* Whether a secondary ever sends TYPE. */
-static bool limits_secondary_sends(unsigned type)
+/* The largest payload of TYPE a secondary ever sends; 0 for a type it
+ * never sends. HASHES carries up to PROTO_HASHES_CHUNK block hashes. */
+static uint32_t limits_secondary_max(unsigned type)
 {
 	switch (type) {
 	case PROTO_HELLO:
@@ -111,9 +112,11 @@ static bool limits_secondary_sends(unsigned type)
 	case PROTO_ERROR:
 	case PROTO_ENTRY:
 	case PROTO_ENTRIES_END:
-		return true;
+		return LIMITS_FROM_SECONDARY_MAX;
+	case PROTO_HASHES:
+		return PROTO_MAX_META_PAYLOAD;
 	default:
-		return false;
+		return 0;
 	}
 }
 
@@ -125,9 +128,11 @@ int limits_frame_next(struct evbuffer *in, unsigned from, struct proto_frame *f)
 	if (from == PROTO_ROLE_SECONDARY && evbuffer_get_length(in) >= PROTO_HDR_LEN &&
 	    evbuffer_copyout(in, hdr, sizeof(hdr)) == (ev_ssize_t)sizeof(hdr) &&
 	    proto_hdr_parse(hdr, &h) == 0) {
-		if (!limits_secondary_sends(h.type))
+		uint32_t max = limits_secondary_max(h.type);
+
+		if (!max)
 			return -EPROTO;
-		if (h.len > LIMITS_FROM_SECONDARY_MAX)
+		if (h.len > max)
 			return -EMSGSIZE;
 	}
 	return proto_frame_next(in, f);

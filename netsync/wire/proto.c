@@ -13,6 +13,7 @@
 
 #include <xxhash.h>
 
+#include "netsync/wire/proto_int.h"
 #include "netsync/wire/wire.h"
 
 /* Fixed payload bytes before the strings/blobs of each message. */
@@ -29,7 +30,9 @@ static const char *const proto_type_names[] = {
 	[PROTO_ACK] = "ACK", [PROTO_HEARTBEAT] = "HEARTBEAT",
 	[PROTO_GOODBYE] = "GOODBYE", [PROTO_ERROR] = "ERROR",
 	[PROTO_PRUNE] = "PRUNE", [PROTO_ENTRY] = "ENTRY",
-	[PROTO_ENTRIES_END] = "ENTRIES_END",
+	[PROTO_ENTRIES_END] = "ENTRIES_END", [PROTO_TREE_REQ] = "TREE_REQ",
+	[PROTO_HASH_REQ] = "HASH_REQ", [PROTO_HASHES] = "HASHES",
+	[PROTO_FILE_CHECK] = "FILE_CHECK",
 };
 
 static const char *const proto_err_names[] = {
@@ -84,7 +87,8 @@ int proto_hdr_parse(const uint8_t *buf, struct proto_hdr *h)
 	h->len = wire_rd32(buf + 8);
 	h->clen = wire_rd32(buf + 12);
 	h->check = wire_rd64(buf + 16);
-	if (h->type < PROTO_HELLO || h->type > PROTO_ENTRIES_END)
+	if ((h->type < PROTO_HELLO || h->type > PROTO_ENTRIES_END) &&
+	    (h->type < PROTO_TREE_REQ || h->type > PROTO_FILE_CHECK))
 		return -EBADMSG;
 	if (h->len > proto_max_payload(h->type))
 		return -EBADMSG;
@@ -158,15 +162,9 @@ void proto_frame_consume(struct evbuffer *in, const struct proto_frame *f)
 
 /* ---- encoding ---- */
 
-struct proto_out {
-	struct evbuffer_iovec v;
-	struct wire_writer w;
-	size_t plen;
-};
-
 /* Reserves one contiguous extent for a frame with PLEN payload bytes and
  * points the writer at its payload. */
-static int proto_out_begin(struct evbuffer *out, struct proto_out *o, size_t plen)
+int proto_out_begin(struct evbuffer *out, struct proto_out *o, size_t plen)
 {
 	o->plen = plen;
 	if (evbuffer_reserve_space(out, (ev_ssize_t)(PROTO_HDR_LEN + plen), &o->v, 1) != 1)
@@ -196,8 +194,8 @@ static int proto_out_end_flags(struct evbuffer *out, struct proto_out *o, uint16
 	return 0;
 }
 
-static int proto_out_end(struct evbuffer *out, struct proto_out *o,
-			 uint16_t type, uint32_t len, uint32_t clen)
+int proto_out_end(struct evbuffer *out, struct proto_out *o,
+		  uint16_t type, uint32_t len, uint32_t clen)
 {
 	return proto_out_end_flags(out, o, type, len, clen, 0);
 }
@@ -208,7 +206,7 @@ static void proto_put_time(struct wire_writer *w, const struct timespec *t)
 	wire_put_u32(w, (uint32_t)t->tv_nsec);
 }
 
-static bool proto_strlen_ok(const char *s, size_t max)
+bool proto_strlen_ok(const char *s, size_t max)
 {
 	return !s || strlen(s) <= max;
 }
@@ -668,7 +666,7 @@ int proto_decode_error(const struct proto_frame *f, struct proto_error *m)
 	return wire_reader_done(&r);
 }
 
-#define ENTRY_FIXED (4 + 4 + 4 + 8 + 8 + 8 + 4 + 16 + 16 + 4)
+#define ENTRY_FIXED (4 + 4 + 4 + 8 + 8 + 8 + 4 + 16 + 16 + 4 + 4 + 4)
 
 int proto_encode_entry(struct evbuffer *out, const struct proto_entry *m)
 {
@@ -695,6 +693,8 @@ int proto_encode_entry(struct evbuffer *out, const struct proto_entry *m)
 	wire_put_bytes(&o.w, m->xattrs, 16);
 	wire_put_bytes(&o.w, m->hash, 16);
 	wire_put_u32(&o.w, m->err);
+	wire_put_u32(&o.w, m->flags);
+	wire_put_u32(&o.w, m->nlink);
 	wire_put_str(&o.w, m->path);
 	wire_put_str(&o.w, m->target);
 	wire_put_str(&o.w, m->link);
@@ -725,6 +725,8 @@ int proto_decode_entry(const struct proto_frame *f, struct proto_entry *m)
 	if (wire_get_bytes(&r, 16, &b) == 0)
 		memcpy(m->hash, b, 16);
 	wire_get_u32(&r, &m->err);
+	wire_get_u32(&r, &m->flags);
+	wire_get_u32(&r, &m->nlink);
 	n = 0;
 	wire_get_str(&r, PROTO_PATH_MAX, &m->path, &n);
 	if (r.err == 0 && n == 0)

@@ -18,7 +18,8 @@
 
 #include "journal/op.h"
 
-#define PROTO_VERSION 3u	/* 2: PRUNE; 3: OP results (mtimes after the op) */
+#define PROTO_VERSION 4u	/* 2: PRUNE; 3: OP results (mtimes after the op);
+				 * 4: ENTRY flags and nlink, the delta frames */
 #define PROTO_MAGIC 0x31465754u	/* "TWF1" on the wire */
 #define PROTO_HDR_LEN 24u
 #define PROTO_MAX_BLOCK (16u << 20)	/* DATA block bytes */
@@ -44,6 +45,11 @@ enum proto_type {
 	PROTO_PRUNE = 10,
 	PROTO_ENTRY = 11,	/* verify: one entry of the secondary's store */
 	PROTO_ENTRIES_END = 12,	/* verify: the walk's end, count and outcome */
+	/* 32-63: the convergence engine (netsync/delta/, proto_delta.c) */
+	PROTO_TREE_REQ = 32,	/* send me your entries of a subtree */
+	PROTO_HASH_REQ = 33,	/* send me the block hashes of a file */
+	PROTO_HASHES = 34,	/* block hashes of a file, in chunks */
+	PROTO_FILE_CHECK = 35,	/* check a file's digest after a delta */
 };
 
 enum proto_role {
@@ -60,6 +66,8 @@ enum proto_role {
 
 /* HELLO flags. */
 #define PROTO_HELLO_F_DIRTY (1u << 0)	/* secondary: a batch was half applied */
+#define PROTO_HELLO_F_FORCE (1u << 1)	/* mirror client: write even into the
+					 * replication target of a mount */
 
 /* ERROR codes. */
 enum proto_err {
@@ -153,9 +161,12 @@ struct proto_entry {
 				 * tree order; NULL for the first, or nlink 1 */
 	uint32_t n_xattrs;
 	uint8_t xattrs[16];	/* digest of the sorted names and values */
-	uint8_t hash[16];	/* content digest (regular files) */
+	uint8_t hash[16];	/* content digest (regular files), if HASHED */
 	uint32_t err;		/* errno reading it on the sender's side, 0 */
+	uint32_t flags;		/* PROTO_ENTRY_F_* */
+	uint32_t nlink;		/* link count (non-directories) */
 };
+#define PROTO_ENTRY_F_HASHED (1u << 0)	/* hash holds the content digest */
 
 const char *proto_type_name(unsigned type);
 const char *proto_err_name(unsigned code);
@@ -245,5 +256,74 @@ int proto_encode_data(struct evbuffer *out, const char *path, uint64_t offset,
 int proto_encode_data_hashed(struct evbuffer *out, const char *path, uint64_t offset,
 			     const void *block, uint32_t len, uint64_t xxh3,
 			     evbuffer_ref_cleanup_cb cleanup, void *cleanup_arg);
+
+/* ---- the convergence engine's frames (proto_delta.c; docs/protocol.md,
+ * "Delta: trees and block hashes") ---- */
+
+/* Delta block sizes: a power of two in [MIN, MAX]; MAX keeps one delta
+ * block within one DATA frame. */
+#define PROTO_DELTA_BLOCK_MIN (4u << 10)
+#define PROTO_DELTA_BLOCK_MAX PROTO_BLOCK_SIZE
+#define PROTO_HASHES_CHUNK 8192u	/* hashes per HASHES frame (128 KiB) */
+
+/* TREE_REQ flags */
+#define PROTO_TREE_F_CHECKSUM (1u << 0)	/* hash every file's content, fresh */
+#define PROTO_TREE_F_SUBTREE (1u << 1)	/* include the root entry of PATH itself */
+
+struct proto_tree_req {
+	uint32_t flags;
+	const char *path;	/* the subtree ("" = the whole store) */
+};
+
+/* HASH_REQ flags */
+#define PROTO_HASH_F_QUICK (1u << 0)	/* answer SAME, without reading, when
+					 * the file has this size and mtime */
+struct proto_hash_req {
+	uint32_t block_size;
+	uint32_t flags;		/* PROTO_HASH_F_* */
+	uint64_t size;		/* QUICK: the asker's size and mtime */
+	int64_t mtime_ns;
+	const char *path;
+};
+
+#define PROTO_HASHES_F_LAST (1u << 0)
+#define PROTO_HASHES_F_SAME (1u << 1)	/* QUICK matched: no hashes follow */
+struct proto_hashes {
+	const char *path;
+	uint64_t size;		/* the file's size when hashed */
+	uint32_t block_size;
+	uint32_t first;		/* index of hashes[0] */
+	uint32_t count;		/* hashes in this frame */
+	uint32_t flags;		/* PROTO_HASHES_F_* */
+	uint32_t err;		/* errno: no hashes (missing, not a file) */
+	const uint8_t *hashes;	/* count * 16 bytes (XXH3-128, canonical) */
+};
+
+struct proto_file_check {
+	const char *path;
+	uint64_t size;
+	uint32_t block_size;
+	uint8_t digest[16];	/* XXH3-128 of the block hashes back to back */
+};
+
+/* Blocks of a file of SIZE bytes at BS (a valid block size). */
+static inline uint64_t proto_blocks(uint64_t size, uint32_t bs)
+{
+	return (size + bs - 1) / bs;
+}
+/* True if BS is a valid delta block size. */
+bool proto_block_size_ok(uint32_t bs);
+
+int proto_encode_tree_req(struct evbuffer *out, const struct proto_tree_req *m);
+int proto_decode_tree_req(const struct proto_frame *f, struct proto_tree_req *m);
+int proto_encode_hash_req(struct evbuffer *out, const struct proto_hash_req *m);
+int proto_decode_hash_req(const struct proto_frame *f, struct proto_hash_req *m);
+/* A HASHES frame must be consistent in itself: a valid block size,
+ * first + count within the file's blocks, count <= PROTO_HASHES_CHUNK,
+ * the blob exactly count * 16 bytes, no hashes with err set. */
+int proto_encode_hashes(struct evbuffer *out, const struct proto_hashes *m);
+int proto_decode_hashes(const struct proto_frame *f, struct proto_hashes *m);
+int proto_encode_file_check(struct evbuffer *out, const struct proto_file_check *m);
+int proto_decode_file_check(const struct proto_frame *f, struct proto_file_check *m);
 
 #endif

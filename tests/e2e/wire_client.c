@@ -9,7 +9,9 @@
  * NAME N SIZE PER (N files in 20 folders, a batch every PER), latency NAME
  * N SIZE (N one-file batches, each waiting for its ACK), silent
  * (HELLO then nothing: expects heartbeats, then a drop), garbage,
- * http, truncated, badcheck, badhash, escape, oversized, version, busy.
+ * http, truncated, badcheck, badhash, escape, oversized, version, busy;
+ * mirror-bad KIND, a mirror client sending what must be refused (KIND:
+ * dotdot, absolute, symlink, nul, tree-escape, hash-escape, hashes).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <xxhash.h>
 
 #include "netsync/control/control.h"
 #include "netsync/wire/proto.h"
@@ -461,6 +464,63 @@ static size_t op_bytes(uint8_t *buf, size_t cap, const char *path)
 	return n;
 }
 
+/* Re-computes the check of the frame in BUF (after a payload byte was
+ * patched), so that only the payload's meaning is wrong. */
+static void frame_recheck(uint8_t *buf, size_t n)
+{
+	memset(buf + 16, 0, 8);
+	wire_le64(buf + 16, XXH3_64bits(buf, n));
+}
+
+/* A mirror client that sends one thing serve must refuse; expects the
+ * ERROR (PATH or BADFRAME) and the close. */
+static int mode_mirror_bad(int fd, struct evbuffer *in, const char *kind)
+{
+	struct evbuffer *b = evbuffer_new();
+	struct proto_hello h = { .version = PROTO_VERSION, .role = PROTO_ROLE_MIRROR,
+				 .name = "wire-client" };
+	uint32_t code = PROTO_E_BADFRAME;
+	uint8_t buf[4096];
+	size_t n;
+	int rc;
+
+	proto_encode_hello(b, &h);
+	send_buf(fd, b);
+	expect_hello(fd, in);
+	if (!strcmp(kind, "dotdot") || !strcmp(kind, "absolute") || !strcmp(kind, "symlink")) {
+		code = PROTO_E_PATH;
+		n = op_bytes(buf, sizeof(buf), !strcmp(kind, "dotdot") ? "../escaped" :
+			     !strcmp(kind, "absolute") ? "/tmp/escaped" : "link/escaped");
+		send_raw(fd, buf, n);
+	} else if (!strcmp(kind, "nul")) {
+		n = op_bytes(buf, sizeof(buf), "aXb");
+		for (size_t i = PROTO_HDR_LEN; i + 2 < n; i++)
+			if (!memcmp(buf + i, "aXb", 3))
+				buf[i + 1] = 0;
+		frame_recheck(buf, n);
+		send_raw(fd, buf, n);
+	} else if (!strcmp(kind, "tree-escape")) {
+		proto_encode_tree_req(b, &(struct proto_tree_req){ .path = "../" });
+		send_buf(fd, b);
+	} else if (!strcmp(kind, "hash-escape")) {
+		proto_encode_hash_req(b, &(struct proto_hash_req){ .path = "../../etc/passwd",
+								    .block_size = 4096 });
+		send_buf(fd, b);
+	} else if (!strcmp(kind, "hashes")) {
+		/* a hash list is an answer; from a client it is a bad frame */
+		proto_encode_hashes(b, &(struct proto_hashes){ .path = "x", .block_size = 4096,
+							       .flags = PROTO_HASHES_F_LAST });
+		send_buf(fd, b);
+	} else {
+		fprintf(stderr, "wire_client: unknown kind %s\n", kind);
+		evbuffer_free(b);
+		return 2;
+	}
+	evbuffer_free(b);
+	rc = expect_error_and_close(fd, in, code);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct evbuffer *in;
@@ -569,6 +629,8 @@ int main(int argc, char **argv)
 		proto_hdr_write(buf, &h);
 		send_raw(fd, buf, PROTO_HDR_LEN);
 		rc = expect_error_and_close(fd, in, PROTO_E_BADFRAME);
+	} else if (strcmp(mode, "mirror-bad") == 0 && argc == 5) {
+		rc = mode_mirror_bad(fd, in, argv[4]);
 	} else if (strcmp(mode, "version") == 0) {
 		send_hello(fd, 99);
 		rc = expect_error_and_close(fd, in, PROTO_E_VERSION);

@@ -12,9 +12,9 @@ B=${TWINFS_BUILD:-$TWINFS_SRC/build}/fuzz
 cmake -S "$TWINFS_SRC" -B "$B" -DCMAKE_C_COMPILER=clang -DTWINFS_FUZZ=ON \
 	-DTWINFS_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$T/cmake.log" 2>&1 ||
 	{ cat "$T/cmake.log"; fail "cannot configure the fuzz build"; }
-cmake --build "$B" -j2 --target fuzz_proto fuzz_conf fuzz_tls fuzz_ctljson >"$T/build.log" 2>&1 ||
+cmake --build "$B" -j2 --target fuzz_proto fuzz_conf fuzz_tls fuzz_ctljson fuzz_delta >"$T/build.log" 2>&1 ||
 	{ tail -30 "$T/build.log"; fail "cannot build the fuzz targets"; }
-for t in proto conf tls ctljson; do
+for t in proto conf tls ctljson delta; do
 	mkdir -p "$T/corpus-$t"
 	"$B/tests/fuzz/fuzz_$t" -max_total_time="$SECS" -print_final_stats=1 \
 		-artifact_prefix="$T/crash-$t-" "$T/corpus-$t" "$TWINFS_SRC/tests/fuzz/corpus/$t" \

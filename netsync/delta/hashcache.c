@@ -1,0 +1,375 @@
+/*
+ * hashcache — the digest cache (hashcache.h): an open-addressing table on
+ * (dev, ino) in memory; on disk DIR/hashcache, a header, the records back
+ * to back and an XXH64 of everything before it. Any thread (c->mu).
+ */
+#include "netsync/delta/hashcache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "netsync/delta/blockhash.h"
+
+#define HC_MAGIC 0x3148434657544e49ull	/* "INTWFCH1" little-endian */
+#define HC_MAX_ENTRIES (4u << 20)
+#define HC_MAX_BLOCKS (1u << 24)	/* per file kept (2^24 * 16 = 256 MiB) */
+
+struct hc_ent {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns, ctime_ns;
+	bool has_digest;
+	uint8_t digest[16];
+	uint32_t bs, n;		/* block list, n == 0: none */
+	uint8_t *blocks;
+};
+
+struct hashcache {
+	pthread_mutex_t mu;
+	char *path;
+	struct hc_ent *t;	/* cap slots, ino == 0 && dev == 0: free */
+	size_t cap, n;
+	bool dirty;
+	uint64_t hits, lookups;
+};
+
+static int64_t hc_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+static size_t hc_slot(const struct hashcache *c, uint64_t dev, uint64_t ino)
+{
+	uint64_t h = (ino * 0x9E3779B97F4A7C15ull) ^ (dev * 0xC2B2AE3D27D4EB4Full);
+	size_t i = (size_t)(h >> 17) & (c->cap - 1);
+
+	while ((c->t[i].dev || c->t[i].ino) && (c->t[i].dev != dev || c->t[i].ino != ino))
+		i = (i + 1) & (c->cap - 1);
+	return i;
+}
+
+static int hc_grow(struct hashcache *c)
+{
+	struct hc_ent *old = c->t;
+	size_t ocap = c->cap;
+
+	c->cap = ocap ? ocap * 2 : 1024;
+	c->t = calloc(c->cap, sizeof(*c->t));
+	if (!c->t) {
+		c->t = old;
+		c->cap = ocap;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].dev || old[i].ino)
+			c->t[hc_slot(c, old[i].dev, old[i].ino)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* The entry for ST's key if it matches (size, mtime, ctime), else NULL. */
+static struct hc_ent *hc_find(struct hashcache *c, const struct stat *st)
+{
+	struct hc_ent *e;
+
+	if (!c->cap)
+		return NULL;
+	e = &c->t[hc_slot(c, st->st_dev, st->st_ino)];
+	if ((!e->dev && !e->ino) || e->size != (uint64_t)st->st_size ||
+	    e->mtime_ns != hc_ns(&st->st_mtim) || e->ctime_ns != hc_ns(&st->st_ctim))
+		return NULL;
+	return e;
+}
+
+/* The entry for ST, created or reset to ST's key. NULL when full. */
+static struct hc_ent *hc_get(struct hashcache *c, const struct stat *st)
+{
+	struct hc_ent *e;
+
+	if (c->n >= HC_MAX_ENTRIES || (!st->st_dev && !st->st_ino))
+		return NULL;
+	if ((c->n + 1) * 2 > c->cap && hc_grow(c) < 0)
+		return NULL;
+	e = &c->t[hc_slot(c, st->st_dev, st->st_ino)];
+	if (!e->dev && !e->ino)
+		c->n++;
+	if (e->size != (uint64_t)st->st_size || e->mtime_ns != hc_ns(&st->st_mtim) ||
+	    e->ctime_ns != hc_ns(&st->st_ctim) || e->dev != st->st_dev || e->ino != st->st_ino) {
+		free(e->blocks);
+		memset(e, 0, sizeof(*e));
+		e->dev = st->st_dev;
+		e->ino = st->st_ino;
+		e->size = (uint64_t)st->st_size;
+		e->mtime_ns = hc_ns(&st->st_mtim);
+		e->ctime_ns = hc_ns(&st->st_ctim);
+	}
+	c->dirty = true;
+	return e;
+}
+
+int hashcache_lookup(struct hashcache *c, const struct stat *st, uint8_t out[16])
+{
+	struct hc_ent *e;
+	int hit = 0;
+
+	pthread_mutex_lock(&c->mu);
+	c->lookups++;
+	e = hc_find(c, st);
+	if (e && e->has_digest) {
+		memcpy(out, e->digest, 16);
+		c->hits++;
+		hit = 1;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return hit;
+}
+
+void hashcache_store(struct hashcache *c, const struct stat *st, const uint8_t h[16])
+{
+	struct hc_ent *e;
+
+	pthread_mutex_lock(&c->mu);
+	e = hc_get(c, st);
+	if (e) {
+		memcpy(e->digest, h, 16);
+		e->has_digest = true;
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+int hashcache_lookup_blocks(struct hashcache *c, const struct stat *st, uint32_t bs,
+			    struct blockhash *out)
+{
+	struct hc_ent *e;
+	int rc = 0;
+
+	pthread_mutex_lock(&c->mu);
+	c->lookups++;
+	e = hc_find(c, st);
+	if (e && e->bs == bs && e->blocks) {
+		memset(out, 0, sizeof(*out));
+		out->h = malloc((size_t)e->n * 16);
+		if (!out->h) {
+			rc = -ENOMEM;
+		} else {
+			memcpy(out->h, e->blocks, (size_t)e->n * 16);
+			out->n = e->n;
+			out->size = e->size;
+			out->block_size = bs;
+			c->hits++;
+			rc = 1;
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+void hashcache_store_blocks(struct hashcache *c, const struct stat *st,
+			    const struct blockhash *b)
+{
+	struct hc_ent *e;
+	uint8_t *copy;
+
+	if (b->n == 0 || b->n > HC_MAX_BLOCKS || b->size != (uint64_t)st->st_size)
+		return;
+	copy = malloc((size_t)b->n * 16);
+	if (!copy)
+		return;
+	memcpy(copy, b->h, (size_t)b->n * 16);
+	pthread_mutex_lock(&c->mu);
+	e = hc_get(c, st);
+	if (e) {
+		free(e->blocks);
+		e->blocks = copy;
+		e->bs = b->block_size;
+		e->n = b->n;
+		/* the whole digest of a file, from its blocks' hashes */
+		copy = NULL;
+	}
+	pthread_mutex_unlock(&c->mu);
+	free(copy);
+}
+
+void hashcache_stats(struct hashcache *c, uint64_t *entries, uint64_t *hits,
+		     uint64_t *lookups)
+{
+	pthread_mutex_lock(&c->mu);
+	*entries = c->n;
+	*hits = c->hits;
+	*lookups = c->lookups;
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- the file ---- */
+
+struct hc_rec {		/* on disk, little-endian (x86 and arm64 hosts) */
+	uint64_t dev, ino, size;
+	int64_t mtime_ns, ctime_ns;
+	uint32_t has_digest, bs, n, pad;
+	uint8_t digest[16];
+};
+
+static void hc_load(struct hashcache *c)
+{
+	FILE *f = fopen(c->path, "rb");
+	uint64_t magic = 0, count = 0, sum;
+	XXH64_state_t *st = NULL;
+
+	if (!f)
+		return;
+	st = XXH64_createState();
+	if (!st || fread(&magic, 8, 1, f) != 1 || magic != HC_MAGIC ||
+	    fread(&count, 8, 1, f) != 1 || count > HC_MAX_ENTRIES)
+		goto out;
+	XXH64_reset(st, 0);
+	XXH64_update(st, &magic, 8);
+	XXH64_update(st, &count, 8);
+	for (uint64_t i = 0; i < count; i++) {
+		struct hc_rec r;
+		struct stat key = { 0 };
+		struct hc_ent *e;
+		uint8_t *blocks = NULL;
+
+		if (fread(&r, sizeof(r), 1, f) != 1 || r.n > HC_MAX_BLOCKS)
+			goto bad;
+		XXH64_update(st, &r, sizeof(r));
+		if (r.n) {
+			blocks = malloc((size_t)r.n * 16);
+			if (!blocks || fread(blocks, 16, r.n, f) != r.n) {
+				free(blocks);
+				goto bad;
+			}
+			XXH64_update(st, blocks, (size_t)r.n * 16);
+		}
+		key.st_dev = r.dev;
+		key.st_ino = r.ino;
+		key.st_size = (off_t)r.size;
+		key.st_mtim.tv_sec = r.mtime_ns / 1000000000;
+		key.st_mtim.tv_nsec = r.mtime_ns % 1000000000;
+		key.st_ctim.tv_sec = r.ctime_ns / 1000000000;
+		key.st_ctim.tv_nsec = r.ctime_ns % 1000000000;
+		e = hc_get(c, &key);
+		if (!e) {
+			free(blocks);
+			goto bad;
+		}
+		e->has_digest = r.has_digest != 0;
+		memcpy(e->digest, r.digest, 16);
+		e->bs = r.bs;
+		e->n = r.n;
+		e->blocks = blocks;
+	}
+	if (fread(&sum, 8, 1, f) == 1 && sum == XXH64_digest(st)) {
+		c->dirty = false;
+		goto out;
+	}
+bad:	/* damaged: start empty (it only costs reading content again) */
+	for (size_t i = 0; i < c->cap; i++)
+		free(c->t[i].blocks);
+	memset(c->t, 0, c->cap * sizeof(*c->t));
+	c->n = 0;
+out:
+	XXH64_freeState(st);
+	fclose(f);
+}
+
+int hashcache_open(const char *dir, struct hashcache **out)
+{
+	struct hashcache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_init(&c->mu, NULL);
+	if (asprintf(&c->path, "%s/hashcache", dir) < 0) {
+		free(c);
+		return -ENOMEM;
+	}
+	hc_load(c);
+	*out = c;
+	return 0;
+}
+
+int hashcache_save(struct hashcache *c)
+{
+	char tmp[4096 + 16];
+	XXH64_state_t *st;
+	uint64_t magic = HC_MAGIC, count, sum;
+	FILE *f;
+	int rc = 0;
+
+	pthread_mutex_lock(&c->mu);
+	if (!c->dirty)
+		goto out_unlock;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", c->path);
+	f = fopen(tmp, "wbe");
+	st = XXH64_createState();
+	if (!f || !st) {
+		rc = f ? -ENOMEM : -errno;
+		goto out_close;
+	}
+	count = c->n;
+	XXH64_reset(st, 0);
+	fwrite(&magic, 8, 1, f);
+	fwrite(&count, 8, 1, f);
+	XXH64_update(st, &magic, 8);
+	XXH64_update(st, &count, 8);
+	for (size_t i = 0; i < c->cap; i++) {
+		const struct hc_ent *e = &c->t[i];
+		struct hc_rec r;
+
+		if (!e->dev && !e->ino)
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.dev = e->dev;
+		r.ino = e->ino;
+		r.size = e->size;
+		r.mtime_ns = e->mtime_ns;
+		r.ctime_ns = e->ctime_ns;
+		r.has_digest = e->has_digest;
+		r.bs = e->bs;
+		r.n = e->blocks ? e->n : 0;
+		memcpy(r.digest, e->digest, 16);
+		fwrite(&r, sizeof(r), 1, f);
+		XXH64_update(st, &r, sizeof(r));
+		if (r.n) {
+			fwrite(e->blocks, 16, r.n, f);
+			XXH64_update(st, e->blocks, (size_t)r.n * 16);
+		}
+	}
+	sum = XXH64_digest(st);
+	fwrite(&sum, 8, 1, f);
+	if (fflush(f) != 0 || fsync(fileno(f)) < 0)
+		rc = -errno;
+out_close:
+	if (f && fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	XXH64_freeState(st);
+	if (rc == 0 && rename(tmp, c->path) < 0)
+		rc = -errno;
+	if (rc == 0)
+		c->dirty = false;
+	else
+		unlink(tmp);
+out_unlock:
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+void hashcache_close(struct hashcache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->cap; i++)
+		free(c->t[i].blocks);
+	free(c->t);
+	free(c->path);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}

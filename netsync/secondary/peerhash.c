@@ -1,0 +1,114 @@
+/*
+ * peerhash — resolves, stats, hashes (or looks up) and encodes the answer
+ * to one HASH_REQ (peerhash.h). Blocking reads on the caller's thread.
+ */
+#include "netsync/secondary/peerhash.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "netsync/delta/blockhash.h"
+#include "netsync/delta/hashcache.h"
+#include "netsync/wire/path.h"
+
+/* The regular file PATH, opened for reading; *ST its fstat. */
+static int peerhash_open(int rootfd, const char *path, struct stat *st)
+{
+	struct path_ref ref;
+	int fd, rc = path_resolve(rootfd, path, false, &ref);
+
+	if (rc < 0)
+		return rc;
+	fd = openat(ref.dirfd, ref.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		    O_CLOEXEC);
+	rc = fd < 0 ? -errno : 0;
+	path_put(&ref);
+	if (rc < 0)
+		return rc;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	return fd;
+}
+
+static int peerhash_fd_blocks(int fd, struct stat *st, struct hashcache *cache, uint32_t bs,
+			      bool fresh, struct blockhash *b, uint64_t *read)
+{
+	int rc;
+
+	*read = 0;
+	if (!fresh && cache && hashcache_lookup_blocks(cache, st, bs, b) == 1)
+		return 0;
+	rc = blockhash_fd(fd, bs, b);
+	if (rc == 0) {
+		*read = b->bytes_read;
+		/* the key after reading: a write meanwhile must not be cached */
+		if (cache && fstat(fd, st) == 0 && (uint64_t)st->st_size == b->size)
+			hashcache_store_blocks(cache, st, b);
+	}
+	return rc;
+}
+
+int peerhash_blocks(int rootfd, struct hashcache *cache, const char *path, uint32_t bs,
+		    bool fresh, struct blockhash *b, uint64_t *read)
+{
+	struct stat st;
+	int fd = peerhash_open(rootfd, path, &st), rc;
+
+	*read = 0;
+	if (fd < 0)
+		return fd;
+	rc = peerhash_fd_blocks(fd, &st, cache, bs, fresh, b, read);
+	close(fd);
+	return rc;
+}
+
+static int64_t peerhash_ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+int peerhash_answer(int rootfd, struct hashcache *cache, const struct proto_hash_req *q,
+		    struct evbuffer *out, uint64_t *read)
+{
+	struct proto_hashes h = { .path = q->path, .block_size = q->block_size,
+				  .flags = PROTO_HASHES_F_LAST };
+	struct blockhash b;
+	struct stat st;
+	uint32_t sent = 0;
+	int fd = peerhash_open(rootfd, q->path, &st), rc;
+
+	*read = 0;
+	if (fd >= 0 && (q->flags & PROTO_HASH_F_QUICK) && (uint64_t)st.st_size == q->size &&
+	    peerhash_ns(&st.st_mtim) == q->mtime_ns) {
+		close(fd);
+		h.size = q->size;
+		h.flags |= PROTO_HASHES_F_SAME;
+		return proto_encode_hashes(out, &h);
+	}
+	rc = fd < 0 ? fd : peerhash_fd_blocks(fd, &st, cache, q->block_size, false, &b, read);
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0) {
+		h.err = (uint32_t)(rc == -EXDEV || rc == -ELOOP ? EINVAL : -rc);
+		return proto_encode_hashes(out, &h);
+	}
+	do {
+		uint32_t k = b.n - sent > PROTO_HASHES_CHUNK ? PROTO_HASHES_CHUNK : b.n - sent;
+
+		h.size = b.size;
+		h.first = sent;
+		h.count = k;
+		h.hashes = b.h + (size_t)sent * 16;
+		h.flags = sent + k == b.n ? PROTO_HASHES_F_LAST : 0;
+		rc = proto_encode_hashes(out, &h);
+		sent += k;
+	} while (rc == 0 && sent < b.n);
+	blockhash_free(&b);
+	return rc;
+}

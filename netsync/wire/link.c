@@ -1,0 +1,324 @@
+/*
+ * link — blocking framed IO over a non-blocking socket (link.h). Every
+ * wait is a poll() with the link's timeout; a send that cannot progress
+ * reads what the peer sends meanwhile (both ends may be busy sending:
+ * hash lists one way, data the other). Runs on the thread that owns the
+ * link; touches nothing else.
+ */
+#include "netsync/wire/link.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include "common/clock.h"
+#include "netsync/wire/addr.h"
+#include "netsync/wire/tls.h"
+
+#define LINK_READ_CHUNK (256u << 10)
+/* While a send waits, at most this much input is buffered; then only
+ * the send is waited for (the peer reads while it sends, see link.h). */
+#define LINK_IN_MAX (64u << 20)
+
+int link_init(struct link *l, int timeout_ms)
+{
+	memset(l, 0, sizeof(*l));
+	l->fd = -1;
+	l->timeout_ms = timeout_ms;
+	l->in = evbuffer_new();
+	return l->in ? 0 : -ENOMEM;
+}
+
+static void link_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+int link_adopt(struct link *l, int fd, SSL *ssl, struct evbuffer *in)
+{
+	l->fd = fd;
+	l->ssl = ssl;
+	link_nonblock(fd);
+	if (ssl)
+		SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE |
+			     SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	if (in && evbuffer_add_buffer(l->in, in) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int link_connect(struct link *l, const char *hostport, struct tls_ctx *tls, char *why,
+		 size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int gai = 0, rc;
+
+	rc = addr_resolve(hostport, 0, &ss, &sl, &gai);
+	if (rc < 0) {
+		snprintf(why, len, "cannot resolve %s", hostport);
+		return -ENOENT;
+	}
+	if (!tls && !addr_is_loopback((struct sockaddr *)&ss)) {
+		snprintf(why, len, "%s is not a loopback address and the link has no keys "
+			 "(--psk-file)", hostport);
+		return -EPERM;
+	}
+	l->fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l->fd < 0 || connect(l->fd, (struct sockaddr *)&ss, sl) < 0) {
+		rc = -errno;
+		snprintf(why, len, "cannot connect to %s: %s", hostport, strerror(-rc));
+		return rc;
+	}
+	setsockopt(l->fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
+	if (tls) {
+		char err[160];
+
+		/* the handshake blocks (bounded by the peer's own deadline) */
+		l->ssl = tls_ssl_new(tls);
+		if (!l->ssl || !SSL_set_fd(l->ssl, l->fd) || SSL_connect(l->ssl) != 1) {
+			snprintf(why, len, "TLS handshake with %s failed: %s (the same key on "
+				 "both nodes?)", hostport, tls_error_string(err, sizeof(err)));
+			return -EACCES;
+		}
+	}
+	return link_adopt(l, l->fd, l->ssl, NULL);
+}
+
+/* One read into l->in: bytes read (> 0), 0 when nothing is there now,
+ * -ECONNRESET at the end of the stream, or -errno. */
+static int link_read_some(struct link *l)
+{
+	struct evbuffer_iovec v;
+	int n;
+
+	if (evbuffer_reserve_space(l->in, LINK_READ_CHUNK, &v, 1) != 1)
+		return -ENOMEM;
+	if (l->ssl) {
+		n = SSL_read(l->ssl, v.iov_base, (int)(v.iov_len > INT32_MAX ? INT32_MAX :
+							v.iov_len));
+		if (n <= 0) {
+			int e = SSL_get_error(l->ssl, n);
+
+			evbuffer_commit_space(l->in, &v, 0);
+			if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+				return 0;
+			return e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && n == 0) ?
+			       -ECONNRESET : -EPROTO;
+		}
+	} else {
+		ssize_t r = recv(l->fd, v.iov_base, v.iov_len, 0);
+
+		if (r <= 0) {
+			evbuffer_commit_space(l->in, &v, 0);
+			if (r < 0 && (errno == EAGAIN || errno == EINTR))
+				return 0;
+			return r == 0 ? -ECONNRESET : -errno;
+		}
+		n = (int)r;
+	}
+	v.iov_len = (size_t)n;
+	if (evbuffer_commit_space(l->in, &v, 1) < 0)
+		return -ENOMEM;
+	l->rx_bytes += (uint64_t)n;
+	return n;
+}
+
+/* Waits up to the timeout for EVENTS; 0, or -ETIMEDOUT. */
+static int link_wait(struct link *l, short events, int ms)
+{
+	struct pollfd p = { .fd = l->fd, .events = events };
+	int r;
+
+	do {
+		r = poll(&p, 1, ms);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	return r == 0 ? -ETIMEDOUT : 0;
+}
+
+/* The rate limit: sleeps (reading what arrives) until sending N more
+ * bytes keeps the average at or below bwlimit. */
+static int link_throttle(struct link *l)
+{
+	uint64_t now = clock_mono_ns(), due;
+
+	if (!l->bwlimit)
+		return 0;
+	if (!l->t0_ns)
+		l->t0_ns = now;
+	due = l->t0_ns + (uint64_t)((double)l->tx_bytes * 1e9 / (double)l->bwlimit);
+	while (due > now) {
+		int ms = (int)((due - now) / 1000000) + 1, rc;
+
+		rc = link_wait(l, POLLIN, ms);
+		if (rc == 0 && evbuffer_get_length(l->in) < LINK_IN_MAX &&
+		    (rc = link_read_some(l)) < 0)
+			return rc;
+		now = clock_mono_ns();
+	}
+	return 0;
+}
+
+int link_send(struct link *l, struct evbuffer *out)
+{
+	if (l->have) {
+		proto_frame_consume(l->in, &l->cur);
+		l->have = false;
+	}
+	while (evbuffer_get_length(out)) {
+		size_t n = evbuffer_get_contiguous_space(out);
+		int k, rc;
+
+		if (n > (1u << 20))
+			n = 1u << 20;
+		rc = link_throttle(l);
+		if (rc < 0)
+			return rc;
+		if (l->ssl) {
+			k = SSL_write(l->ssl, evbuffer_pullup(out, (ev_ssize_t)n), (int)n);
+			if (k <= 0) {
+				int e = SSL_get_error(l->ssl, k);
+
+				if (e != SSL_ERROR_WANT_WRITE && e != SSL_ERROR_WANT_READ)
+					return -EPIPE;
+				k = 0;
+			}
+		} else {
+			ssize_t r = send(l->fd, evbuffer_pullup(out, (ev_ssize_t)n), n,
+					 MSG_NOSIGNAL);
+
+			if (r < 0 && errno != EAGAIN && errno != EINTR)
+				return -errno;
+			k = r < 0 ? 0 : (int)r;
+		}
+		if (k > 0) {
+			evbuffer_drain(out, (size_t)k);
+			l->tx_bytes += (uint64_t)k;
+			continue;
+		}
+		/* full: read what the peer sends while we wait to write */
+		{
+			struct pollfd p = { .fd = l->fd, .events = POLLOUT };
+			int r;
+
+			if (evbuffer_get_length(l->in) < LINK_IN_MAX)
+				p.events |= POLLIN;
+			do {
+				r = poll(&p, 1, l->timeout_ms);
+			} while (r < 0 && errno == EINTR);
+			if (r == 0)
+				return -ETIMEDOUT;
+			if (r < 0)
+				return -errno;
+			if ((p.revents & (POLLIN | POLLHUP | POLLERR)) && (p.events & POLLIN)) {
+				rc = link_read_some(l);
+				if (rc < 0 && rc != -ECONNRESET)
+					return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+int link_recv(struct link *l, struct proto_frame *f, bool wait)
+{
+	if (l->have) {
+		proto_frame_consume(l->in, &l->cur);
+		l->have = false;
+	}
+	for (;;) {
+		int rc = proto_frame_next(l->in, &l->cur);
+
+		if (rc == 1) {
+			l->have = true;
+			*f = l->cur;
+			return 1;
+		}
+		if (rc < 0)
+			return -EBADMSG;
+		rc = link_read_some(l);
+		if (rc > 0)
+			continue;
+		if (rc < 0)
+			return rc;
+		/* TLS may hold decrypted bytes that poll cannot see */
+		if (l->ssl && SSL_pending(l->ssl) > 0)
+			continue;
+		if (!wait)
+			return 0;
+		rc = link_wait(l, POLLIN, l->timeout_ms);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+int link_hello(struct link *l, const struct proto_hello *ours, struct proto_hello *peer,
+	       char *why, size_t len)
+{
+	struct evbuffer *out = evbuffer_new();
+	struct proto_frame f;
+	struct proto_error pe;
+	int rc;
+
+	if (!out)
+		return -ENOMEM;
+	rc = proto_encode_hello(out, ours);
+	if (rc == 0)
+		rc = link_send(l, out);
+	evbuffer_free(out);
+	if (rc < 0) {
+		snprintf(why, len, "cannot send HELLO: %s", strerror(-rc));
+		return rc;
+	}
+	rc = link_recv(l, &f, true);
+	if (rc < 0) {
+		snprintf(why, len, "no HELLO from the peer: %s", rc == -EBADMSG ?
+			 "it is not a twinfs serve (bad frame)" : strerror(-rc));
+		return rc == -EBADMSG ? -EPROTO : rc;
+	}
+	if (f.h.type == PROTO_ERROR && proto_decode_error(&f, &pe) == 0) {
+		snprintf(why, len, "the peer refused: %s", pe.text);
+		return -ECONNREFUSED;
+	}
+	if (f.h.type != PROTO_HELLO || proto_decode_hello(&f, peer) < 0 ||
+	    peer->role != PROTO_ROLE_SECONDARY) {
+		snprintf(why, len, "the peer is not a twinfs serve");
+		return -EPROTO;
+	}
+	peer->name = NULL;
+	if (peer->version != PROTO_VERSION) {
+		snprintf(why, len, "the peer speaks protocol %u, this node %u", peer->version,
+			 PROTO_VERSION);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+void link_close(struct link *l)
+{
+	if (l->ssl) {
+		SSL_shutdown(l->ssl);
+		SSL_free(l->ssl);
+		l->ssl = NULL;
+	}
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
+	if (l->in)
+		evbuffer_free(l->in);
+	l->in = NULL;
+	l->have = false;
+}

@@ -1,0 +1,70 @@
+/*
+ * link — a framed connection driven with blocking calls and poll(): the
+ * transport of the convergence engine's client (`twinfs mirror`, `twinfs
+ * verify`) and of serve's mirror sessions, each on a thread of its own.
+ * Plaintext or TLS (an SSL object on the same fd). Sending never
+ * deadlocks against a peer that sends too: while the socket is full,
+ * whatever arrives is read into the input buffer. Optional rate limit on
+ * sending. One thread owns a link.
+ */
+#ifndef TWINFS_LINK_H
+#define TWINFS_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+#include <openssl/ssl.h>
+
+#include "netsync/wire/proto.h"
+
+struct tls_ctx;
+
+struct link {
+	int fd;			/* -1: none */
+	SSL *ssl;		/* NULL: plaintext */
+	struct evbuffer *in;	/* bytes received, not yet consumed */
+	struct proto_frame cur;	/* the frame link_recv returned */
+	bool have;		/* cur is valid (consumed by the next call) */
+	int timeout_ms;		/* silence before -ETIMEDOUT */
+	uint64_t bwlimit;	/* bytes/s sent at most (0: no limit) */
+	uint64_t tx_bytes, rx_bytes;
+	uint64_t t0_ns;		/* first send, for the rate limit */
+};
+
+/* An empty link (fd -1); 0 or -ENOMEM. */
+int link_init(struct link *l, int timeout_ms);
+
+/*
+ * Connects to HOSTPORT (refusing a non-loopback address without TLS) and
+ * does the TLS handshake when TLS is set. Returns 0, or -errno with a
+ * one-line reason in WHY: -EPERM (keys needed), -EACCES (handshake),
+ * -ECONNREFUSED/-EHOSTUNREACH/... (connect), -ENOENT (cannot resolve).
+ */
+int link_connect(struct link *l, const char *hostport, struct tls_ctx *tls, char *why,
+		 size_t len);
+/* Takes over a connected FD (and SSL, may be NULL) plus bytes already
+ * read (IN, may be NULL; its content is moved). The fd is made
+ * non-blocking. 0 or -ENOMEM. */
+int link_adopt(struct link *l, int fd, SSL *ssl, struct evbuffer *in);
+
+/* Sends everything in OUT (drained). 0 or -errno (-ETIMEDOUT, -EPIPE...). */
+int link_send(struct link *l, struct evbuffer *out);
+/*
+ * The next frame: 1 and *F (valid until the next call on L: copy what is
+ * kept), -EBADMSG for a bad frame, -ECONNRESET at the end of the stream,
+ * -ETIMEDOUT after timeout_ms of silence, or -errno. With WAIT false it
+ * returns 0 at once when no whole frame is there.
+ */
+int link_recv(struct link *l, struct proto_frame *f, bool wait);
+/* Sends HELLO and reads the peer's (or its ERROR). Returns 0 with the
+ * peer's HELLO fields (name not kept) in *PEER, or -errno with WHY:
+ * -ECONNREFUSED (the peer refused: its text), -EPROTO (not a twinfs serve,
+ * another protocol version). */
+int link_hello(struct link *l, const struct proto_hello *ours, struct proto_hello *peer,
+	       char *why, size_t len);
+/* Closes the connection (a TLS close_notify first). */
+void link_close(struct link *l);
+
+#endif

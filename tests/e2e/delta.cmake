@@ -1,0 +1,5 @@
+# The convergence engine (netsync/delta/): `twinfs mirror` to a serve peer
+# and to a local folder, compared completely with treecmp.py; its refusals.
+twinfs_e2e_test(e2e_delta_mirror tests/e2e/delta_mirror.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_delta_refusals tests/e2e/delta_refusals.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_delta_resync tests/e2e/delta_resync.sh TIMEOUT 120)
