@@ -1286,10 +1286,37 @@ static void serve_delta_stop(struct serve *s)
 	s->cache = NULL;
 }
 
+/* The loop's own events: the tick, the continuation of serve_apply and
+ * the signals. 0 or -ENOMEM (serve_events_stop frees what was made). */
+static int serve_events_start(struct serve *s)
+{
+	struct timeval one_s = { 1, 0 };
+
+	s->tick = event_new(s->base, -1, EV_PERSIST, serve_tick_cb, s);
+	s->cont = event_new(s->base, -1, 0, serve_cont_cb, s);
+	s->sigterm = evsignal_new(s->base, SIGTERM, serve_signal_cb, s);
+	s->sigint = evsignal_new(s->base, SIGINT, serve_signal_cb, s);
+	if (!s->tick || !s->cont || !s->sigterm || !s->sigint)
+		return -ENOMEM;
+	event_add(s->tick, &one_s);
+	event_add(s->sigterm, NULL);
+	event_add(s->sigint, NULL);
+	return 0;
+}
+
+static void serve_events_stop(struct serve *s)
+{
+	struct event *evs[] = { s->tick, s->cont, s->sigterm, s->sigint };
+
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+		if (evs[i])
+			event_free(evs[i]);
+	s->tick = s->cont = s->sigterm = s->sigint = NULL;
+}
+
 int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 {
 	struct serve s = { .o = o };
-	struct timeval one_s = { 1, 0 };
 	int rc;
 
 	serve_process_setup(&s);
@@ -1369,17 +1396,9 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 			  " hint=\"another daemon uses this state directory\"" : "");
 		goto out_lis;
 	}
-	s.tick = event_new(s.base, -1, EV_PERSIST, serve_tick_cb, &s);
-	s.cont = event_new(s.base, -1, 0, serve_cont_cb, &s);
-	s.sigterm = evsignal_new(s.base, SIGTERM, serve_signal_cb, &s);
-	s.sigint = evsignal_new(s.base, SIGINT, serve_signal_cb, &s);
-	if (!s.tick || !s.cont || !s.sigterm || !s.sigint) {
-		rc = -ENOMEM;
+	rc = serve_events_start(&s);
+	if (rc < 0)
 		goto out_events;
-	}
-	event_add(s.tick, &one_s);
-	event_add(s.sigterm, NULL);
-	event_add(s.sigint, NULL);
 	{
 		struct receiver_stats st;
 
@@ -1404,14 +1423,7 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 out_events:
 	if (s.bev)
 		serve_conn_free(&s);
-	if (s.tick)
-		event_free(s.tick);
-	if (s.cont)
-		event_free(s.cont);
-	if (s.sigterm)
-		event_free(s.sigterm);
-	if (s.sigint)
-		event_free(s.sigint);
+	serve_events_stop(&s);
 	control_server_stop(s.ctl);
 out_lis:
 	metrics_stop(s.metrics);
