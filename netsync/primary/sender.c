@@ -240,6 +240,15 @@ int sender_check_peer(const char *peer, bool insecure, char *why, size_t len)
 	return 0;
 }
 
+/* The socket's bufferevent: s->bev, or under TLS the one beneath the
+ * OpenSSL filter. */
+static struct bufferevent *sender_sock(struct sender *s)
+{
+	struct bufferevent *u = s->tls ? bufferevent_get_underlying(s->bev) : NULL;
+
+	return u ? u : s->bev;
+}
+
 static void sender_connect(struct sender *s)
 {
 	struct sockaddr_storage ss;
@@ -278,14 +287,31 @@ static void sender_connect(struct sender *s)
 	s->peer_auth[0] = '\0';
 	if (s->tls) {
 		/* BEV_EVENT_CONNECTED comes once the handshake has authenticated
-		 * the peer; until then nothing of ours is sent */
+		 * the peer; until then nothing of ours is sent. An OpenSSL
+		 * filter over a socket bufferevent, not a socket BIO: OpenSSL
+		 * writes each 16 KiB record to its BIO on its own, one send()
+		 * per record over a socket (64 per 1 MiB block); gathered in the
+		 * socket bufferevent's output they go out in writes of up to
+		 * SEND_MAX_WRITE, for one copy of the ciphertext (docs/
+		 * benchmarks.md, "The link"). */
 		SSL *ssl = tls_ssl_new(s->tls);
+		struct bufferevent *sock = bufferevent_socket_new(s->base, -1,
+								  BEV_OPT_CLOSE_ON_FREE);
 
-		s->bev = ssl ? bufferevent_openssl_socket_new(s->base, -1, ssl,
-							      BUFFEREVENT_SSL_CONNECTING,
-							      BEV_OPT_CLOSE_ON_FREE) : NULL;
-		if (s->bev)
+		if (sock) {
+			bufferevent_set_max_single_write(sock, SEND_MAX_WRITE);
+			bufferevent_setwatermark(sock, EV_WRITE, 0, TLS_SEND_AHEAD);
+		}
+		s->bev = ssl && sock ? bufferevent_openssl_filter_new(s->base, sock, ssl,
+								      BUFFEREVENT_SSL_CONNECTING,
+								      BEV_OPT_CLOSE_ON_FREE) : NULL;
+		if (s->bev) {
 			bufferevent_openssl_set_allow_dirty_shutdown(s->bev, 1);
+		} else {
+			if (sock)
+				bufferevent_free(sock);
+			SSL_free(ssl);
+		}
 	} else {
 		s->bev = bufferevent_socket_new(s->base, -1, BEV_OPT_CLOSE_ON_FREE);
 	}
@@ -304,7 +330,7 @@ static void sender_connect(struct sender *s)
 		log_warn("cannot raise the socket write size; sending in 16 KiB steps",
 			 "peer=%s", s->peer);
 	sender_set_state(s, PEER_CONNECTING, "connect");
-	rc = bufferevent_socket_connect(s->bev, (struct sockaddr *)&ss, (int)sslen);
+	rc = bufferevent_socket_connect(sender_sock(s), (struct sockaddr *)&ss, (int)sslen);
 	if (rc < 0) {
 		sender_set_error(s, "cannot connect to %s: %s", s->peer, strerror(errno));
 		sender_disconnect(s, "connect failed");
@@ -318,7 +344,7 @@ static void sender_connected(struct sender *s)
 	struct proto_hello h = { 0 };
 	struct journal_stats js;
 	int one = 1;
-	evutil_socket_t fd = bufferevent_getfd(s->bev);
+	evutil_socket_t fd = bufferevent_getfd(sender_sock(s));
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	journal_get_stats(s->j, &js);
@@ -1133,6 +1159,9 @@ void sender_free(struct sender *s)
 
 				if (n <= INT_MAX)
 					SSL_write(ssl, evbuffer_pullup(out, (ssize_t)n), (int)n);
+				/* the records are in the socket bufferevent's output */
+				evbuffer_write(bufferevent_get_output(sender_sock(s)),
+					       bufferevent_getfd(sender_sock(s)));
 			} else {
 				evbuffer_write(out, bufferevent_getfd(s->bev));
 			}

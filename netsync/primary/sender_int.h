@@ -55,6 +55,9 @@ struct treewalk;
 #define OUT_LOW_WM	(4u << 20)
 #define WINDOW_BYTES	(64ull << 20)
 #define SEND_MAX_WRITE	(4u << 20)
+/* TLS: records encrypted ahead of the socket at most (the filter's
+ * output into the socket bufferevent). */
+#define TLS_SEND_AHEAD	(1u << 20)
 /* Blocks lent to the output at once, and kept for reuse: a small file's
  * block is small, so OUT_HIGH_WM alone would let hundreds be out, and a
  * fresh block faults its pages in during pread where a reused one does
