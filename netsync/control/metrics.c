@@ -58,6 +58,8 @@ static const struct metric_def metric_defs[] = {
 	  "secondary: connections refused before admission (handshake, HELLO, caps)" },
 	{ "connections_waiting", "twinfs_waiting_connections", M_GAUGE,
 	  "secondary: connections not yet admitted" },
+	{ "read_pauses", "twinfs_read_pauses_total", M_COUNTER,
+	  "secondary: times it stopped reading from its primary over a cap or a full store" },
 	{ "needs_scan", "twinfs_needs_scan_paths", M_GAUGE,
 	  "paths recorded for a rescan (the journal was full or records were lost)" },
 	{ "resync_files", "twinfs_resync_files_total", M_COUNTER,
