@@ -40,6 +40,7 @@
 #include "netsync/primary/sentmap.h"
 
 #define BACKOFF_MIN_MS	200
+#define BACKOFF_FAIL_MAX_MS 30000	/* repeated failures of one kind */
 #define BACKOFF_MAX_MS	5000
 #define CONNECT_TIMEOUT_S 5
 /* At most one journal_take_batch per interval: each take appends a BATCH
@@ -483,8 +484,9 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		   "peer_generation=%llu", s->peer,
 		   (unsigned long long)h->applied_seq,
 		   (unsigned long long)h->generation);
-	/* a stuck path keeps the backoff it earned (sender_on_apply_error) */
-	if (!repairs_stuck(&s->repairs, NULL))
+	/* a stuck path keeps the backoff it earned (sender_on_apply_error),
+	 * and so does a series of failures of one kind (sender_note_failure) */
+	if (!repairs_stuck(&s->repairs, NULL) && !s->fail_count)
 		s->backoff_ms = BACKOFF_MIN_MS;
 	for (size_t i = 0; i < s->repairs.n; i++)
 		s->repairs.r[i].sent_end = 0;	/* not carried on this connection yet */
@@ -519,6 +521,8 @@ static void sender_flush_ack(struct sender *s)
 	if (!seq)
 		return;
 	s->ack_pending = 0;
+	if (s->fail_count && seq > s->fail_acked)
+		s->fail_count = 0;	/* progress: a series of failures ends */
 	log_debug("ack from peer", "seq=%llu", (unsigned long long)seq);
 	rc = journal_ack(s->j, seq);
 	if (rc < 0)
@@ -627,12 +631,53 @@ static void sender_on_peer_stalled(struct sender *s, const char *text)
 	sender_set_error(s, "peer %s: %s", s->peer, text);
 }
 
+/*
+ * Repeated failures of one kind. A peer that reports the same failure on
+ * every connection (the same ERROR code and reason: the text after its
+ * last colon) had the mount reconnect every 0.2 s, because the backoff
+ * restarts at each good HELLO. So a failure of the kind of the one
+ * before, with no progress acknowledged since, doubles the wait before
+ * the next connection, up to 30 s, and only an ACK past the point of the
+ * failure ends the series. Returns true when the failure is to be logged
+ * loud: the first of a series, then once a minute.
+ */
+static bool sender_note_failure(struct sender *s, uint32_t code, const char *text)
+{
+	const char *why = strrchr(text, ':');
+	struct journal_stats js;
+	double now = clock_mono_s();
+	char kind[sizeof(s->fail_kind)];
+	uint32_t ms = BACKOFF_MIN_MS;
+
+	snprintf(kind, sizeof(kind), "%u%s", (unsigned)code, why ? why : text);
+	journal_get_stats(s->j, &js);
+	if (s->fail_count && strcmp(kind, s->fail_kind) == 0) {
+		s->fail_count++;
+	} else {
+		s->fail_count = 1;
+		s->fail_logged = 0;
+		snprintf(s->fail_kind, sizeof(s->fail_kind), "%s", kind);
+	}
+	s->fail_acked = js.acked_seq;
+	for (unsigned k = 1; k < s->fail_count && ms < BACKOFF_FAIL_MAX_MS; k++)
+		ms *= 2;
+	if (ms > BACKOFF_FAIL_MAX_MS)
+		ms = BACKOFF_FAIL_MAX_MS;
+	if (ms > s->backoff_ms)
+		s->backoff_ms = ms;
+	if (s->fail_count > 1 && now - s->fail_logged < 60)
+		return false;
+	s->fail_logged = now;
+	return true;
+}
+
 /* Returns 0, or -errno to drop the connection. */
 static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 {
 	struct proto_hello h;
 	struct proto_error e;
 	uint64_t seq;
+	bool loud;
 	int rc;
 
 	if (s->state == PEER_HELLO && fr->h.type != PROTO_HELLO &&
@@ -666,10 +711,17 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 			return 0;
 		}
 		sender_set_error(s, "peer %s: %s", s->peer, e.text);
+		loud = sender_note_failure(s, e.code, e.text);
 		if (e.code == PROTO_E_APPLY && sender_on_apply_error(s, e.text) == 0)
 			return -ECONNABORTED;
-		log_error("the replication peer reported an error", "peer=%s code=%s "
-			  "text=\"%s\"", s->peer, proto_err_name(e.code), e.text);
+		if (loud)
+			log_error("the replication peer reported an error", "peer=%s code=%s "
+				  "text=\"%s\" in_a_row=%u retry_ms=%u", s->peer,
+				  proto_err_name(e.code), e.text, s->fail_count, s->backoff_ms);
+		else
+			log_info("the replication peer reported the same error again",
+				 "peer=%s code=%s in_a_row=%u retry_ms=%u", s->peer,
+				 proto_err_name(e.code), s->fail_count, s->backoff_ms);
 		/*
 		 * A walk reads directories while names change (readdir may
 		 * miss a renamed entry or return it under both names), so the

@@ -181,6 +181,13 @@ struct sender {
 	struct event *take_ev;	/* next journal_take_batch allowed */
 	double last_take;	/* clock_mono_s() of the last take */
 	uint32_t backoff_ms;
+	/* Repeated failures of one kind (sender_note_failure): the last
+	 * ERROR's code and reason, how often in a row, the ack seq when it
+	 * came (an ack past it is progress), when it was last logged loud. */
+	char fail_kind[96];
+	unsigned fail_count;
+	uint64_t fail_acked;
+	double fail_logged;
 	double state_since;	/* clock_mono_s() of the last transition */
 	double last_rx, last_tx;
 

@@ -269,24 +269,27 @@ static void serve_on_hello(struct serve *s, const struct proto_frame *f)
 static void serve_reading(struct serve *s, bool on);
 
 /*
- * A full store. Room runs out for the whole store, not for one path, so
- * dropping the connection would only have the primary reconnect and send
- * the same batch again, to fail at the same place (it did: 116
- * reconnects in 26 s, 1.35 GB sent for a 0.5 GB tree). Instead the frame
- * that failed with ENOSPC or EDQUOT stays in `in`, reading stops, and the
- * tick tries it again every second; the primary is told once per
- * connection with ERROR and the RETRY flag (the connection stays up, its
- * stream waits in the socket buffers), and the first frame that applies
- * again ends it. Applying is idempotent, so a frame half applied before
- * it failed is simply applied again. Logged when it starts, once a minute
- * while it lasts, and when it ends. Returns true if RC was taken so.
+ * A full store (ENOSPC, EDQUOT), or one remounted read-only (EROFS: an
+ * admin, or ext4's errors=remount-ro). That is the whole store's
+ * condition, not one path's, so dropping the connection would only have
+ * the primary reconnect and send the same batch again, to fail at the
+ * same place (docs/benchmarks.md, "The link"). Instead the frame that
+ * failed stays in `in`, reading stops, and the tick tries it again every
+ * second; the primary is told once per connection with ERROR and the
+ * RETRY flag (the connection stays up, its stream waits in the socket
+ * buffers), and the first frame that applies again ends it. Applying is
+ * idempotent, so a frame half applied before it failed is simply applied
+ * again. Logged when it starts, once a minute while it lasts, and when
+ * it ends. Returns true if RC was taken so.
  */
 static bool serve_store_full(struct serve *s, const char *what, const char *path, int rc)
 {
 	uint64_t now = clock_mono_ns();
 	char text[PROTO_TEXT_MAX];
 
-	if ((rc != -ENOSPC && rc != -EDQUOT) || s->state != PEER_STREAMING)
+	const char *what_is = rc == -EROFS ? "read-only" : "full";
+
+	if ((rc != -ENOSPC && rc != -EDQUOT && rc != -EROFS) || s->state != PEER_STREAMING)
 		return false;
 	snprintf(text, sizeof(text), "%s '%s' on %s: %s", what, path, s->node_name,
 		 strerror(-rc));
@@ -294,13 +297,16 @@ static bool serve_store_full(struct serve *s, const char *what, const char *path
 		s->full_since_ns = s->full_logged_ns = now;
 		s->full_retries = 0;
 		s->read_pauses++;
-		log_warn("the store is full: holding the primary's stream and retrying "
-			 "every second until there is room", "store=%s peer=%s err=\"%s\"",
+		log_warn(rc == -EROFS ? "the store is read-only: holding the primary's "
+			 "stream and retrying every second until it takes writes" :
+			 "the store is full: holding the primary's stream and retrying every "
+			 "second until there is room", "store=%s peer=%s err=\"%s\"",
 			 s->o->store, s->peer, text);
 	} else if (now - s->full_logged_ns >= 60ull * 1000000000ull) {
 		s->full_logged_ns = now;
-		log_warn("the store is still full", "store=%s retries=%llu seconds=%.0f "
-			 "err=\"%s\"", s->o->store, (unsigned long long)s->full_retries,
+		log_warn("the store still refuses writes", "store=%s is=%s retries=%llu "
+			 "seconds=%.0f err=\"%s\"", s->o->store, what_is,
+			 (unsigned long long)s->full_retries,
 			 (double)(now - s->full_since_ns) / 1e9, text);
 	}
 	if (!s->full_told) {

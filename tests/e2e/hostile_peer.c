@@ -20,6 +20,8 @@
  *   hostile_peer serve PORT flood SECS      HEARTBEATs as fast as the mount
  *                                           reads, never reading its stream
  *   hostile_peer serve PORT version SECS    a HELLO of protocol version 99
+ *   hostile_peer serve PORT errors SECS     the same ERROR on every connection
+ *                                           for SECS; prints how many came
  * Exit 0 when the run went as scripted (the script judges the daemon), 2
  * on a usage or local error.
  */
@@ -414,6 +416,41 @@ static void send_secondary_hello(int fd, uint32_t version)
 	evbuffer_free(b);
 }
 
+/* Every connection in SECS gets a HELLO and then the same ERROR{APPLY}
+ * (a failing disk), and is closed: how often does the mount come back? */
+static int mode_serve_errors(int lfd, double secs)
+{
+	double t0 = now_s();
+	unsigned accepted = 0;
+	struct evbuffer *b = evbuffer_new();
+
+	while (now_s() - t0 < secs) {
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+		char junk[4096];
+		int fd;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		accepted++;
+		send_secondary_hello(fd, PROTO_VERSION);
+		usleep(20000);	/* its HELLO, so the close is no reset */
+		while (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
+			;
+		proto_encode_error(b, PROTO_E_APPLY, "sync of the store on hostile failed: "
+				   "Input/output error");
+		send_all(fd, b);
+		shutdown(fd, SHUT_WR);
+		usleep(20000);
+		close(fd);
+	}
+	printf("accepted=%u\nseconds=%.1f\n", accepted, now_s() - t0);
+	evbuffer_free(b);
+	return 0;
+}
+
 static int mode_serve(const char *what, double secs)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)) };
@@ -427,6 +464,11 @@ static int mode_serve(const char *what, double secs)
 		die("listen");
 	printf("listening=1\n");
 	fflush(stdout);
+	if (strcmp(what, "errors") == 0) {
+		mode_serve_errors(lfd, secs);
+		close(lfd);
+		return 0;
+	}
 	fd = serve_accept(lfd, 30);
 	send_secondary_hello(fd, strcmp(what, "version") == 0 ? 99 : PROTO_VERSION);
 	t0 = now_s();

@@ -10,7 +10,9 @@
 # syncs in between and both stores compare equal. On the primary's side, a
 # "secondary" that announces a 16 MiB frame is dropped at its header, and
 # one that floods heartbeats without reading leaves the mount's memory
-# bounded; one of another protocol version is named with both versions.
+# bounded; one of another protocol version is named with both versions;
+# one that reports the same failure on every connection is met with a
+# growing backoff, not a reconnect every 0.2 s.
 # Prints the peaks measured.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
@@ -174,5 +176,16 @@ named() { "$TWINFS_BIN" status --state "$A_STATE" --json | grep -q 'version 99, 
 check "a peer of another protocol version is named with both versions" wait_until 15 named
 wait $hs
 check "... and dropped" grep -q 'closed=1' "$T/sver.out"
+# A secondary that reports the same failure on every connection: the
+# mount backs off (0.2, 0.4, 0.8 ... s) instead of coming back every
+# 0.2 s, and logs it loud once.
+"$HOSTILE" serve "$HPORT" errors 8 >"$T/serr.out" &
+hs=$!; track_pid $hs
+wait $hs
+n=$(kv accepted "$T/serr.out")
+loud=$(grep -c 'the replication peer reported an error.*Input/output error' "$T/mount2.log")
+note "the same error on every connection for 8 s: $n connections, $loud loud log lines"
+check "repeated failures of one kind back off ($n connections in 8 s)" [ "${n:-99}" -le 7 ]
+check "... logged loud once ($loud)" [ "$loud" -eq 1 ]
 stop_mount
 finish
