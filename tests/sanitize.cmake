@@ -2,14 +2,15 @@
 # build by tests/sanitize.sh (CI), within about four minutes on two busy
 # cores. Every unit test, and the end-to-end tests that drive the wire and
 # the receiver: frames good and bad, the gate, the caps against a hostile
-# peer, TLS, apply errors, a full store, a baseline with PRUNE, resume
-# after a killed peer, verify. The whole suite passes in that build too
+# peer, TLS and a key rotation, apply errors, a full store, a baseline
+# with PRUNE, resume after a killed peer, verify. The whole suite passes in that build too
 # (ctest in build-asan, about 15 minutes); tests/README.md says how.
 set(TWINFS_SANITIZE_E2E
   e2e_netsync_serve
   e2e_netsync_gate
   e2e_netsync_caps
   e2e_replication_tls
+  e2e_replication_tls_rotate
   e2e_replication_disk_full
   e2e_replication_baseline
   e2e_replication_peer_kill

@@ -179,13 +179,13 @@ check "... and dropped" grep -q 'closed=1' "$T/sver.out"
 # A secondary that reports the same failure on every connection: the
 # mount backs off (0.2, 0.4, 0.8 ... s) instead of coming back every
 # 0.2 s, and logs it loud once.
-"$HOSTILE" serve "$HPORT" errors 8 >"$T/serr.out" &
+"$HOSTILE" serve "$HPORT" errors 6 >"$T/serr.out" &
 hs=$!; track_pid $hs
 wait $hs
 n=$(kv accepted "$T/serr.out")
 loud=$(grep -c 'the replication peer reported an error.*Input/output error' "$T/mount2.log")
-note "the same error on every connection for 8 s: $n connections, $loud loud log lines"
-check "repeated failures of one kind back off ($n connections in 8 s)" [ "${n:-99}" -le 7 ]
+note "the same error on every connection for 6 s: $n connections, $loud loud log lines"
+check "repeated failures of one kind back off ($n connections in 6 s)" [ "${n:-99}" -le 6 ]
 check "... logged loud once ($loud)" [ "$loud" -eq 1 ]
 stop_mount
 finish
