@@ -29,20 +29,34 @@
 /* ---- open / close ---- */
 
 struct journal_recover {
+	struct journal *j;
 	struct jpending_mark *marks;
 	size_t n, cap;
 	uint64_t first_seq;	/* of the first mark found */
+	uint64_t oldest_mark_ns;	/* wall-clock time of the oldest mark */
 };
+
+static uint64_t journal_ts_ns(const struct timespec *ts)
+{
+	return ts->tv_sec > 0 ? (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec : 0;
+}
 
 static int journal_recover_rec(const uint8_t *rec, size_t len, uint64_t seq, void *arg)
 {
 	struct journal_recover *r = arg;
 	struct journal_rec jr;
+	uint64_t t;
 
 	if (jrec_decode(rec, len, &jr) < 0)
 		return 0;	/* checksummed but undecodable: skip it, say so */
+	if (jr.op.type == JOP_BATCH)	/* the age of its changes (jage.c) */
+		return jage_recover_batch_locked(r->j, seq, journal_ts_ns(&jr.op.mtime),
+						 journal_ts_ns(&jr.op.atime));
 	if (jr.op.type != JOP_MARK_DIR && jr.op.type != JOP_MARK_FILE)
 		return 0;
+	t = journal_ts_ns(&jr.op.mtime);
+	if (t && (!r->oldest_mark_ns || t < r->oldest_mark_ns))
+		r->oldest_mark_ns = t;
 	if (!r->first_seq)
 		r->first_seq = seq;
 	if (ARRAY_GROW(r->marks, r->cap, r->n + 1, 64) < 0)
@@ -291,7 +305,8 @@ static int journal_recover_scan(struct journal *j, struct journal_recover *rec,
 
 /* Open, phase 4: the committer runs; what recovery found is owed to the
  * peer. Returns 0 or -errno. */
-static int journal_start(struct journal *j, const struct jseg_scan *scan)
+static int journal_start(struct journal *j, const struct jseg_scan *scan,
+			 uint64_t oldest_mark_ns)
 {
 	int rc;
 
@@ -308,6 +323,7 @@ static int journal_start(struct journal *j, const struct jseg_scan *scan)
 	if (rc < 0)
 		log_warn("journal cannot record the rescan that lost records need yet; "
 			 "the next batch records it", "dir=%s err=%s", j->dir, strerror(-rc));
+	jage_recover_end_locked(j, oldest_mark_ns);
 	if (j->head_seq > j->sent_seq || j->lost_paths.n || j->dirty_head || j->rescan_owed)
 		journal_notify_locked(j);
 	pthread_mutex_unlock(&j->mu);
@@ -331,6 +347,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	rc = journal_open_dirs(j, o);
 	if (rc < 0)
 		goto out_free;
+	rec.j = j;
 	rc = journal_recover_scan(j, &rec, &scan, &have_lost, &lost);
 	if (rc < 0)
 		goto out_marks;
@@ -343,7 +360,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 				    journal_recover_lost, j);
 	if (rc < 0)
 		goto out_marks;
-	rc = journal_start(j, &scan);
+	rc = journal_start(j, &scan, rec.oldest_mark_ns);
 	if (rc < 0)
 		goto out_marks;
 	if (scan.cut || rec.n)
@@ -407,6 +424,7 @@ void journal_close(struct journal *j)
 	free(j->buf.brk);
 	free(j->segs);
 	free(j->inflight);
+	jage_free(j);
 	if (j->evfd >= 0)
 		close(j->evfd);
 	if (j->dirfd >= 0)

@@ -101,7 +101,13 @@ struct journal_stats {
 				  * not yet queued (journal_pin) */
 	uint64_t needs_scan;	/* paths recorded as needing a scan */
 	uint64_t disk_bytes;	/* size of journal files on disk */
+	uint64_t segments;	/* segment files on disk */
 	uint64_t epoch;
+	/* Wall-clock ns (CLOCK_REALTIME, kernel-tick resolution) of the
+	 * oldest change the peer does not hold durably; 0 when it holds
+	 * everything. now - this is the recovery point: what would be lost
+	 * if this node died now. */
+	uint64_t oldest_change_ns;
 };
 
 /* Opens (creating if needed) STATE/journal, recovers after a crash: cuts a

@@ -174,6 +174,42 @@ static void sender_schedule_retry(struct sender *s)
 		s->backoff_ms = BACKOFF_MAX_MS;
 }
 
+/*
+ * Replication failures reach the default log level (warning) once, then
+ * at most every PEER_WARN_EVERY_S with a count of what happened between:
+ * a link that drops, and a peer that has not answered for
+ * PEER_UNREACH_WARN_S (a peer still booting is not worth a warning; one
+ * that never answers is). The rest is logged at info.
+ */
+#define PEER_UNREACH_WARN_S	10.0
+#define PEER_WARN_EVERY_S	600.0
+
+static void sender_warn_down(struct sender *s, const char *why, bool was_up)
+{
+	double now = clock_mono_s();
+	bool due = !s->warned_at || now - s->warned_at >= PEER_WARN_EVERY_S;
+
+	if (!s->down_since)
+		s->down_since = now;
+	s->down_events++;
+	if (was_up && due) {
+		log_warn("replication peer disconnected; changes are kept and sent "
+			 "when it is back", "peer=%s why=\"%s\" drops_since_last_warning=%llu",
+			 s->peer, why, (unsigned long long)s->down_events);
+	} else if (!was_up && due && now - s->down_since >= PEER_UNREACH_WARN_S) {
+		log_warn("replication peer not reachable; changes are kept and the "
+			 "mount keeps retrying", "peer=%s why=\"%s\" down_s=%.0f attempts=%llu",
+			 s->peer, why, now - s->down_since, (unsigned long long)s->down_events);
+	} else {
+		log_info(was_up ? "replication peer disconnected" :
+			 "replication peer not reachable; retrying",
+			 "peer=%s why=\"%s\" retry_ms=%u", s->peer, why, s->backoff_ms);
+		return;
+	}
+	s->warned_at = now;
+	s->down_events = 0;
+}
+
 /* Drops the connection (if any), requeues, schedules a reconnect. */
 static void sender_disconnect(struct sender *s, const char *why)
 {
@@ -191,12 +227,10 @@ static void sender_disconnect(struct sender *s, const char *why)
 	s->resync = false;
 	s->baseline_pending = false;
 	if (was_up) {
-		log_warn("replication peer disconnected; changes are kept and "
-			 "sent when it is back", "peer=%s why=\"%s\"", s->peer, why);
 		s->reconnects++;
+		sender_warn_down(s, why, true);
 	} else {
-		log_info("replication peer not reachable; retrying",
-			 "peer=%s why=\"%s\" retry_ms=%u", s->peer, why, s->backoff_ms);
+		sender_warn_down(s, why, false);
 	}
 	sender_set_state(s, PEER_BACKOFF, why);
 	sender_schedule_retry(s);
@@ -481,9 +515,11 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		return rc;
 	}
 	log_notice("replication peer connected", "peer=%s peer_seq=%llu "
-		   "peer_generation=%llu", s->peer,
+		   "peer_generation=%llu down_s=%.0f", s->peer,
 		   (unsigned long long)h->applied_seq,
-		   (unsigned long long)h->generation);
+		   (unsigned long long)h->generation,
+		   s->down_since ? clock_mono_s() - s->down_since : 0.0);
+	s->down_since = 0;
 	/* a stuck path keeps the backoff it earned (sender_on_apply_error),
 	 * and so does a series of failures of one kind (sender_note_failure) */
 	if (!repairs_stuck(&s->repairs, NULL) && !s->fail_count)
@@ -585,6 +621,7 @@ static int sender_on_apply_error(struct sender *s, const char *text)
 	r = repairs_note(&s->repairs, path, what, text, js.head_seq, true);
 	if (!r)
 		return -EINVAL;
+	s->apply_errors++;
 	if (r->failures == 1)
 		log_warn("the peer could not apply a change; repairing the path from "
 			 "this store", "peer=%s path=/%s op=%s text=\"%s\"", s->peer,
@@ -1256,6 +1293,7 @@ void sender_get_stats(struct sender *s, struct sender_stats *st)
 	st->generation = s->id.generation;
 	st->peer_generation = s->peer_generation;
 	st->reconnects = s->reconnects;
+	st->apply_errors = s->apply_errors;
 	st->resync = s->resync || s->baseline_pending;
 	st->resync_files = s->resync_files;
 	st->resync_bytes = s->resync_bytes;

@@ -56,6 +56,7 @@ struct sender_stats {
 	uint64_t generation;	/* this node's generation */
 	uint64_t peer_generation;
 	uint64_t reconnects;
+	uint64_t apply_errors;	/* paths the peer reported it could not apply, ever */
 	bool resync;		/* a baseline (full-state send) is in progress */
 	uint64_t resync_files;	/* files whose content it has sent so far */
 	uint64_t resync_bytes;	/* data bytes it has sent so far */

@@ -220,6 +220,11 @@ struct sender {
 	uint64_t rate_mark;	/* bytes_sent at the last tick */
 	int rate_i;
 	uint64_t reconnects;
+	uint64_t apply_errors;	/* ERRORs naming a path the peer could not apply */
+	/* Warnings about a link that is down (sender_warn_down): since when
+	 * (clock_mono_s, 0: up), the last warning, events since it. */
+	double down_since, warned_at;
+	uint64_t down_events;
 	char last_error[256];
 	/* The peer cannot apply for now and holds the stream (ERROR with
 	 * RETRY: its store is full); "" when it applies. */

@@ -215,6 +215,11 @@ static int serve_preflight(const struct conf *c, struct dirlock *store_lock,
 			"port?)" : "");
 		return cli_exit_code(rc);
 	}
+	if (c->metrics_listen && (rc = metrics_check_port(c->metrics_listen, why,
+							  sizeof(why))) < 0) {
+		fprintf(stderr, "twinfs serve: %s\n", why);
+		return cli_exit_code(rc);
+	}
 	if (state_lock->fd < 0) {
 		if (mkdir(c->state, 0700) < 0 && errno != EEXIST) {
 			rc = -errno;
@@ -350,7 +355,8 @@ int serve_cmd_main(int argc, char **argv)
 	}
 	conf_diag_print(stderr, &diag);	/* warnings */
 	conf_diag_free(&diag);
-	diag = (struct conf_diag){ 0 };
+	/* a key missing after the flags is reported against the file */
+	diag = (struct conf_diag){ .source = config ? strdup(config) : NULL };
 	if ((store && conf_set(&c, "store", store, &diag) < 0) ||
 	    (state && conf_set(&c, "state", state, &diag) < 0) ||
 	    (listen && conf_set(&c, "listen", listen, &diag) < 0) ||
