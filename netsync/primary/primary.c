@@ -435,6 +435,12 @@ static void primary_free(struct primary *p)
 		event_free(p->stop_ev);
 	if (p->poll_ev)
 		event_free(p->poll_ev);
+	/* Freeing the connection queued libevent's deferred callbacks (the
+	 * TLS filter's and its socket's), which hold references to both until
+	 * they run: run them, with nothing of ours left on the base, or the
+	 * connection and its SSL are never freed. */
+	if (p->base)
+		event_base_loop(p->base, EVLOOP_NONBLOCK);
 	if (p->base)
 		event_base_free(p->base);
 	if (p->stop_fd >= 0)
