@@ -30,14 +30,14 @@ mkdir -p "$R"
 # allocator_may_return_null: a failed allocation returns NULL as glibc's
 # does (the code handles it), instead of ASan aborting on a huge request.
 # detect_leaks at exit; log_path: one file per reporting process;
-# quarantine_size_mb=32 (256 by default): freed memory held for
+# quarantine_size_mb=16 (256 by default): freed memory held for
 # use-after-free checks counts in RSS, and e2e_netsync_caps bounds the
 # daemons' RSS (a heartbeat flood churns through 300 MiB of it). Not
 # strict_string_checks: libfuse 3.14's fuse_req_getgroups strstr()s a
 # /proc status buffer it does not NUL-terminate (fixed upstream in
 # libfuse PR #966); the pattern is always found before the end, but the
 # strict check reads the whole haystack and stops the mount.
-export ASAN_OPTIONS="log_path=$R/asan:allocator_may_return_null=1:detect_leaks=1:abort_on_error=0:quarantine_size_mb=32"
+export ASAN_OPTIONS="log_path=$R/asan:allocator_may_return_null=1:detect_leaks=1:abort_on_error=0:quarantine_size_mb=16"
 export UBSAN_OPTIONS="log_path=$R/ubsan:print_stacktrace=1:halt_on_error=1"
 export LSAN_OPTIONS="log_path=$R/lsan"
 
