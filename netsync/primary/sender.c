@@ -671,8 +671,9 @@ static void sender_on_peer_stalled(struct sender *s, const char *text)
 /*
  * Repeated failures of one kind. A peer that reports the same failure on
  * every connection (the same ERROR code and reason: the text after its
- * last colon) had the mount reconnect every 0.2 s, because the backoff
- * restarts at each good HELLO. So a failure of the kind of the one
+ * last colon; not a path it failed on, which the repairs handle) had the
+ * mount reconnect every 0.2 s, because the backoff restarts at each good
+ * HELLO. So a failure of the kind of the one
  * before, with no progress acknowledged since, doubles the wait before
  * the next connection, up to 30 s, and only an ACK past the point of the
  * failure ends the series. Returns true when the failure is to be logged
@@ -748,9 +749,13 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 			return 0;
 		}
 		sender_set_error(s, "peer %s: %s", s->peer, e.text);
-		loud = sender_note_failure(s, e.code, e.text);
+		/* a path the peer failed on is repaired, with a backoff of its
+		 * own once it is stuck (a baseline under load fails on one path
+		 * after another, each a step further); anything else counts
+		 * towards a series of failures of one kind */
 		if (e.code == PROTO_E_APPLY && sender_on_apply_error(s, e.text) == 0)
 			return -ECONNABORTED;
+		loud = sender_note_failure(s, e.code, e.text);
 		if (loud)
 			log_error("the replication peer reported an error", "peer=%s code=%s "
 				  "text=\"%s\" in_a_row=%u retry_ms=%u", s->peer,
