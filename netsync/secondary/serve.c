@@ -109,7 +109,7 @@ struct serve {
 	struct event *rev;	/* reads the socket (see SERVE_READ_CHUNK) */
 	struct evbuffer *in;	/* what rev read, not yet applied */
 	struct event *cont;	/* applies the rest of `in` on the next pass */
-	bool reading;		/* rev (TLS: the bufferevent's reading) is on */
+	bool reading;		/* rev is on (plaintext and TLS alike) */
 	enum limits_over paused;	/* reading stopped over a cap (limits.h) */
 	uint64_t paused_since_ns;
 	bool stall_now;		/* the frame just applied waits to be retried */
