@@ -196,6 +196,7 @@ static struct journal *journal_alloc(const struct journal_opts *o)
 	pathset_init(&j->lost_paths);
 	j->size_limit = o->size_limit ? o->size_limit : (1ull << 30);
 	j->commit_ms = o->commit_ms ? o->commit_ms : 5;
+	j->base_seq = o->base_seq;
 	j->epoch = 1;
 	return j;
 }
@@ -287,6 +288,17 @@ static int journal_recover_scan(struct journal *j, struct journal_recover *rec,
 	if (rc < 0) {
 		log_error("cannot read the journal", "dir=%s err=%s", j->dir, strerror(-rc));
 		return rc;
+	}
+	if (j->acked_seq == 0 && scan->nsegs == 0 && j->base_seq > 0) {
+		rc = jseg_ack_write(j->dirfd, j->base_seq);
+		if (rc < 0) {
+			log_error("cannot write the journal's ack file", "dir=%s err=%s", j->dir,
+				  strerror(-rc));
+			return rc;
+		}
+		j->acked_seq = j->base_seq;
+		log_notice("new journal continues the seqs of the data it holds",
+			   "dir=%s first_seq=%" PRIu64, j->dir, j->base_seq + 1);
 	}
 	j->segs = scan->segs;
 	j->nsegs = j->capsegs = scan->nsegs;

@@ -87,6 +87,9 @@ struct journal_opts {
 	const char *store_dir;	/* the store root (for paths and recovery) */
 	uint64_t size_limit;	/* bytes of unacked records kept on disk */
 	uint32_t commit_ms;	/* group-commit window, default 5 */
+	/* A journal with no ack file and no segment yet starts after this
+	 * seq (a promoted node continues the seqs of the data it holds). */
+	uint64_t base_seq;
 };
 
 struct journal_stats {
@@ -231,5 +234,12 @@ void journal_get_stats(struct journal *j, struct journal_stats *st);
 int journal_list_pending(const char *state_dir, const char *store_dir,
 			 void (*fn)(const char *path, const char *why, void *arg),
 			 void *arg);
+/* The same, and below each directory listed as "needs-walk" (a crash may
+ * have lost records of changes in it) every entry changed in the crash
+ * window, as "window-entry": each path that may hold a change the peer
+ * lacks is named, for `twinfs demote` to keep a copy of it. */
+int journal_list_pending_deep(const char *state_dir, const char *store_dir,
+			      void (*fn)(const char *path, const char *why, void *arg),
+			      void *arg);
 
 #endif

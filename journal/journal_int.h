@@ -95,6 +95,7 @@ struct journal {
 	int lockfd;			/* STATE/journal/lock, flock'd: one owner */
 	uint64_t size_limit;
 	uint32_t commit_ms;
+	uint64_t base_seq;	/* journal_opts.base_seq */
 
 	pthread_mutex_t ns_mu;		/* journal_ns_lock; also held by take_batch */
 	pthread_mutex_t ack_mu;		/* serialises ack file writers */

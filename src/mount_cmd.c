@@ -46,6 +46,8 @@
 #include "fs/fs.h"
 #include "journal/journal.h"
 #include "netsync/delta/scan.h"
+#include "netsync/roles/history.h"
+#include "netsync/roles/state.h"
 #include "netsync/primary/primary.h"
 #include "netsync/primary/sender.h"
 #include "netsync/control/metrics.h"
@@ -263,8 +265,13 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 		.size_limit = m->c.journal_size_limit,
 		.commit_ms = m->c.journal_commit_ms,
 	};
+	struct history h;
 	int rc;
 
+	/* A promoted node's first journal continues the seqs of the line it
+	 * was a copy of (docs/protocol.md, "Generations"). */
+	if (history_load(m->c.state, &h) == 0 && history_cur(&h))
+		jo.base_seq = history_cur(&h)->start;
 	rc = journal_open(&jo, &m->journal);
 	if (rc < 0) {
 		log_error("cannot open the journal; check the state directory",
@@ -404,6 +411,10 @@ static int mount_preflight(struct mount_ctx *m)
 		rc = startcheck_lock("mount", "state directory", m->c.state, &m->state_lock);
 		if (rc < 0)
 			return cli_exit_code(rc);
+		/* a secondary's copy is mounted only once promoted */
+		rc = history_check_role("mount", m->c.state, HISTORY_PRIMARY);
+		if (rc < 0)
+			return rc == -EPERM ? EX_CONFIG : cli_exit_code(rc);
 	}
 	if (m->c.metrics_listen) {
 		char why[300];
@@ -424,6 +435,18 @@ static int mount_preflight(struct mount_ctx *m)
 	}
 	if (mount_absolute(&m->c.state) < 0)
 		return EX_CANTCREAT;
+	{
+		struct state_node n;
+
+		rc = state_node_load(m->c.state, &n);
+		if (rc == 0)
+			rc = history_make_primary(m->c.state, n.id);
+		if (rc < 0) {
+			fprintf(stderr, "twinfs mount: cannot record this node's generation in "
+				"%s: %s\n", m->c.state, strerror(-rc));
+			return cli_exit_code(rc);
+		}
+	}
 	return EX_OK;
 }
 

@@ -25,6 +25,7 @@
 #include "journal/journal.h"
 #include "netsync/control/ctljson.h"
 #include "netsync/control/ctlstate.h"
+#include "netsync/control/rolestatus.h"
 #include "netsync/roles/mountrec.h"
 
 #define STATUS_TIMEOUT_MS 5000
@@ -216,8 +217,7 @@ static void status_print_human(const char *json)
 		       size_format_iec(status_u64(json, "bytes_received"), b, sizeof(b)));
 	}
 	status_print_daemon(json, strcmp(role, "primary") == 0);
-	printf("generation:  %" PRIu64 "\n", status_u64(json, "generation"));
-	printf("split brain: %s\n", status_yes(json, "split_brain"));
+	rolestatus_print(json);
 	printf("last error:  %s\n", status_str(json, "last_error", a, sizeof(a)));
 }
 

@@ -4,6 +4,7 @@
  * /proc/self/stat and /proc/uptime, nothing else.
  */
 #include "netsync/control/statusinfo.h"
+#include "netsync/control/rolestatus.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,8 @@ void statusinfo_json(struct ctljson *w, struct statusinfo *si, struct journal *j
 		ctljson_double(w, "uptime_s", up);
 	ctljson_str(w, "started", started[0] ? started : NULL);
 	ctljson_str(w, "state_dir", state_dir);
+	if (state_dir)
+		rolestatus_conflicts_json(w, state_dir);
 	ctljson_str(w, "store_dir", store_dir);
 	if (j) {
 		struct journal_stats js;

@@ -156,8 +156,7 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_str(w, "stuck_path", ss.stuck_paths ? ss.stuck_path : NULL);
 	ctljson_str(w, "stuck_reason", ss.stuck_paths ? ss.stuck_reason : NULL);
 	ctljson_str(w, "peer_stalled", ss.peer_stalled[0] ? ss.peer_stalled : NULL);
-	ctljson_bool(w, "split_brain", false);
-	ctljson_u64(w, "generation", ss.generation);
+	sender_status_lineage(p->snd, w);	/* generation, verdict, split_brain */
 	ctljson_str(w, "mountpoint", p->mountpoint);
 	ctljson_str(w, "last_error", ss.last_error[0] ? ss.last_error : NULL);
 	ctljson_bool(w, "insecure", p->insecure);
@@ -213,10 +212,16 @@ static void primary_check_waiters(struct primary *p)
 	journal_get_stats(p->j, &js);
 	sender_get_stats(p->snd, &ss);
 	while ((wt = *pp)) {
-		/* Synced: the peer acked the barrier, and no path waits for a
+		/* Synced: the peer acked the barrier, no path waits for a
 		 * repair (a path it failed to apply is not on it yet, whatever
-		 * the acks say). */
-		if (js.acked_seq >= wt->seq && ss.repairs_pending == 0) {
+		 * the acks say), and the peer accepted this node's history in
+		 * this mount's life: acks in the journal say nothing about a
+		 * peer that now holds another node's data. */
+		if (ss.refused) {
+			snprintf(why, sizeof(why), "the peer %s refuses this node: %s", p->peer,
+				 ss.last_error);
+			primary_reply_sync(p, wt->req, "refused", why, wt->seq);
+		} else if (js.acked_seq >= wt->seq && ss.repairs_pending == 0 && ss.decided) {
 			primary_reply_sync(p, wt->req, "ok", NULL, wt->seq);
 			statusinfo_sync_ok(&p->si);
 		} else if (wt->deadline > 0 && now >= wt->deadline) {
@@ -269,6 +274,7 @@ static int primary_on_sync(struct control_req *req, int argc, char **argv,
 	if (!wt)
 		return -ENOMEM;
 	atomic_fetch_add(&p->n_waiting, 1);
+	sender_kick(p->snd);
 	/* files open for passthrough writes: their current content */
 	journal_scan(p->j, true);
 	wt->seq = journal_barrier(p->j);
@@ -307,8 +313,20 @@ static int primary_on_status(struct control_req *req, int argc, char **argv,
 	return 0;
 }
 
+/* `resolve local|peer|both [dry]` (twinfs resolve): sender_resolve_cmd. */
+static int primary_on_resolve(struct control_req *req, int argc, char **argv, void *ctx)
+{
+	struct primary *p = ctx;
+	bool dry = argc > 2 && strcmp(argv[2], "dry") == 0;
+
+	sender_resolve_cmd(p->snd, argc > 1 ? argv[1] : "", dry, control_req_out(req));
+	control_req_send(req);
+	return 0;
+}
+
 static const struct control_cmd primary_cmds[] = {
 	{ "status", primary_on_status },
+	{ "resolve", primary_on_resolve },
 	{ "sync", primary_on_sync },
 	{ NULL, NULL },
 };
@@ -542,6 +560,7 @@ int primary_start(struct journal *j, const struct conf *c,
 	so.heartbeat_s = c->heartbeat_s;
 	so.delta_block_size = (uint32_t)c->block_size;
 	so.waiters = &p->n_waiting;
+	so.mountpoint = p->mountpoint;
 	rc = sender_new(p->base, j, &so, &p->snd);
 	if (rc < 0)
 		goto out_free;

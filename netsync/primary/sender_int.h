@@ -19,7 +19,10 @@
 #include "journal/journal.h"
 #include "netsync/delta/blockhash.h"
 #include "netsync/primary/sender.h"
+#include "netsync/primary/lineage.h"
+#include "netsync/roles/divergence.h"
 #include "netsync/primary/repairs.h"
+#include "netsync/primary/resolver.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/proto.h"
 
@@ -192,6 +195,10 @@ struct sender {
 	double last_rx, last_tx;
 
 	struct state_node id;
+	struct lineage lin;	/* generations, the peer's verdict (lineage.h) */
+	struct divergence div;	/* the last split brain, path by path */
+	struct resolver res;	/* `twinfs resolve`, `--restore` (resolver.h) */
+	char peer_name[64];	/* the secondary's HELLO name (conflict names) */
 	char name[64];		/* host name, sent in HELLO */
 	uint64_t peer_generation;
 	/* The peer was interrupted mid-apply: records up to this seq are

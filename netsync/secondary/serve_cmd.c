@@ -32,6 +32,7 @@
 #include "common/startcheck.h"
 #include "conf/conf.h"
 #include "netsync/control/metrics.h"
+#include "netsync/roles/history.h"
 #include "netsync/secondary/serve.h"
 #include "netsync/wire/addr.h"
 #include "netsync/wire/tls.h"
@@ -207,6 +208,10 @@ static int serve_preflight(const struct conf *c, struct dirlock *store_lock,
 		rc = startcheck_lock("serve", "state directory", c->state, state_lock);
 		if (rc < 0)
 			return cli_exit_code(rc);
+		/* a primary's journal may hold changes its peer lacks: demote first */
+		rc = history_check_role("serve", c->state, HISTORY_SECONDARY);
+		if (rc < 0)
+			return rc == -EPERM ? EX_CONFIG : cli_exit_code(rc);
 	}
 	rc = serve_check_port(&ss, sslen);
 	if (rc < 0) {

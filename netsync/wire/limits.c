@@ -101,7 +101,9 @@ const char *limits_over_name(enum limits_over why)
 }
 
 /* The largest payload of TYPE a secondary ever sends; 0 for a type it
- * never sends. HASHES carries up to PROTO_HASHES_CHUNK block hashes. */
+ * never sends. Lists (HASHES, TAIL, DIVERGED) go up to the protocol's
+ * 256 KiB; DATA (its versions of files in a split brain's resolution) in
+ * PROTO_BLOCK_SIZE blocks. */
 static uint32_t limits_secondary_max(unsigned type)
 {
 	switch (type) {
@@ -112,9 +114,14 @@ static uint32_t limits_secondary_max(unsigned type)
 	case PROTO_ERROR:
 	case PROTO_ENTRY:
 	case PROTO_ENTRIES_END:
+	case PROTO_RESOLVE:
 		return LIMITS_FROM_SECONDARY_MAX;
 	case PROTO_HASHES:
+	case PROTO_TAIL:
+	case PROTO_DIVERGED:
 		return PROTO_MAX_META_PAYLOAD;
+	case PROTO_DATA:
+		return PROTO_BLOCK_SIZE + 8192u;
 	default:
 		return 0;
 	}

@@ -18,11 +18,12 @@
 
 #include "netsync/wire/proto.h"
 
-/* Every frame a secondary sends (HELLO, ACK, HEARTBEAT, ERROR, GOODBYE,
- * ENTRY, ENTRIES_END) but HASHES (block hashes, up to the protocol's 256
- * KiB) fits in this; a larger header is refused before its payload is
- * waited for, so a peer cannot make a primary or a verify client buffer
- * 16 MiB for a frame it never needed. */
+/* Every small frame a secondary sends (HELLO, ACK, HEARTBEAT, ERROR,
+ * GOODBYE, ENTRY, ENTRIES_END, RESOLVE) fits in this; its lists (HASHES,
+ * TAIL, DIVERGED) in the protocol's 256 KiB, its DATA (a resolution's
+ * file versions) in PROTO_BLOCK_SIZE blocks. A larger header is refused
+ * before its payload is waited for, so a peer cannot make a primary or a
+ * verify client buffer 16 MiB for a frame it never needed. */
 #define LIMITS_FROM_SECONDARY_MAX (16u << 10)
 
 /* serve stops reading from its primary while more than this is queued to

@@ -155,7 +155,7 @@ check "the mount drops a peer at a frame header too large for a secondary" \
 	[ "$(kv closed "$T/sbig.out")" = 1 ]
 check "... before the frame's payload ($(kv sent_bytes "$T/sbig.out") B sent)" \
 	[ "$(kv sent_bytes "$T/sbig.out")" -lt 16777216 ]
-check "the mount says why" grep -q 'a type a secondary never sends' "$T/mount2.log"
+check "the mount says why" grep -q 'larger than a secondary ever sends' "$T/mount2.log"
 "$HOSTILE" serve "$HPORT" flood 3 >"$T/sflood.out" &
 hs=$!; track_pid $hs
 mrss0=$(rss_now "$MOUNT_PID")

@@ -26,7 +26,9 @@ for f in ./usr/bin/twinfs ./sbin/mount.twinfs ./sbin/mount.fuse.twinfs \
 	./usr/share/man/man5/twinfs.yaml.5.gz \
 	./usr/share/man/man8/mount.twinfs.8.gz ./usr/share/man/man8/mount.fuse.twinfs.8.gz \
 	./usr/share/doc/twinfs/exit-codes.md ./usr/share/doc/twinfs/copyright \
-	./usr/share/doc/twinfs/examples/twinfs.example.yaml ./etc/twinfs/example.yaml; do
+	./usr/share/doc/twinfs/examples/twinfs.example.yaml ./etc/twinfs/example.yaml \
+	./usr/lib/twinfs/twinfs-notify ./usr/share/doc/twinfs/examples/keepalived.conf.example \
+	./usr/share/doc/twinfs/failover.md.gz; do
 	check "package holds $f" grep -q " $f\( -> .*\)\?\$" "$T/contents"
 done
 dpkg-deb -f "$deb" Depends >"$T/depends"

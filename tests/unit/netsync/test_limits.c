@@ -76,7 +76,7 @@ static void put_header(struct evbuffer *b, uint16_t type, uint32_t len)
 	struct proto_hdr h = { .type = type, .len = len, .clen = len };
 
 	if (type == PROTO_DATA)
-		h.clen = len - PROTO_MAX_BLOCK;
+		h.clen = 8192;	/* fixed fields and path; the rest is the block */
 	proto_hdr_write(hdr, &h);
 	evbuffer_add(b, hdr, sizeof(hdr));
 }
@@ -89,9 +89,18 @@ static void test_frame_cap(void **state)
 	struct evbuffer *b = evbuffer_new();
 	struct proto_frame f;
 
+	/* a secondary sends DATA in 1 MiB blocks (a resolution), never 16 */
 	put_header(b, PROTO_DATA, PROTO_MAX_DATA_PAYLOAD);
-	assert_int_equal(limits_frame_next(b, PROTO_ROLE_SECONDARY, &f), -EPROTO);
+	assert_int_equal(limits_frame_next(b, PROTO_ROLE_SECONDARY, &f), -EMSGSIZE);
 	assert_int_equal(limits_frame_next(b, PROTO_ROLE_PRIMARY, &f), 0);
+	evbuffer_drain(b, evbuffer_get_length(b));
+	put_header(b, PROTO_DATA, PROTO_BLOCK_SIZE + 8192);
+	assert_int_equal(limits_frame_next(b, PROTO_ROLE_SECONDARY, &f), 0);
+	evbuffer_drain(b, evbuffer_get_length(b));
+
+	/* a type a secondary never sends */
+	put_header(b, PROTO_OP, 100);
+	assert_int_equal(limits_frame_next(b, PROTO_ROLE_SECONDARY, &f), -EPROTO);
 	evbuffer_drain(b, evbuffer_get_length(b));
 
 	put_header(b, PROTO_ERROR, LIMITS_FROM_SECONDARY_MAX + 1);
