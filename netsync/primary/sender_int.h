@@ -267,6 +267,20 @@ struct sender {
 void sender_set_error(struct sender *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* ---- sender_fail.c ---- */
+
+#define BACKOFF_MIN_MS	200	/* the first wait before reconnecting */
+#define BACKOFF_FAIL_MAX_MS 30000	/* repeated failures of one kind */
+
+/* An APPLY error naming a path: noted for repair (0), or -EINVAL when
+ * TEXT names no path (the connection is dropped as for any error). */
+int sender_on_apply_error(struct sender *s, const char *text);
+/* ERROR with RETRY: the peer holds the stream ("" ends it). */
+void sender_on_peer_stalled(struct sender *s, const char *text);
+/* Counts an ERROR of CODE/TEXT in a series of one kind and raises the
+ * backoff; true when it is to be logged loud. */
+bool sender_note_failure(struct sender *s, uint32_t code, const char *text);
+
 /* ---- sender_data.c ---- */
 
 /* The sender is gone: the pool frees itself once every lent block is back. */

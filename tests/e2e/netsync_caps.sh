@@ -55,12 +55,15 @@ rss_now() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 fds_now() { ls "/proc/$1/fd" | wc -l; }
 
 # serve, without CAP_SYS_RESOURCE so that it cannot lift its fd limit
-setpriv --bounding-set -sys_resource prlimit --nofile=$NOFILE:$NOFILE \
-	"$TWINFS_BIN" serve --store "$P_STORE" --state "$P_STATE" \
-	--listen "127.0.0.1:$PORT" -f >>"$T/serve.log" 2>&1 &
-SERVE_PID=$!
-track_pid "$SERVE_PID"
-wait_until 15 daemon_up "$P_STATE" || { cat "$T/serve.log"; fail "serve did not start"; }
+start_limited_serve() {
+	setpriv --bounding-set -sys_resource prlimit --nofile=$NOFILE:$NOFILE \
+		"$TWINFS_BIN" serve --store "$P_STORE" --state "$P_STATE" \
+		--listen "127.0.0.1:$PORT" -f >>"$T/serve.log" 2>&1 &
+	SERVE_PID=$!
+	track_pid "$SERVE_PID"
+	wait_until 15 daemon_up "$P_STATE" || { cat "$T/serve.log"; fail "serve did not start"; }
+}
+start_limited_serve
 
 # An inventory larger than the socket buffers: 2,400 entries of ~3.9 KiB
 # paths (12 levels of 250-character names), made in the store directly.
@@ -117,8 +120,14 @@ check "a real mount syncs" synced 60
 check "stores equal" stores_replicated
 stop_mount
 
-# Batches of 500 new files behind the disk's fsyncs (the last primary
-# this serve sees: its seqs are past the mount's).
+# Batches of 500 new files behind the disk's fsyncs, into a fresh serve
+# (the last one is bound to the mount's history now, and refuses another
+# primary's).
+kill_serve
+rm -rf "$P_STORE" "$P_STATE"
+mkdir -p "$P_STORE" "$P_STATE"
+start_limited_serve
+fds0=$(fds_now "$SERVE_PID")
 sample_start "$SERVE_PID" "$T/peak2"
 "$HOSTILE" 127.0.0.1 "$PORT" syncflood 5 500 >"$T/flood.out"
 sample_stop
