@@ -1394,7 +1394,6 @@ out_close:
 	close(s->store_fd);
 out_free:
 	resolver_fini(&s->res);
-	resolver_fini(&s->res);
 	lineage_close(&s->lin);
 	divergence_free(&s->div);
 	free(s->peer);
@@ -1442,7 +1441,9 @@ void sender_free(struct sender *s)
 	pool_close(s->pool);
 	if (s->store_fd >= 0)
 		close(s->store_fd);
+	resolver_fini(&s->res);
 	lineage_close(&s->lin);
+	divergence_free(&s->div);
 	free(s->peer);
 	free(s->state_dir);
 	free(s->store_dir);
