@@ -223,7 +223,7 @@ static int journal_open_dirs(struct journal *j, const struct journal_opts *o)
 	}
 	rc = journal_mkdir_p(o->state_dir, j->dir);
 	if (rc == 0) {
-		j->dirfd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		j->dirfd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (j->dirfd < 0)
 			rc = -errno;
 	}
@@ -233,7 +233,7 @@ static int journal_open_dirs(struct journal *j, const struct journal_opts *o)
 		return rc;
 	}
 	/* One process owns a journal. list_pending only reads, without it. */
-	j->lockfd = openat(j->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	j->lockfd = openat(j->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (j->lockfd < 0 || flock(j->lockfd, LOCK_EX | LOCK_NB) < 0) {
 		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		log_error("journal is in use by another twinfs process; stop it first",

@@ -443,7 +443,8 @@ static int journal_write_out(struct journal *j, const struct jbuf *b)
 			}
 			jseg_name(name, sizeof name, b->brk[bi].first_seq);
 			j->seg_fd = openat(j->dirfd, name,
-					   O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+					   O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC |
+					   O_NOFOLLOW, 0600);
 			if (j->seg_fd < 0)
 				return -errno;
 			jseg_hdr_encode(hdr, b->brk[bi].first_seq);

@@ -360,7 +360,8 @@ static int inv_entry_cmp(const void *a, const void *b)
 
 void inventory_sort(struct inventory *inv)
 {
-	qsort(inv->e, inv->n, sizeof(*inv->e), inv_entry_cmp);
+	if (inv->n > 1)	/* an empty inventory has no array: qsort(NULL) is UB */
+		qsort(inv->e, inv->n, sizeof(*inv->e), inv_entry_cmp);
 }
 
 /* Every name of a link group but the first (in tree order) names the
@@ -373,7 +374,8 @@ static int inv_link_groups(struct inv_walk *w)
 	for (size_t i = 0; i < w->n_inos; i++)
 		w->inos[i].idx = (size_t)(uintptr_t)inv->e[w->inos[i].idx].path;
 	inventory_sort(inv);
-	qsort(w->inos, w->n_inos, sizeof(*w->inos), inv_ino_cmp);
+	if (w->n_inos > 1)	/* no hard links: no array */
+		qsort(w->inos, w->n_inos, sizeof(*w->inos), inv_ino_cmp);
 	for (size_t i = 0; i < w->n_inos;) {
 		size_t j = i;
 		const char *first = (const char *)(uintptr_t)w->inos[i].idx;

@@ -34,6 +34,7 @@
 #include "journal/journal.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/addr.h"
+#include "netsync/wire/limits.h"
 #include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
 #include "netsync/control/ctljson.h"
@@ -42,7 +43,6 @@
 #include "netsync/wire/tls.h"
 #include "netsync/primary/sentmap.h"
 
-#define BACKOFF_MIN_MS	200
 #define BACKOFF_MAX_MS	5000
 #define CONNECT_TIMEOUT_S 5
 /* At most one journal_take_batch per interval: each take appends a BATCH
@@ -223,6 +223,8 @@ static void sender_disconnect(struct sender *s, const char *why)
 		s->bev = NULL;
 	}
 	sender_requeue_all(s);
+	/* a peer still full says so again on the next connection */
+	s->stalled[0] = '\0';
 	resolver_reset(&s->res);	/* versions half received: asked again */
 	if (was_up) {
 		struct journal_stats js;
@@ -283,6 +285,15 @@ int sender_check_peer(const char *peer, bool insecure, char *why, size_t len)
 	return 0;
 }
 
+/* The socket's bufferevent: s->bev, or under TLS the one beneath the
+ * OpenSSL filter. */
+static struct bufferevent *sender_sock(struct sender *s)
+{
+	struct bufferevent *u = s->tls ? bufferevent_get_underlying(s->bev) : NULL;
+
+	return u ? u : s->bev;
+}
+
 static void sender_connect(struct sender *s)
 {
 	struct sockaddr_storage ss;
@@ -321,14 +332,31 @@ static void sender_connect(struct sender *s)
 	s->peer_auth[0] = '\0';
 	if (s->tls) {
 		/* BEV_EVENT_CONNECTED comes once the handshake has authenticated
-		 * the peer; until then nothing of ours is sent */
+		 * the peer; until then nothing of ours is sent. An OpenSSL
+		 * filter over a socket bufferevent, not a socket BIO: OpenSSL
+		 * writes each 16 KiB record to its BIO on its own, one send()
+		 * per record over a socket (64 per 1 MiB block); gathered in the
+		 * socket bufferevent's output they go out in writes of up to
+		 * SEND_MAX_WRITE, for one copy of the ciphertext (docs/
+		 * benchmarks.md, "The link"). */
 		SSL *ssl = tls_ssl_new(s->tls);
+		struct bufferevent *sock = bufferevent_socket_new(s->base, -1,
+								  BEV_OPT_CLOSE_ON_FREE);
 
-		s->bev = ssl ? bufferevent_openssl_socket_new(s->base, -1, ssl,
-							      BUFFEREVENT_SSL_CONNECTING,
-							      BEV_OPT_CLOSE_ON_FREE) : NULL;
-		if (s->bev)
+		if (sock) {
+			bufferevent_set_max_single_write(sock, SEND_MAX_WRITE);
+			bufferevent_setwatermark(sock, EV_WRITE, 0, TLS_SEND_AHEAD);
+		}
+		s->bev = ssl && sock ? bufferevent_openssl_filter_new(s->base, sock, ssl,
+								      BUFFEREVENT_SSL_CONNECTING,
+								      BEV_OPT_CLOSE_ON_FREE) : NULL;
+		if (s->bev) {
 			bufferevent_openssl_set_allow_dirty_shutdown(s->bev, 1);
+		} else {
+			if (sock)
+				bufferevent_free(sock);
+			SSL_free(ssl);
+		}
 	} else {
 		s->bev = bufferevent_socket_new(s->base, -1, BEV_OPT_CLOSE_ON_FREE);
 	}
@@ -347,7 +375,7 @@ static void sender_connect(struct sender *s)
 		log_warn("cannot raise the socket write size; sending in 16 KiB steps",
 			 "peer=%s", s->peer);
 	sender_set_state(s, PEER_CONNECTING, "connect");
-	rc = bufferevent_socket_connect(s->bev, (struct sockaddr *)&ss, (int)sslen);
+	rc = bufferevent_socket_connect(sender_sock(s), (struct sockaddr *)&ss, (int)sslen);
 	if (rc < 0) {
 		sender_set_error(s, "cannot connect to %s: %s", s->peer, strerror(errno));
 		sender_disconnect(s, "connect failed");
@@ -361,7 +389,7 @@ static void sender_connected(struct sender *s)
 	struct proto_hello h = { 0 };
 	struct journal_stats js;
 	int one = 1;
-	evutil_socket_t fd = bufferevent_getfd(s->bev);
+	evutil_socket_t fd = bufferevent_getfd(sender_sock(s));
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	journal_get_stats(s->j, &js);
@@ -466,6 +494,14 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 
 	if (s->state != PEER_HELLO)
 		return -EPROTO;
+	if (h->version != PROTO_VERSION) {
+		sender_set_error(s, "peer %s speaks protocol version %u, this node speaks %u: "
+				 "run the same twinfs release on both nodes", s->peer,
+				 (unsigned)h->version, (unsigned)PROTO_VERSION);
+		log_error("the peer speaks another protocol version", "peer=%s peer_version=%u "
+			  "version=%u", s->peer, (unsigned)h->version, (unsigned)PROTO_VERSION);
+		return -EPROTO;
+	}
 	if (h->role != PROTO_ROLE_SECONDARY) {
 		sender_set_error(s, "peer %s is not a secondary (twinfs serve)", s->peer);
 		return -EPROTO;
@@ -554,8 +590,9 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		   history_verdict_name(s->lin.verdict), (unsigned long long)resume,
 		   s->down_since ? clock_mono_s() - s->down_since : 0.0);
 	s->down_since = 0;
-	/* a stuck path keeps the backoff it earned (sender_on_apply_error) */
-	if (!repairs_stuck(&s->repairs, NULL))
+	/* a stuck path keeps the backoff it earned (sender_on_apply_error),
+	 * and so does a series of failures of one kind (sender_note_failure) */
+	if (!repairs_stuck(&s->repairs, NULL) && !s->fail_count)
 		s->backoff_ms = BACKOFF_MIN_MS;
 	for (size_t i = 0; i < s->repairs.n; i++)
 		s->repairs.r[i].sent_end = 0;	/* not carried on this connection yet */
@@ -590,6 +627,8 @@ static void sender_flush_ack(struct sender *s)
 	if (!seq)
 		return;
 	s->ack_pending = 0;
+	if (s->fail_count && seq > s->fail_acked)
+		s->fail_count = 0;	/* progress: a series of failures ends */
 	log_debug("ack from peer", "seq=%llu", (unsigned long long)seq);
 	rc = journal_ack(s->j, seq);
 	if (rc < 0)
@@ -616,58 +655,6 @@ static void sender_flush_ack(struct sender *s)
 		inflight_free(f);
 	}
 	s->last_error[0] = '\0';
-}
-
-/*
- * Apply errors. The peer reports that it cannot apply what it was sent
- * (a path missing that it should have, a type in the way, ...) and drops
- * the connection; its position stays before the failing batch. Replaying
- * that batch would fail the same way, for ever. So the failing path is
- * repaired from the store instead: on the replay every record naming it
- * (or a path below it), up to the journal head at the failure, is replaced
- * by the path's current state, the peer's copy removed first (the
- * parent's names without it) and sent anew (sender_put_replace); a rename
- * that names it repairs its new name too. If no record names it (the
- * failure was on file data), the replay's BATCH record carries the
- * repair. Whatever state the replace sends, the records after it replay
- * on top of it (the ordering argument of "Baseline", sender_walk.c). The
- * path is repaired once the peer acks a batch that carried it. Logged at
- * warning level the first time; a path that fails again counts as stuck
- * (status shows it, `twinfs sync` does not succeed) and each further
- * failure doubles the wait before reconnecting, up to 30 s, instead of
- * reconnecting in a tight loop. Returns 0, or -EINVAL if the text names
- * no path (the connection is then dropped as for any error).
- */
-static int sender_on_apply_error(struct sender *s, const char *text)
-{
-	struct journal_stats js;
-	char what[32], path[PROTO_PATH_MAX + 1];
-	struct repair *r;
-	uint32_t ms;
-
-	if (repairs_parse(text, what, sizeof(what), path, sizeof(path)) < 0 ||
-	    path_check(path, true) < 0)
-		return -EINVAL;
-	journal_get_stats(s->j, &js);
-	r = repairs_note(&s->repairs, path, what, text, js.head_seq, true);
-	if (!r)
-		return -EINVAL;
-	s->apply_errors++;
-	if (r->failures == 1)
-		log_warn("the peer could not apply a change; repairing the path from "
-			 "this store", "peer=%s path=/%s op=%s text=\"%s\"", s->peer,
-			 path, what, text);
-	else if (r->failures == REPAIRS_STUCK_AFTER)
-		log_warn("a path is stuck: the peer fails to apply it again after a "
-			 "repair; retrying with backoff", "peer=%s path=/%s op=%s "
-			 "text=\"%s\"", s->peer, path, what, text);
-	else
-		log_info("the peer failed on a stuck path again", "peer=%s path=/%s "
-			 "failures=%u", s->peer, path, r->failures);
-	ms = repairs_backoff_ms(&s->repairs);
-	if (ms > s->backoff_ms)
-		s->backoff_ms = ms;
-	return 0;
 }
 
 /* ---- `twinfs resolve` and `--restore` (the primary leads) ---- */
@@ -808,6 +795,7 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 	struct proto_hello h;
 	struct proto_error e;
 	uint64_t seq;
+	bool loud;
 	int rc;
 
 	if (s->state == PEER_HELLO && fr->h.type != PROTO_HELLO &&
@@ -880,15 +868,30 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		rc = proto_decode_error(fr, &e);
 		if (rc < 0)
 			return rc;
+		if (fr->h.flags & PROTO_F_RETRY) {
+			sender_on_peer_stalled(s, e.text);
+			return 0;
+		}
 		sender_set_error(s, "peer %s: %s", s->peer, e.text);
+		/* a path the peer failed on is repaired, with a backoff of its
+		 * own once it is stuck (a baseline under load fails on one path
+		 * after another, each a step further); anything else counts
+		 * towards a series of failures of one kind */
 		if (e.code == PROTO_E_APPLY && sender_on_apply_error(s, e.text) == 0)
 			return -ECONNABORTED;
 		/* a refusal this side decided too was logged once (lineage.c) */
 		if ((e.code == PROTO_E_SPLITBRAIN || e.code == PROTO_E_AHEAD ||
 		     e.code == PROTO_E_FOREIGN || e.code == PROTO_E_ROLE) && s->lin.logged)
 			return -ECONNABORTED;
-		log_error("the replication peer reported an error", "peer=%s code=%s "
-			  "text=\"%s\"", s->peer, proto_err_name(e.code), e.text);
+		loud = sender_note_failure(s, e.code, e.text);
+		if (loud)
+			log_error("the replication peer reported an error", "peer=%s code=%s "
+				  "text=\"%s\" in_a_row=%u retry_ms=%u", s->peer,
+				  proto_err_name(e.code), e.text, s->fail_count, s->backoff_ms);
+		else
+			log_info("the replication peer reported the same error again",
+				 "peer=%s code=%s in_a_row=%u retry_ms=%u", s->peer,
+				 proto_err_name(e.code), s->fail_count, s->backoff_ms);
 		/*
 		 * A walk reads directories while names change (readdir may
 		 * miss a renamed entry or return it under both names), so the
@@ -928,12 +931,15 @@ static void sender_read_cb(struct bufferevent *bev, void *arg)
 			return;
 	}
 	for (;;) {
-		rc = proto_frame_next(in, &fr);
+		/* a secondary's frames are small: a larger header (or a type it
+		 * never sends) is refused before its payload is waited for */
+		rc = limits_frame_next(in, PROTO_ROLE_SECONDARY, &fr);
 		if (rc == 0)
 			break;
 		if (rc < 0) {
 			log_error("bad frame from the peer; dropping the connection",
-				  "peer=%s err=%s", s->peer, strerror(-rc));
+				  "peer=%s err=\"%s\"", s->peer, limits_frame_error(rc));
+			sender_set_error(s, "peer %s sent %s", s->peer, limits_frame_error(rc));
 			sender_disconnect(s, "bad frame");
 			return;
 		}
@@ -1209,11 +1215,13 @@ out_drop:
  * backoff is tried at once. The backoff spares a peer that is down; a
  * waiter is the moment a peer that just came back (a demoted node whose
  * serve started) should be found, not up to BACKOFF_MAX_MS later. A path
- * the peer keeps failing on keeps the backoff it earned.
+ * the peer keeps failing on keeps the backoff it earned, and so does a
+ * series of failures of one kind (sender_note_failure).
  */
 void sender_kick(struct sender *s)
 {
-	if (s->state != PEER_BACKOFF || !s->peer || repairs_stuck(&s->repairs, NULL))
+	if (s->state != PEER_BACKOFF || !s->peer || repairs_stuck(&s->repairs, NULL) ||
+	    s->fail_count > 1)
 		return;
 	evtimer_del(s->retry_ev);
 	sender_connect(s);
@@ -1221,12 +1229,31 @@ void sender_kick(struct sender *s)
 
 /* ---- periodic work ---- */
 
+/* The PSK file changed (tls_ctx_reload): the next connection offers its
+ * first key; a live link made with another key is made again, once. */
+static void sender_tls_reload(struct sender *s)
+{
+	char why[600];
+	int rc = tls_ctx_reload(s->tls, why, sizeof(why));
+
+	if (rc < 0)
+		log_warn("cannot read the key file again", "why=\"%s\"", why);
+	if (rc <= 0)
+		return;
+	log_notice("key file changed: the next connection offers its first key",
+		   "read=\"%s\"", why);
+	if (s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING) &&
+	    !tls_auth_current(s->tls, s->peer_auth))
+		sender_disconnect(s, "this node's key changed; reconnecting with the new one");
+}
+
 void sender_tick(struct sender *s)
 {
 	double now = clock_mono_s();
 	double hb = s->heartbeat_s ? s->heartbeat_s : 1;
 	double dead = hb * PROTO_DEAD_BEATS;
 
+	sender_tls_reload(s);
 	s->rate_slot[s->rate_i] = s->bytes_sent - s->rate_mark;
 	s->rate_mark = s->bytes_sent;
 	s->rate_i = (s->rate_i + 1) % RATE_SLOTS;
@@ -1356,7 +1383,6 @@ out_close:
 	close(s->store_fd);
 out_free:
 	resolver_fini(&s->res);
-	resolver_fini(&s->res);
 	lineage_close(&s->lin);
 	divergence_free(&s->div);
 	free(s->peer);
@@ -1382,6 +1408,9 @@ void sender_free(struct sender *s)
 
 				if (n <= INT_MAX)
 					SSL_write(ssl, evbuffer_pullup(out, (ssize_t)n), (int)n);
+				/* the records are in the socket bufferevent's output */
+				evbuffer_write(bufferevent_get_output(sender_sock(s)),
+					       bufferevent_getfd(sender_sock(s)));
 			} else {
 				evbuffer_write(out, bufferevent_getfd(s->bev));
 			}
@@ -1402,7 +1431,9 @@ void sender_free(struct sender *s)
 	pool_close(s->pool);
 	if (s->store_fd >= 0)
 		close(s->store_fd);
+	resolver_fini(&s->res);
 	lineage_close(&s->lin);
+	divergence_free(&s->div);
 	free(s->peer);
 	free(s->state_dir);
 	free(s->store_dir);
@@ -1448,6 +1479,7 @@ void sender_get_stats(struct sender *s, struct sender_stats *st)
 		}
 	}
 	snprintf(st->last_error, sizeof(st->last_error), "%s", s->last_error);
+	snprintf(st->peer_stalled, sizeof(st->peer_stalled), "%s", s->stalled);
 }
 
 void sender_status_lineage(struct sender *s, struct ctljson *j)

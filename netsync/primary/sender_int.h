@@ -58,6 +58,9 @@ struct treewalk;
 #define OUT_LOW_WM	(4u << 20)
 #define WINDOW_BYTES	(64ull << 20)
 #define SEND_MAX_WRITE	(4u << 20)
+/* TLS: records encrypted ahead of the socket at most (the filter's
+ * output into the socket bufferevent). */
+#define TLS_SEND_AHEAD	(1u << 20)
 /* Blocks lent to the output at once, and kept for reuse: a small file's
  * block is small, so OUT_HIGH_WM alone would let hundreds be out, and a
  * fresh block faults its pages in during pread where a reused one does
@@ -195,6 +198,13 @@ struct sender {
 	struct event *take_ev;	/* next journal_take_batch allowed */
 	double last_take;	/* clock_mono_s() of the last take */
 	uint32_t backoff_ms;
+	/* Repeated failures of one kind (sender_note_failure): the last
+	 * ERROR's code and reason, how often in a row, the ack seq when it
+	 * came (an ack past it is progress), when it was last logged loud. */
+	char fail_kind[96];
+	unsigned fail_count;
+	uint64_t fail_acked;
+	double fail_logged;
 	double state_since;	/* clock_mono_s() of the last transition */
 	double last_rx, last_tx;
 
@@ -238,6 +248,10 @@ struct sender {
 	double down_since, warned_at;
 	uint64_t down_events;
 	char last_error[256];
+	/* The peer cannot apply for now and holds the stream (ERROR with
+	 * RETRY: its store is full); "" when it applies. */
+	char stalled[256];
+	double stalled_since;
 	bool pumping;		/* re-entrancy guard for sender_pump */
 
 	/* Baseline (full-state send), see "Baseline" below. */
@@ -275,6 +289,20 @@ struct sender {
 /* Sets the text sender_get_stats reports as last_error. */
 void sender_set_error(struct sender *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* ---- sender_fail.c ---- */
+
+#define BACKOFF_MIN_MS	200	/* the first wait before reconnecting */
+#define BACKOFF_FAIL_MAX_MS 30000	/* repeated failures of one kind */
+
+/* An APPLY error naming a path: noted for repair (0), or -EINVAL when
+ * TEXT names no path (the connection is dropped as for any error). */
+int sender_on_apply_error(struct sender *s, const char *text);
+/* ERROR with RETRY: the peer holds the stream ("" ends it). */
+void sender_on_peer_stalled(struct sender *s, const char *text);
+/* Counts an ERROR of CODE/TEXT in a series of one kind and raises the
+ * backoff; true when it is to be logged loud. */
+bool sender_note_failure(struct sender *s, uint32_t code, const char *text);
 
 /* ---- sender_data.c ---- */
 

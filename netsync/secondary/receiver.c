@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "netsync/wire/limits.h"
 #include "netsync/wire/path.h"
 #include "common/pathset.h"
 #include "netsync/roles/state.h"
@@ -30,7 +31,8 @@
 /* How deep a peer-only subtree PRUNE removes (as deep as a baseline walk
  * goes, netsync/treewalk.h). */
 /* A batch's touch set holds at most this many files/directories (each a
- * dup'ed fd); a fuller one is handed off to be fsynced early (see
+ * dup'ed fd), and at most limits_touch_max() under a low open-file limit;
+ * a fuller one is handed off to be fsynced early (see
  * receiver_set_spill), so that a big batch never costs a syncfs. */
 #define RECV_TOUCH_MAX SYNCER_FSYNC_MAX
 /* Open-addressing index over touch_keys (a power of two, at most half
@@ -124,6 +126,7 @@ struct receiver {
 	receiver_spill_fn spill;	/* where a full touch set goes (NULL: fsync here) */
 	void *spill_arg;
 	struct { dev_t dev; ino_t ino; } touch_keys[RECV_TOUCH_MAX];
+	size_t touch_max;	/* limits_touch_max(), at most RECV_TOUCH_MAX */
 	uint32_t touch_idx[RECV_TOUCH_HASH];	/* 1 + index into touch_keys; 0: free */
 	char failed[PROTO_PATH_MAX + 1];
 	/* PRUNE frames of one directory so far (see receiver_prune) */
@@ -146,6 +149,9 @@ int receiver_open(const char *store_dir, const char *state_dir, struct receiver 
 	r->is_root = geteuid() == 0;
 	r->dir_fd = -1;
 	r->touch_gen = 1;	/* slots start at 0: not in the set */
+	r->touch_max = limits_touch_max();
+	if (r->touch_max > RECV_TOUCH_MAX)
+		r->touch_max = RECV_TOUCH_MAX;
 	if (!state_dir) {
 		/* a mirror session: no STATE/applied, no seqs to keep; its
 		 * end is made durable by one syncfs (receiver.h) */
@@ -251,6 +257,8 @@ static struct recv_fd *recv_fd_find(struct receiver *r, const char *path)
 	return NULL;
 }
 
+static int recv_touch_spill(struct receiver *r);
+
 void receiver_reset(struct receiver *r)
 {
 	recv_ns_changed(r);
@@ -258,6 +266,13 @@ void receiver_reset(struct receiver *r)
 	free(r->prune_path);
 	r->prune_path = NULL;
 	pathset_clear(&r->prune_keep);
+	/* The files the gone connection touched are handed to be fsynced
+	 * now instead of held open until another connection's seal: the fds
+	 * held on behalf of a peer end with it. Syncing early never weakens
+	 * the next seal; if the hand-off fails, that seal syncs the whole
+	 * filesystem instead. */
+	if ((r->touch.n || r->touch.whole_fs) && recv_touch_spill(r) < 0)
+		r->touch.whole_fs = true;
 }
 
 void receiver_close(struct receiver *r)
@@ -378,7 +393,7 @@ static void recv_touch(struct receiver *r, int fd)
 		if (r->touch_keys[i].ino == st.st_ino && r->touch_keys[i].dev == st.st_dev)
 			return;
 	}
-	if (t->n == RECV_TOUCH_MAX) {
+	if (t->n >= r->touch_max) {
 		if (recv_touch_spill(r) < 0)
 			goto out_whole;
 		h = h0;		/* the index is empty now */

@@ -67,6 +67,11 @@ enum proto_role {
 	PROTO_ROLE_VERIFIER = 4,	/* reads the secondary's inventory, writes nothing */
 };
 
+/* Frame header flags. RETRY, on an ERROR: the sender keeps the connection
+ * and retries what failed; no close follows (docs/protocol.md, "ERROR
+ * codes"). A receiver that does not know it reads a plain ERROR. */
+#define PROTO_F_RETRY (1u << 0)
+
 /* HELLO flags. */
 #define PROTO_HELLO_F_DIRTY (1u << 0)	/* secondary: a batch was half applied */
 #define PROTO_HELLO_F_FORCE (1u << 1)	/* mirror client: write even into the
@@ -258,6 +263,8 @@ int proto_encode_ack(struct evbuffer *out, uint64_t seq);
 int proto_encode_heartbeat(struct evbuffer *out, uint64_t now_ms);
 int proto_encode_goodbye(struct evbuffer *out, const char *reason);
 int proto_encode_error(struct evbuffer *out, uint32_t code, const char *text);
+/* ERROR with PROTO_F_RETRY: the connection stays up. */
+int proto_encode_error_retry(struct evbuffer *out, uint32_t code, const char *text);
 
 /*
  * DATA: hashes the block (XXH3-64, the only time the send path hashes it),

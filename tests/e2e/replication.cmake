@@ -17,6 +17,10 @@ twinfs_e2e_test(e2e_replication_baseline_busy tests/e2e/replication_baseline_bus
 twinfs_e2e_test(e2e_replication_demo tests/e2e/replication_demo.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_lowfd tests/e2e/replication_lowfd.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_tls tests/e2e/replication_tls.sh TIMEOUT 180)
+# Key rotation while replicating: no restart, one reconnect.
+twinfs_e2e_test(e2e_replication_tls_rotate tests/e2e/replication_tls_rotate.sh TIMEOUT 120)
+# The peer's disk full: no reconnects, nothing re-sent, the reason shown.
+twinfs_e2e_test(e2e_replication_disk_full tests/e2e/replication_disk_full.sh TIMEOUT 120)
 # The fault-injection suite (tests/faults/): two namespaces, one scenario
 # per fault, a table of the results in the build folder.
 twinfs_e2e_test(e2e_faults tests/faults/faults.py TIMEOUT 600)
