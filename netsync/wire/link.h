@@ -5,7 +5,15 @@
  * Plaintext or TLS (an SSL object on the same fd). Sending never
  * deadlocks against a peer that sends too: while the socket is full,
  * whatever arrives is read into the input buffer. Optional rate limit on
- * sending. One thread owns a link.
+ * sending. One thread owns a link; or, with `split`, one thread receives
+ * (link_recv) while another sends (link_send), plaintext only.
+ *
+ * Input lands in slabs, large flat buffers, and a frame is always whole
+ * in one slab: link_recv hands out a pointer into it and never copies a
+ * frame to make it contiguous (a frame that does not fit where it began
+ * is moved once, with only the bytes of it read so far). link_hold keeps
+ * a frame's slab alive past the next call, for a consumer on another
+ * thread.
  */
 #ifndef TWINFS_LINK_H
 #define TWINFS_LINK_H
@@ -20,11 +28,14 @@
 #include "netsync/wire/proto.h"
 
 struct tls_ctx;
+struct link_slab;
 
 struct link {
 	int fd;			/* -1: none */
 	SSL *ssl;		/* NULL: plaintext */
-	struct evbuffer *in;	/* bytes received, not yet consumed */
+	struct link_slab *slab;	/* input; bytes from `head` not yet consumed */
+	size_t head;
+	bool split;		/* another thread receives: link_send never reads */
 	struct proto_frame cur;	/* the frame link_recv returned */
 	bool have;		/* cur is valid (consumed by the next call) */
 	int timeout_ms;		/* silence before -ETIMEDOUT */
@@ -58,6 +69,10 @@ int link_send(struct link *l, struct evbuffer *out);
  * returns 0 at once when no whole frame is there.
  */
 int link_recv(struct link *l, struct proto_frame *f, bool wait);
+/* A reference to the memory of the frame link_recv returned last, valid
+ * until link_slab_put (any thread may call it). NULL: out of memory. */
+struct link_slab *link_hold(struct link *l);
+void link_slab_put(struct link_slab *s);
 /* Sends HELLO and reads the peer's (or its ERROR). Returns 0 with the
  * peer's HELLO fields (name not kept) in *PEER, or -errno with WHY:
  * -ECONNREFUSED (the peer refused: its text), -EPROTO (not a twinfs serve,

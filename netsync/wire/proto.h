@@ -184,6 +184,13 @@ void proto_hdr_write(uint8_t *buf, const struct proto_hdr *h);
  * without waiting for 24 or len bytes.
  */
 int proto_frame_next(struct evbuffer *in, struct proto_frame *f);
+/*
+ * proto_frame_next on flat memory: BUF holds HAVE bytes from a frame's
+ * start. Returns 1 with *F (payload inside BUF) for a whole valid frame,
+ * 0 when more bytes are needed (f->h is set once the header is complete,
+ * so the caller knows how many: PROTO_HDR_LEN + f->h.len), -EBADMSG.
+ */
+int proto_frame_parse(uint8_t *buf, size_t have, struct proto_frame *f);
 /* Drains the frame returned by proto_frame_next. */
 void proto_frame_consume(struct evbuffer *in, const struct proto_frame *f);
 
