@@ -1,7 +1,9 @@
 /*
  * mirrorsess — a mirror client served on its own thread (mirrorsess.h).
- * The thread owns its link, its receiver and what it reads; serve's loop
- * only starts it, asks whether it is done (an atomic flag) and joins it.
+ * The thread owns its link, its receiver and what it reads, and applies
+ * frames that a second thread (tw-mirror-rx, linkrx.h) takes off the
+ * socket ahead of it; serve's loop only starts it, asks whether it is
+ * done (an atomic flag) and joins it.
  * A TLS connection stays on the loop behind a relay (relay.h): OpenSSL's
  * connection object must not change threads under libevent.
  */
@@ -29,10 +31,14 @@
 #include "netsync/secondary/receiver.h"
 #include "netsync/secondary/relay.h"
 #include "netsync/wire/link.h"
+#include "netsync/wire/linkrx.h"
 #include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
 
 #define MS_FLUSH (1u << 20)
+/* Frames read ahead of the apply (linkrx.h): the socket is read on a
+ * thread of its own while this one writes into the store. */
+#define MS_QUEUE_MAX (32u << 20)
 /* A client may hash or read a large file for a while without sending. */
 #define MS_TIMEOUT_MS (600 * 1000)
 
@@ -222,6 +228,7 @@ static int ms_frame(struct ms *m, const struct proto_frame *f)
 int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 {
 	struct ms m = { .l = l, .o = o };
+	struct linkrx *rx = NULL;
 	struct proto_frame f;
 	int rc;
 
@@ -255,12 +262,18 @@ int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 		ms_error(&m, PROTO_E_APPLY, "cannot open the store: %s", strerror(-rc));
 		goto out;
 	}
+	rc = linkrx_start(l, MS_QUEUE_MAX, &rx);
+	if (rc < 0) {
+		ms_error(&m, PROTO_E_APPLY, "cannot start a thread: %s", strerror(-rc));
+		receiver_close(m.r);
+		goto out;
+	}
 	for (;;) {
 		/* answers wait in m.out while more requests are there; before
 		 * blocking, they go */
-		rc = link_recv(l, &f, false);
+		rc = linkrx_next(rx, &f, false);
 		if (rc == 0 && (rc = ms_flush(&m)) == 0)
-			rc = link_recv(l, &f, true);
+			rc = linkrx_next(rx, &f, true);
 		if (rc == -ECONNRESET) {
 			rc = 0;
 			break;
@@ -275,6 +288,7 @@ int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 		if (rc <= 0)
 			break;
 	}
+	linkrx_stop(rx);
 	log_info("mirror session ended", "ops=%llu data_bytes=%llu hashed_bytes=%llu rc=%d",
 		 (unsigned long long)m.applied, (unsigned long long)m.data_bytes,
 		 (unsigned long long)m.hashed, rc);
