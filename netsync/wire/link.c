@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +31,10 @@
 #define LINK_SLAB (4u << 20)
 #define LINK_READ_MAX (1u << 20)
 #define LINK_READ_MIN (64u << 10)
+/* One send takes at most this much (the rate limit's step), in at most
+ * LINK_IOV pieces. */
+#define LINK_SEND_MAX (1u << 20)
+#define LINK_IOV 64
 /* While a send waits, at most this much input is buffered; then only
  * the send is waited for (the peer reads while it sends, see link.h). */
 #define LINK_IN_MAX (64u << 20)
@@ -275,6 +280,31 @@ static int link_throttle(struct link *l)
 	return 0;
 }
 
+/* One sendmsg of the first LINK_SEND_MAX bytes of OUT, chain by chain
+ * (a frame's header, its block by reference, the next small frames): one
+ * call where a send per chain cost three per small file. */
+static ssize_t link_sendv(struct link *l, struct evbuffer *out)
+{
+	struct evbuffer_iovec v[LINK_IOV];
+	struct iovec iov[LINK_IOV];
+	struct msghdr mh = { .msg_iov = iov };
+	size_t total = 0;
+	int n = evbuffer_peek(out, LINK_SEND_MAX, NULL, v, LINK_IOV);
+
+	if (n > LINK_IOV)
+		n = LINK_IOV;
+	for (int i = 0; i < n && total < LINK_SEND_MAX; i++) {
+		size_t len = v[i].iov_len;
+
+		if (len > LINK_SEND_MAX - total)
+			len = LINK_SEND_MAX - total;
+		iov[mh.msg_iovlen].iov_base = v[i].iov_base;
+		iov[mh.msg_iovlen++].iov_len = len;
+		total += len;
+	}
+	return sendmsg(l->fd, &mh, MSG_NOSIGNAL);
+}
+
 int link_send(struct link *l, struct evbuffer *out)
 {
 	if (!l->split)
@@ -283,8 +313,8 @@ int link_send(struct link *l, struct evbuffer *out)
 		size_t n = evbuffer_get_contiguous_space(out);
 		int k, rc;
 
-		if (n > (1u << 20))
-			n = 1u << 20;
+		if (n > LINK_SEND_MAX)
+			n = LINK_SEND_MAX;
 		rc = link_throttle(l);
 		if (rc < 0)
 			return rc;
@@ -298,8 +328,7 @@ int link_send(struct link *l, struct evbuffer *out)
 				k = 0;
 			}
 		} else {
-			ssize_t r = send(l->fd, evbuffer_pullup(out, (ev_ssize_t)n), n,
-					 MSG_NOSIGNAL);
+			ssize_t r = link_sendv(l, out);
 
 			if (r < 0 && errno != EAGAIN && errno != EINTR)
 				return -errno;

@@ -15,6 +15,9 @@
 
 /* Frames queued at most (small ones: the byte bound is for DATA). */
 #define RX_ENTRIES 4096
+/* Frames moved across at once, each way: one lock and at most one wake-up
+ * per batch, not per frame (a small file is five frames). */
+#define RX_BATCH 128
 
 struct rx_ent {
 	struct proto_frame f;
@@ -25,13 +28,17 @@ struct linkrx {
 	struct link *l;
 	pthread_t thr;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;	/* a frame queued, room made, or the end */
+	pthread_cond_t cv_data;	/* frames queued, or the end */
+	pthread_cond_t cv_room;	/* room made, or stop */
 	struct rx_ent *q;	/* a ring of cap entries: [head, head + n) */
 	size_t cap, head, n;
 	size_t bytes, max_bytes;	/* frame bytes queued, and the bound */
 	bool stop;		/* the consumer is done: the thread leaves */
 	bool ended;		/* the thread left; `end` says why */
 	int end;
+	/* the consumer's own: frames taken from the queue, not handed out */
+	struct rx_ent got[RX_BATCH];
+	size_t got_i, got_n;
 	struct link_slab *cur;	/* the slab of the frame handed out last */
 };
 
@@ -40,21 +47,24 @@ static size_t rx_size(const struct proto_frame *f)
 	return PROTO_HDR_LEN + (size_t)f->h.len;
 }
 
-/* Queues F (its slab held); waits while the queue is full. false: stop. */
-static bool rx_push(struct linkrx *r, const struct proto_frame *f, struct link_slab *s)
+/* Queues the N frames of B (their slabs held), waiting while the queue is
+ * full (an empty queue takes any batch). false: stop (B is released). */
+static bool rx_push(struct linkrx *r, struct rx_ent *b, size_t n, size_t bytes)
 {
 	pthread_mutex_lock(&r->mu);
-	/* one frame always fits: an empty queue takes any */
-	while (!r->stop && r->n && (r->bytes + rx_size(f) > r->max_bytes || r->n == r->cap))
-		pthread_cond_wait(&r->cv, &r->mu);
+	while (!r->stop && r->n && (r->bytes + bytes > r->max_bytes || r->n + n > r->cap))
+		pthread_cond_wait(&r->cv_room, &r->mu);
 	if (r->stop) {
 		pthread_mutex_unlock(&r->mu);
+		for (size_t i = 0; i < n; i++)
+			link_slab_put(b[i].slab);
 		return false;
 	}
-	r->q[(r->head + r->n) % r->cap] = (struct rx_ent){ *f, s };
-	r->n++;
-	r->bytes += rx_size(f);
-	pthread_cond_signal(&r->cv);
+	for (size_t i = 0; i < n; i++)
+		r->q[(r->head + r->n + i) % r->cap] = b[i];
+	r->n += n;
+	r->bytes += bytes;
+	pthread_cond_signal(&r->cv_data);
 	pthread_mutex_unlock(&r->mu);
 	return true;
 }
@@ -62,31 +72,41 @@ static bool rx_push(struct linkrx *r, const struct proto_frame *f, struct link_s
 static void *rx_thread(void *arg)
 {
 	struct linkrx *r = arg;
+	struct rx_ent b[RX_BATCH];
+	size_t n = 0, bytes = 0;
 	struct proto_frame f;
 	int rc;
 
 	pthread_setname_np(pthread_self(), "tw-mirror-rx");
 	for (;;) {
-		struct link_slab *s;
-
-		rc = link_recv(r->l, &f, true);
-		if (rc != 1)
-			break;
-		s = link_hold(r->l);
-		if (!s) {
-			rc = -ENOMEM;
+		/* wait only with nothing in hand; else take what is there */
+		rc = link_recv(r->l, &f, n == 0);
+		if (rc == 1) {
+			b[n].slab = link_hold(r->l);
+			if (!b[n].slab) {
+				rc = -ENOMEM;
+				break;
+			}
+			b[n++].f = f;
+			bytes += rx_size(&f);
+			if (n < RX_BATCH && bytes < r->max_bytes / 4)
+				continue;
+		} else if (rc < 0) {
 			break;
 		}
-		if (!rx_push(r, &f, s)) {
-			link_slab_put(s);
+		if (n && !rx_push(r, b, n, bytes)) {
+			n = 0;
 			rc = -ECANCELED;
 			break;
 		}
+		n = bytes = 0;
 	}
+	if (n && !rx_push(r, b, n, bytes))
+		rc = -ECANCELED;
 	pthread_mutex_lock(&r->mu);
 	r->ended = true;
 	r->end = rc;
-	pthread_cond_signal(&r->cv);
+	pthread_cond_signal(&r->cv_data);
 	pthread_mutex_unlock(&r->mu);
 	return NULL;
 }
@@ -104,13 +124,15 @@ int linkrx_start(struct link *l, size_t max_bytes, struct linkrx **out)
 	r->l = l;
 	r->max_bytes = max_bytes;
 	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->cv, NULL);
+	pthread_cond_init(&r->cv_data, NULL);
+	pthread_cond_init(&r->cv_room, NULL);
 	l->split = true;
 	rc = -pthread_create(&r->thr, NULL, rx_thread, r);
 	if (rc < 0) {
 		l->split = false;
 		pthread_mutex_destroy(&r->mu);
-		pthread_cond_destroy(&r->cv);
+		pthread_cond_destroy(&r->cv_data);
+		pthread_cond_destroy(&r->cv_room);
 		free(r->q);
 		free(r);
 		return rc;
@@ -121,27 +143,31 @@ int linkrx_start(struct link *l, size_t max_bytes, struct linkrx **out)
 
 int linkrx_next(struct linkrx *r, struct proto_frame *f, bool wait)
 {
-	struct rx_ent e;
-
 	link_slab_put(r->cur);
 	r->cur = NULL;
-	pthread_mutex_lock(&r->mu);
-	while (wait && !r->n && !r->ended)
-		pthread_cond_wait(&r->cv, &r->mu);
-	if (!r->n) {
-		int rc = r->ended ? r->end : 0;
+	if (r->got_i == r->got_n) {
+		size_t bytes = 0;
 
+		pthread_mutex_lock(&r->mu);
+		while (wait && !r->n && !r->ended)
+			pthread_cond_wait(&r->cv_data, &r->mu);
+		if (!r->n) {
+			int rc = r->ended ? r->end : 0;
+
+			pthread_mutex_unlock(&r->mu);
+			return rc;
+		}
+		for (r->got_i = r->got_n = 0; r->n && r->got_n < RX_BATCH; r->n--) {
+			r->got[r->got_n] = r->q[r->head];
+			bytes += rx_size(&r->got[r->got_n++].f);
+			r->head = (r->head + 1) % r->cap;
+		}
+		r->bytes -= bytes;
+		pthread_cond_signal(&r->cv_room);
 		pthread_mutex_unlock(&r->mu);
-		return rc;
 	}
-	e = r->q[r->head];
-	r->head = (r->head + 1) % r->cap;
-	r->n--;
-	r->bytes -= rx_size(&e.f);
-	pthread_cond_signal(&r->cv);
-	pthread_mutex_unlock(&r->mu);
-	r->cur = e.slab;
-	*f = e.f;
+	r->cur = r->got[r->got_i].slab;
+	*f = r->got[r->got_i++].f;
 	return 1;
 }
 
@@ -151,17 +177,20 @@ void linkrx_stop(struct linkrx *r)
 		return;
 	pthread_mutex_lock(&r->mu);
 	r->stop = true;
-	pthread_cond_signal(&r->cv);
+	pthread_cond_signal(&r->cv_room);
 	pthread_mutex_unlock(&r->mu);
 	/* wakes a thread waiting in poll() for input */
 	shutdown(r->l->fd, SHUT_RD);
 	pthread_join(r->thr, NULL);
 	for (; r->n; r->n--, r->head = (r->head + 1) % r->cap)
 		link_slab_put(r->q[r->head].slab);
+	for (; r->got_i < r->got_n; r->got_i++)
+		link_slab_put(r->got[r->got_i].slab);
 	link_slab_put(r->cur);
 	r->l->split = false;
 	pthread_mutex_destroy(&r->mu);
-	pthread_cond_destroy(&r->cv);
+	pthread_cond_destroy(&r->cv_data);
+	pthread_cond_destroy(&r->cv_room);
 	free(r->q);
 	free(r);
 }
