@@ -1,9 +1,10 @@
 /*
  * mirrorsess — a mirror client served on its own thread (mirrorsess.h).
- * The thread owns its link, its receiver and what it reads, and applies
- * frames that a second thread (tw-mirror-rx, linkrx.h) takes off the
- * socket ahead of it; serve's loop only starts it, asks whether it is
- * done (an atomic flag) and joins it.
+ * The thread owns its link, its receiver and what it reads; a second
+ * thread (tw-mirror-rx, linkrx.h) takes frames off the socket ahead of it,
+ * and the runs of frames that write whole files go to a few apply
+ * threads (tw-apply, applypool.h); serve's loop only starts it, asks
+ * whether it is done (an atomic flag) and joins it.
  * A TLS connection stays on the loop behind a relay (relay.h): OpenSSL's
  * connection object must not change threads under libevent.
  */
@@ -27,6 +28,7 @@
 #include "netsync/delta/blockhash.h"
 #include "netsync/delta/hashcache.h"
 #include "netsync/delta/inventory.h"
+#include "netsync/secondary/applypool.h"
 #include "netsync/secondary/peerhash.h"
 #include "netsync/secondary/receiver.h"
 #include "netsync/secondary/relay.h"
@@ -49,6 +51,8 @@ struct ms {
 	struct evbuffer *out;
 	char peer[64];
 	uint64_t applied, data_bytes, hashed;
+	struct linkrx *rx;		/* frames read ahead */
+	struct applypool *pool;		/* file runs applied in parallel */
 };
 
 static int ms_flush(struct ms *m)
@@ -225,10 +229,48 @@ static int ms_frame(struct ms *m, const struct proto_frame *f)
 	return ms_error(m, PROTO_E_BADFRAME, "malformed %s frame", proto_type_name(f->h.type));
 }
 
+/* Waits until the apply pool applied everything offered. 0, or -EPROTO
+ * after its failure went to the client. */
+static int ms_drain(struct ms *m)
+{
+	int rc = applypool_drain(m->pool);
+
+	if (rc < 0) {
+		const char *text;
+		uint32_t code = applypool_error(m->pool, &text);
+
+		return ms_error(m, code, "%s", text);
+	}
+	if (rc == 1)
+		receiver_forget(m->r);	/* the runs moved names */
+	return 0;
+}
+
+/* A frame of a file's run goes to the apply pool; any other waits until
+ * the pool has applied everything before it and is applied here, in
+ * order (applypool.h). */
+static int ms_dispatch(struct ms *m, const struct proto_frame *f)
+{
+	struct link_slab *s = linkrx_hold(m->rx);
+	int rc = applypool_offer(m->pool, f, s);
+
+	if (rc == 1)
+		return 1;
+	link_slab_put(s);
+	if (rc == 0)
+		rc = ms_drain(m);
+	if (rc < 0)
+		return rc;
+	rc = ms_frame(m, f);
+	if (f->h.type == PROTO_OP || f->h.type == PROTO_PRUNE)
+		applypool_forget(m->pool);
+	return rc;
+}
+
 int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 {
 	struct ms m = { .l = l, .o = o };
-	struct linkrx *rx = NULL;
+	uint64_t pool_ops = 0, pool_bytes = 0;
 	struct proto_frame f;
 	int rc;
 
@@ -262,18 +304,24 @@ int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 		ms_error(&m, PROTO_E_APPLY, "cannot open the store: %s", strerror(-rc));
 		goto out;
 	}
-	rc = linkrx_start(l, MS_QUEUE_MAX, &rx);
+	rc = applypool_start(o->store, &m.pool);
+	if (rc == 0)
+		rc = linkrx_start(l, MS_QUEUE_MAX, &m.rx);
 	if (rc < 0) {
 		ms_error(&m, PROTO_E_APPLY, "cannot start a thread: %s", strerror(-rc));
+		applypool_stop(m.pool);
 		receiver_close(m.r);
 		goto out;
 	}
 	for (;;) {
 		/* answers wait in m.out while more requests are there; before
-		 * blocking, they go */
-		rc = linkrx_next(rx, &f, false);
-		if (rc == 0 && (rc = ms_flush(&m)) == 0)
-			rc = linkrx_next(rx, &f, true);
+		 * blocking, the pool finishes what it has (so that a failure
+		 * is told at once) and they go */
+		rc = linkrx_next(m.rx, &f, false);
+		if (rc == 0 && (rc = ms_drain(&m)) == 0)
+			rc = ms_flush(&m);
+		if (rc == 0)
+			rc = linkrx_next(m.rx, &f, true);
 		if (rc == -ECONNRESET) {
 			rc = 0;
 			break;
@@ -284,11 +332,15 @@ int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 					 "checksum)");
 			break;
 		}
-		rc = ms_frame(&m, &f);
+		rc = ms_dispatch(&m, &f);
 		if (rc <= 0)
 			break;
 	}
-	linkrx_stop(rx);
+	linkrx_stop(m.rx);
+	applypool_counts(m.pool, &pool_ops, &pool_bytes);
+	applypool_stop(m.pool);
+	m.applied += pool_ops;
+	m.data_bytes += pool_bytes;
 	log_info("mirror session ended", "ops=%llu data_bytes=%llu hashed_bytes=%llu rc=%d",
 		 (unsigned long long)m.applied, (unsigned long long)m.data_bytes,
 		 (unsigned long long)m.hashed, rc);

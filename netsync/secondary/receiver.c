@@ -260,6 +260,11 @@ void receiver_reset(struct receiver *r)
 	pathset_clear(&r->prune_keep);
 }
 
+void receiver_forget(struct receiver *r)
+{
+	recv_ns_changed(r);
+}
+
 void receiver_close(struct receiver *r)
 {
 	if (!r)

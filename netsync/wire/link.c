@@ -63,6 +63,12 @@ void link_slab_put(struct link_slab *s)
 		free(s);
 }
 
+struct link_slab *link_slab_get(struct link_slab *s)
+{
+	atomic_fetch_add(&s->ref, 1);
+	return s;
+}
+
 struct link_slab *link_hold(struct link *l)
 {
 	if (!l->have || !l->slab)

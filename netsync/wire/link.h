@@ -72,6 +72,8 @@ int link_recv(struct link *l, struct proto_frame *f, bool wait);
 /* A reference to the memory of the frame link_recv returned last, valid
  * until link_slab_put (any thread may call it). NULL: out of memory. */
 struct link_slab *link_hold(struct link *l);
+/* Another reference to S (held by the caller); returns S. */
+struct link_slab *link_slab_get(struct link_slab *s);
 void link_slab_put(struct link_slab *s);
 /* Sends HELLO and reads the peer's (or its ERROR). Returns 0 with the
  * peer's HELLO fields (name not kept) in *PEER, or -errno with WHY:

@@ -171,6 +171,11 @@ int linkrx_next(struct linkrx *r, struct proto_frame *f, bool wait)
 	return 1;
 }
 
+struct link_slab *linkrx_hold(struct linkrx *r)
+{
+	return link_slab_get(r->cur);
+}
+
 void linkrx_stop(struct linkrx *r)
 {
 	if (!r)

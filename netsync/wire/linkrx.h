@@ -26,6 +26,9 @@ int linkrx_start(struct link *l, size_t max_bytes, struct linkrx **out);
  * frame), -ETIMEDOUT, -errno. The consumer's thread only.
  */
 int linkrx_next(struct linkrx *r, struct proto_frame *f, bool wait);
+/* A reference to the slab of the frame linkrx_next returned last (release
+ * with link_slab_put, any thread), so it outlives the next call. */
+struct link_slab *linkrx_hold(struct linkrx *r);
 /* Shuts the link's read side, joins the thread and frees the queue; the
  * link itself stays open (not split any more). NULL is a no-op. */
 void linkrx_stop(struct linkrx *r);
