@@ -43,6 +43,7 @@
 #include "netsync/secondary/gate.h"
 #include "netsync/secondary/receiver.h"
 #include "netsync/secondary/verifier.h"
+#include "netsync/secondary/hashjob.h"
 #include "netsync/secondary/mirrorsess.h"
 #include "netsync/secondary/peerhash.h"
 #include "netsync/wire/path.h"
@@ -67,6 +68,9 @@
 /* At most this many dup'ed fds wait for the sync thread before a full
  * touch set is fsynced on the loop instead (serve_spill). */
 #define SERVE_SPILL_FDS_MAX (2 * SYNCER_FSYNC_MAX)
+/* A HASH_REQ's file bigger than this is hashed off the loop (hashjob.h):
+ * ~10 ms of reading uncached. */
+#define SERVE_HASH_INLINE (4u << 20)
 #define SERVE_READ_CHUNK (8 << 20)
 #define SERVE_READ_MAX (8 << 20)
 /* Why 8 MiB per readv: a DATA frame is a 1 MiB block plus a header, and
@@ -99,6 +103,8 @@ struct serve {
 	struct mirrorsess *mirror;	/* a `twinfs mirror` being served */
 	struct hashcache *cache;	/* STATE/hashcache (deltas) */
 	uint64_t hashed_bytes;		/* read to answer a primary's HASH_REQs */
+	struct hashjob *hashjob;	/* large files' answers, off the loop */
+	bool hashing;			/* the connection's frames wait for one */
 	struct metrics *metrics;	/* /metrics, when asked for */
 	struct syncer *syncer;	/* syncfs off the loop */
 	uint64_t commit_seq;	/* sync thread only: last seq recorded */
@@ -183,6 +189,7 @@ static void serve_conn_free(struct serve *s)
 	}
 	bufferevent_free(s->bev);
 	s->bev = NULL;
+	s->hashing = false;	/* its answer, when it comes, is dropped */
 	receiver_reset(s->recv);
 	serve_set_state(s, PEER_NONE);
 	log_notice("primary disconnected", "peer=%s", s->peer);
@@ -327,14 +334,24 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 	}
 	case PROTO_HASH_REQ: {
 		/* a resync's question (netsync/primary/sender_delta.c): answered
-		 * here, in stream order, after what came before it is applied */
+		 * in stream order, after what came before it is applied. A file
+		 * to read past SERVE_HASH_INLINE is hashed on the hash thread;
+		 * the frames after the question wait in s->in meanwhile (the
+		 * primary's window bounds them), the loop serves everything else */
 		struct proto_hash_req q;
 		uint64_t read = 0;
+		struct stat st;
+		int fd;
 
 		if (proto_decode_hash_req(f, &q) < 0 || path_check(q.path, false) < 0)
 			goto bad;
-		if (peerhash_answer(receiver_store_fd(s->recv), s->cache, &q,
-				    bufferevent_get_output(s->bev), &read) < 0) {
+		rc = peerhash_begin(receiver_store_fd(s->recv), s->cache, &q, SERVE_HASH_INLINE,
+				    bufferevent_get_output(s->bev), &read, &fd, &st);
+		if (rc == 0) {
+			rc = hashjob_start(s->hashjob, fd, &st, &q, s->connections);
+			s->hashing = rc == 0;
+		}
+		if (rc < 0) {
 			serve_conn_fail(s, PROTO_E_APPLY, "cannot answer for the blocks of '%s'",
 					q.path);
 			break;
@@ -470,7 +487,7 @@ static void serve_read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_drain(in, evbuffer_get_length(in));
 		return;
 	}
-	while (s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING)) {
+	while (s->bev && !s->hashing && (s->state == PEER_HELLO || s->state == PEER_STREAMING)) {
 		rc = proto_frame_next(in, &f);
 		if (rc == 0)
 			return;
@@ -497,6 +514,30 @@ static void serve_read_cb(struct bufferevent *bev, void *arg)
 }
 
 static void serve_event_cb(struct bufferevent *bev, short what, void *arg);
+
+/* The hash thread answered a HASH_REQ of connection TAG: the answer goes
+ * out and the frames that waited behind it are applied. */
+static void serve_hashed(struct evbuffer *answer, uint64_t read, uint64_t tag, void *arg)
+{
+	struct serve *s = arg;
+
+	s->hashed_bytes += read;
+	if (!s->bev || !s->hashing || tag != s->connections) {
+		if (answer)
+			evbuffer_free(answer);
+		return;
+	}
+	s->hashing = false;
+	if (!answer || evbuffer_add_buffer(bufferevent_get_output(s->bev), answer) < 0) {
+		if (answer)
+			evbuffer_free(answer);
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot answer for the blocks of a file");
+		return;
+	}
+	evbuffer_free(answer);
+	s->last_tx_ns = clock_mono_ns();
+	serve_read_cb(s->bev, s);
+}
 
 /* The socket is readable: read what is there (big reads, see
  * SERVE_READ_CHUNK) into the input buffer and apply the frames. */
@@ -978,6 +1019,8 @@ static void serve_process_setup(struct serve *s)
  * STATE/hashcache is written for the next run. */
 static void serve_delta_stop(struct serve *s)
 {
+	hashjob_free(s->hashjob);
+	s->hashjob = NULL;
 	mirrorsess_free(s->mirror);
 	s->mirror = NULL;
 	if (s->cache)
@@ -1044,6 +1087,8 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 		}
 	}
 	rc = hashcache_open(o->state, &s.cache);
+	if (rc == 0)
+		rc = hashjob_new(s.base, s.cache, serve_hashed, &s, &s.hashjob);
 	if (rc < 0)
 		goto out_syncer;
 	rc = gate_new(s.base, o->tls, &serve_gate_ops, &s, &s.gate);

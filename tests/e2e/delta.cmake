@@ -3,3 +3,4 @@
 twinfs_e2e_test(e2e_delta_mirror tests/e2e/delta_mirror.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_delta_refusals tests/e2e/delta_refusals.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_delta_resync tests/e2e/delta_resync.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_delta_hash_loop tests/e2e/delta_hash_loop.sh TIMEOUT 120)
