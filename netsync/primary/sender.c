@@ -30,6 +30,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "netsync/delta/hashcache.h"
 #include "journal/journal.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/addr.h"
@@ -489,6 +490,8 @@ static void sender_flush_ack(struct sender *s)
 			 (unsigned long long)seq, strerror(-rc));
 	if (s->resync && s->baseline_end && seq >= s->baseline_end) {
 		s->resync = false;
+		if (s->hcache)
+			(void)hashcache_save(s->hcache);	/* also at the end */
 		log_notice("baseline complete: the peer has this store's state", "peer=%s "
 			   "seq=%llu files=%llu bytes=%llu seconds=%.1f", s->peer,
 			   (unsigned long long)seq, (unsigned long long)s->resync_files,
@@ -1024,6 +1027,8 @@ int sender_new(struct event_base *base, struct journal *j,
 	s->take_ev = evtimer_new(base, sender_take_cb, s);
 	s->cont_ev = evtimer_new(base, sender_cont_cb, s);
 	s->held = sentmap_new(BLOCK_SIZE);
+	if (hashcache_open(o->state_dir, &s->hcache) < 0)
+		s->hcache = NULL;	/* out of memory: resyncs read everything */
 	if (!s->retry_ev || !s->take_ev || !s->cont_ev || !s->held) {
 		rc = -ENOMEM;
 		goto out_pool;
@@ -1040,6 +1045,7 @@ out_pool:
 	if (s->cont_ev)
 		event_free(s->cont_ev);
 	sentmap_free(s->held);
+	hashcache_close(s->hcache);
 	free(s->pool);
 out_close:
 	close(s->store_fd);
@@ -1084,6 +1090,10 @@ void sender_free(struct sender *s)
 	sentmap_free(s->held);
 	repairs_free(&s->repairs);
 	pool_close(s->pool);
+	if (s->hcache && hashcache_save(s->hcache) < 0)
+		log_warn("cannot write the hash cache; the next resync reads more",
+			 "state=%s", s->state_dir);
+	hashcache_close(s->hcache);
 	if (s->store_fd >= 0)
 		close(s->store_fd);
 	free(s->peer);

@@ -133,6 +133,16 @@ struct cursor {
 	struct sdelta **rdelta;	/* per repair (repair[i]), NULL: whole */
 	size_t cap_rdelta;
 	struct sdelta *dl;	/* the current file's, when it has an answer */
+	/* The current delta file's own block hashes: from the sender's hash
+	 * cache while the file's (dev, inode, size, mtime, ctime) match
+	 * (mine_cached: a block whose hash equals the peer's is skipped
+	 * unread), else filled as its blocks are read, and cached once all
+	 * are (sender_put_data). */
+	struct blockhash mine;
+	struct stat mine_st;	/* the file's fstat when its reading began */
+	bool mine_cached;
+	uint32_t mine_hashed;	/* blocks hashed into mine as read */
+	bool count_read;	/* a resync's file: counted at its first read */
 };
 
 /* A file whose content goes as a block-hash delta (sender_delta.c). */
@@ -229,6 +239,11 @@ struct sender {
 	struct repairs repairs;
 	/* Block-hash deltas of resyncs (sender_delta.c) */
 	uint32_t delta_bs;		/* delta.block_size */
+	/* STATE/hashcache: the block lists of this store's files, so that a
+	 * resync reads only what changed since it last hashed them (the key
+	 * includes ctime, which no write can keep). Loaded at start, saved
+	 * when a baseline completes and at the end. */
+	struct hashcache *hcache;
 	uint64_t resync_files_read;	/* files whose content a resync read */
 	uint64_t resync_bytes_read;
 	uint64_t resync_bytes_matched;	/* read, and the peer had them */

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fsutil.h"
 #include "netsync/delta/blockhash.h"
 #include "netsync/delta/hashcache.h"
 #include "netsync/wire/path.h"
@@ -23,9 +24,9 @@ static int peerhash_open(int rootfd, const char *path, struct stat *st)
 
 	if (rc < 0)
 		return rc;
-	fd = openat(ref.dirfd, ref.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-		    O_CLOEXEC);
-	rc = fd < 0 ? -errno : 0;
+	fd = fsutil_open_noatime(ref.dirfd, ref.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+				 O_NOCTTY | O_CLOEXEC);
+	rc = fd < 0 ? fd : 0;
 	path_put(&ref);
 	if (rc < 0)
 		return rc;
@@ -46,9 +47,18 @@ static int peerhash_fd_blocks(int fd, struct stat *st, struct hashcache *cache, 
 		return 0;
 	rc = blockhash_fd(fd, bs, b);
 	if (rc == 0) {
+		struct stat after;
+
 		*read = b->bytes_read;
-		/* the key after reading: a write meanwhile must not be cached */
-		if (cache && fstat(fd, st) == 0 && (uint64_t)st->st_size == b->size)
+		/* cached under the key from before the reading, and only if
+		 * the file did not change while it was read: a write in
+		 * between must not be cached under either key */
+		if (cache && fstat(fd, &after) == 0 && after.st_size == st->st_size &&
+		    (uint64_t)after.st_size == b->size &&
+		    after.st_mtim.tv_sec == st->st_mtim.tv_sec &&
+		    after.st_mtim.tv_nsec == st->st_mtim.tv_nsec &&
+		    after.st_ctim.tv_sec == st->st_ctim.tv_sec &&
+		    after.st_ctim.tv_nsec == st->st_ctim.tv_nsec)
 			hashcache_store_blocks(cache, st, b);
 	}
 	return rc;

@@ -625,6 +625,13 @@ static int recv_set_meta(struct receiver *r, int dirfd, const char *name,
 	return 0;
 }
 
+/* A time the file has already (UTIME_NOW and UTIME_OMIT never are). */
+static bool recv_ts_same(const struct timespec *have, const struct timespec *want)
+{
+	return want->tv_nsec != UTIME_NOW && want->tv_nsec != UTIME_OMIT &&
+	       have->tv_sec == want->tv_sec && have->tv_nsec == want->tv_nsec;
+}
+
 /* recv_set_meta for a regular file the receiver holds open (FD). ST is
  * its fstat if the caller has one (else NULL). Owner and mode that are
  * already right are left alone: every new file gets both at its CREATE
@@ -638,7 +645,8 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 	struct stat own;
 	bool chowned = false;
 
-	if (!st && (mask & (JATTR_UID | JATTR_GID | JATTR_MODE)) && fstat(fd, &own) == 0)
+	if (!st && (mask & (JATTR_UID | JATTR_GID | JATTR_MODE | JATTR_ATIME | JATTR_MTIME)) &&
+	    fstat(fd, &own) == 0)
 		st = &own;
 	if (mask & (JATTR_UID | JATTR_GID)) {
 		uid_t u = (mask & JATTR_UID) ? uid : (uid_t)-1;
@@ -655,7 +663,15 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 	    (!st || chowned || (st->st_mode & 07777) != (mode & 07777)) &&
 	    fchmod(fd, mode & 07777) < 0)
 		return -errno;
-	if (mask & (JATTR_ATIME | JATTR_MTIME)) {
+	/* Times it has already are not set again: that would only move its
+	 * ctime, the hash cache's key for the file. When both times come
+	 * (the state after a file's data) and mtime matches, a differing
+	 * atime alone is left too: reads move it on either side (treecmp's,
+	 * a backup's), it is not part of what a replica must equal, and
+	 * setting it would make every resync re-read the file. */
+	if ((mask & (JATTR_ATIME | JATTR_MTIME)) &&
+	    !(st && ((mask & JATTR_MTIME) ? recv_ts_same(&st->st_mtim, mtime) :
+		     recv_ts_same(&st->st_atim, atime)))) {
 		struct timespec ts[2] = {
 			(mask & JATTR_ATIME) ? *atime : (struct timespec){ 0, UTIME_OMIT },
 			(mask & JATTR_MTIME) ? *mtime : (struct timespec){ 0, UTIME_OMIT },
@@ -999,6 +1015,22 @@ static int recv_setattr(struct receiver *r, struct path_ref *ref, const char *pa
 	return recv_set_meta(r, ref->dirfd, ref->name, mask, mode, uid, gid, atime, mtime);
 }
 
+/* True if the xattr OP sets has that value already (through FD, or the
+ * l* call on LPATH): set again, it would only move the file's ctime, the
+ * hash cache's key. */
+static bool recv_xattr_same(int fd, const char *lpath, const struct journal_op *op)
+{
+	char buf[256];
+	ssize_t n;
+
+	if (op->xsize > sizeof(buf))
+		return false;	/* rare: a big value is simply set */
+	n = fd >= 0 ? fgetxattr(fd, op->xname, buf, sizeof(buf)) :
+	    lgetxattr(lpath, op->xname, buf, sizeof(buf));
+	return n >= 0 && (size_t)n == op->xsize &&
+	       (!op->xsize || memcmp(buf, op->xvalue, op->xsize) == 0);
+}
+
 /* l*xattr on "/proc/self/fd/DIRFD/NAME": the directory was resolved safely,
  * and the l* calls do not follow NAME. */
 static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
@@ -1014,13 +1046,18 @@ static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct jou
 	}
 	if (!op->xname)
 		return -EINVAL;
-	if (slot && op->type == JOP_SETXATTR)
+	if (slot && op->type == JOP_SETXATTR) {
+		if (recv_xattr_same(slot->fd, NULL, op))
+			return 0;
 		return fsetxattr(slot->fd, op->xname, op->xvalue ? op->xvalue : "",
 				 op->xsize, 0) < 0 ? -errno : 0;
+	}
 	if (slot)
 		return fremovexattr(slot->fd, op->xname) < 0 && errno != ENODATA ? -errno : 0;
 	snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", ref->dirfd, ref->name);
 	if (op->type == JOP_SETXATTR) {
+		if (recv_xattr_same(-1, p, op))
+			return 0;
 		if (lsetxattr(p, op->xname, op->xvalue ? op->xvalue : "", op->xsize, 0) < 0)
 			return -errno;
 		return 0;
