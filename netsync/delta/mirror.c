@@ -293,7 +293,7 @@ static int mc_on_frame(struct mc *c, const struct proto_frame *f)
 	if (proto_decode_hashes(f, &m) < 0)
 		return mc_fail(c, -EBADMSG, "a malformed hash list for %s", p->it->s->path);
 	rc = blockhash_add_frame(&p->peer, p->it->s->path, c->bs, &m);
-	if (rc == -EBADMSG || rc == -ENOMEM || rc == 2)	/* SAME: never asked for */
+	if (rc == -EBADMSG || rc == -ENOMEM)
 		return mc_fail(c, rc, "an inconsistent hash list for %s from the peer",
 			       p->it->s->path);
 	if (rc == 0)

@@ -679,7 +679,9 @@ static int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
 {
 	const char *paths[2] = { r->op.path, NULL };
 	uint64_t end = s->c.cur->b->end_seq;
-	char scope[PROTO_PATH_MAX + 1];
+	char scope[2][PROTO_PATH_MAX + 1];
+	const char *scopes[2];
+	size_t n = 0;
 	int rc;
 
 	if (r->op.type == JOP_RENAME || r->op.type == JOP_LINK)
@@ -696,37 +698,58 @@ static int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
 			return -ENOMEM;
 		if (rep->sent_end < end)
 			rep->sent_end = end;
-		repairs_scope(rep, paths[i], scope, sizeof(scope));
-		log_info("replacing a record the peer failed on by the path's state",
-			 "peer=%s seq=%llu op=%s path=/%s replaced=/%s", s->peer,
-			 (unsigned long long)r->seq, journal_op_name(r->op.type), paths[i],
-			 scope);
-		rc = sender_put_replace(s, out, r->seq, scope);
-		if (rc < 0)
-			return rc;
+		repairs_scope(rep, paths[i], scope[n], sizeof(scope[n]));
+		scopes[n] = scope[n];
+		n++;
 	}
-	return 0;
+	/* 3: waits for the peer's answers, called again (all of the above
+	 * is idempotent) */
+	rc = sender_delta_replace(s, out, r->seq, scopes, n);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		log_info("replaced a record the peer failed on by the path's state",
+			 "peer=%s seq=%llu op=%s replaced=/%s", s->peer,
+			 (unsigned long long)r->seq, journal_op_name(r->op.type), scopes[i]);
+	return rc;
 }
 
 /* The batch's records are all sent: repairs no record carried (the peer
  * failed on file data or an ATTR) go out now, before the batch's data. */
 static int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint64_t seq)
 {
-	char scope[PROTO_PATH_MAX + 1];
-	int rc;
+	char (*scope)[PROTO_PATH_MAX + 1] = NULL;
+	const char **scopes = NULL;
+	size_t n = 0;
+	int rc = 0;
 
+	for (size_t i = 0; i < s->repairs.n; i++)
+		n += !s->repairs.r[i].sent_end && s->repairs.r[i].failures;
+	if (!n)
+		return 0;
+	scope = malloc(n * sizeof(*scope));
+	scopes = malloc(n * sizeof(*scopes));
+	if (!scope || !scopes) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	n = 0;
 	for (size_t i = 0; i < s->repairs.n; i++) {
 		struct repair *rep = &s->repairs.r[i];
 
 		if (rep->sent_end || !rep->failures)
 			continue;
-		rep->sent_end = seq;
-		repairs_scope(rep, rep->path, scope, sizeof(scope));
-		rc = sender_put_replace(s, out, seq, scope);
-		if (rc < 0)
-			return rc;
+		repairs_scope(rep, rep->path, scope[n], sizeof(scope[n]));
+		scopes[n] = scope[n];
+		n++;
 	}
-	return 0;
+	/* 3: called again with the same set (sent_end is set only once done) */
+	rc = sender_delta_replace(s, out, seq, scopes, n);
+	for (size_t i = 0; rc == 0 && i < s->repairs.n; i++)
+		if (!s->repairs.r[i].sent_end && s->repairs.r[i].failures)
+			s->repairs.r[i].sent_end = seq;
+out:
+	free(scope);
+	free(scopes);
+	return rc;
 }
 
 static int sender_put_rec(struct sender *s, struct evbuffer *out,
@@ -888,6 +911,8 @@ void sender_pump(struct sender *s)
 			rc = sender_put_rec(s, out, &b->recs[c->rec]);
 			if (rc < 0)
 				goto out_drop;
+			if (rc == 3)
+				break;	/* a repair's answers to wait for: the read callback pumps */
 			c->rec++;
 			continue;
 		}

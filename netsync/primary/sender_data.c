@@ -288,7 +288,7 @@ static int cursor_start_file(struct sender *s, const struct journal_dirty *d)
 	c->held = c->st.st_nlink == 1 && (uint64_t)c->st.st_size >= HELD_MIN_SIZE;
 	/* a delta: what the peer holds is known block by block (an empty
 	 * list, a file just created there: every block goes, unhashed) */
-	c->dl = dl && ((dl->rc == 1 && dl->peer.n) || dl->rc == 2) ? dl : NULL;
+	c->dl = dl && dl->rc == 1 && dl->peer.n ? dl : NULL;
 	if (dl) {
 		c->held = false;
 		s->resync_left_files--;
@@ -344,7 +344,7 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 	int rc;
 
 	for (;;) {
-		if (!c->fasked && s->delta_bs && c->file < cursor_n_files(c)) {
+		if (!c->fasked && s->delta_bs) {
 			rc = sender_delta_files(s, out);
 			if (rc < 0)
 				return rc;
@@ -366,9 +366,7 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 		}
 		/* The end of the current range, bounded by the file's size. */
 		if (d->whole) {
-			/* SAME: the peer has it as it is */
-			end = c->range == 0 && !(c->dl && c->dl->rc == 2) ?
-			      (uint64_t)c->st.st_size : 0;
+			end = c->range == 0 ? (uint64_t)c->st.st_size : 0;
 		} else if (c->range < d->n_ranges) {
 			end = d->ranges[c->range].off + d->ranges[c->range].len;
 			if (end > (uint64_t)c->st.st_size)

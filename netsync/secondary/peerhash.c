@@ -78,11 +78,6 @@ int peerhash_blocks(int rootfd, struct hashcache *cache, const char *path, uint3
 	return rc;
 }
 
-static int64_t peerhash_ns(const struct timespec *t)
-{
-	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
-}
-
 /* HASHES frames of B (or one with err RC) answering Q, appended to OUT. */
 static int peerhash_encode(const struct proto_hash_req *q, const struct blockhash *b, int rc,
 			   struct evbuffer *out)
@@ -118,14 +113,9 @@ int peerhash_begin(int rootfd, struct hashcache *cache, const struct proto_hash_
 
 	*read = 0;
 	*fd_out = -1;
-	if (fd >= 0 && (q->flags & PROTO_HASH_F_QUICK) && (uint64_t)st->st_size == q->size &&
-	    peerhash_ns(&st->st_mtim) == q->mtime_ns) {
-		struct proto_hashes h = { .path = q->path, .block_size = q->block_size,
-					  .size = q->size,
-					  .flags = PROTO_HASHES_F_LAST | PROTO_HASHES_F_SAME };
-
+	if (fd >= 0 && (q->flags & PROTO_HASH_F_ONE_NAME) && st->st_nlink != 1) {
 		close(fd);
-		return proto_encode_hashes(out, &h) < 0 ? -ENOMEM : 1;
+		fd = -EMLINK;
 	}
 	if (fd >= 0 && cache && hashcache_lookup_blocks(cache, st, q->block_size, &b) == 1) {
 		close(fd);

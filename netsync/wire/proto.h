@@ -18,8 +18,9 @@
 
 #include "journal/op.h"
 
-#define PROTO_VERSION 4u	/* 2: PRUNE; 3: OP results (mtimes after the op);
-				 * 4: ENTRY flags and nlink, the delta frames */
+#define PROTO_VERSION 5u	/* 2: PRUNE; 3: OP results (mtimes after the op);
+				 * 4: ENTRY flags and nlink, the delta frames;
+				 * 5: HASH_REQ ONE_NAME, no quick check */
 #define PROTO_MAGIC 0x31465754u	/* "TWF1" on the wire */
 #define PROTO_HDR_LEN 24u
 #define PROTO_MAX_BLOCK (16u << 20)	/* DATA block bytes */
@@ -275,19 +276,17 @@ struct proto_tree_req {
 	const char *path;	/* the subtree ("" = the whole store) */
 };
 
-/* HASH_REQ flags */
-#define PROTO_HASH_F_QUICK (1u << 0)	/* answer SAME, without reading, when
-					 * the file has this size and mtime */
+/* HASH_REQ flags (any other bit: a bad frame) */
+#define PROTO_HASH_F_ONE_NAME (1u << 0)	/* a file with other names gets err
+					 * EMLINK, no list (a repair must not
+					 * write into an inode others share) */
 struct proto_hash_req {
 	uint32_t block_size;
 	uint32_t flags;		/* PROTO_HASH_F_* */
-	uint64_t size;		/* QUICK: the asker's size and mtime */
-	int64_t mtime_ns;
 	const char *path;
 };
 
-#define PROTO_HASHES_F_LAST (1u << 0)
-#define PROTO_HASHES_F_SAME (1u << 1)	/* QUICK matched: no hashes follow */
+#define PROTO_HASHES_F_LAST (1u << 0)	/* the only flag */
 struct proto_hashes {
 	const char *path;
 	uint64_t size;		/* the file's size when hashed */

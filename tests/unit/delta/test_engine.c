@@ -105,7 +105,24 @@ static void test_hashes_malformed(void **state)
 	assert_int_equal(proto_frame_next(b, &f), 1);
 	assert_int_equal(proto_decode_hash_req(&f, &q), 0);
 	assert_string_equal(q.path, "x");
+	assert_int_equal(q.flags, 0);
 	assert_int_equal(proto_decode_tree_req(&f, &t), -EBADMSG);	/* wrong type */
+	proto_frame_consume(b, &f);
+	/* ONE_NAME is the only flag; any other bit is a bad frame */
+	assert_int_equal(proto_encode_hash_req(b, &(struct proto_hash_req){
+		.path = "x", .block_size = 4096, .flags = PROTO_HASH_F_ONE_NAME }), 0);
+	assert_int_equal(proto_frame_next(b, &f), 1);
+	assert_int_equal(proto_decode_hash_req(&f, &q), 0);
+	assert_int_equal(q.flags, PROTO_HASH_F_ONE_NAME);
+	proto_frame_consume(b, &f);
+	assert_int_equal(proto_encode_hash_req(b, &(struct proto_hash_req){
+		.path = "x", .block_size = 4096, .flags = 1u << 1 }), 0);
+	assert_int_equal(proto_frame_next(b, &f), 1);
+	assert_int_equal(proto_decode_hash_req(&f, &q), -EBADMSG);
+	proto_frame_consume(b, &f);
+	/* a HASHES flag other than LAST (the former SAME) is refused */
+	m.flags = PROTO_HASHES_F_LAST | (1u << 1);
+	assert_int_equal(proto_encode_hashes(b, &m), -EINVAL);
 	evbuffer_free(b);
 }
 
