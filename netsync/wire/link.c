@@ -258,8 +258,9 @@ static int link_wait(struct link *l, short events, int ms)
 }
 
 /* The rate limit: sleeps (reading what arrives) until sending N more
- * bytes keeps the average at or below bwlimit. */
-static int link_throttle(struct link *l)
+ * bytes keeps the average since the first send at or below bwlimit (the
+ * bytes about to go count: the last send of a run must wait too). */
+static int link_throttle(struct link *l, size_t n)
 {
 	uint64_t now = clock_mono_ns(), due;
 
@@ -267,7 +268,7 @@ static int link_throttle(struct link *l)
 		return 0;
 	if (!l->t0_ns)
 		l->t0_ns = now;
-	due = l->t0_ns + (uint64_t)((double)l->tx_bytes * 1e9 / (double)l->bwlimit);
+	due = l->t0_ns + (uint64_t)((double)(l->tx_bytes + n) * 1e9 / (double)l->bwlimit);
 	while (due > now) {
 		int ms = (int)((due - now) / 1000000) + 1, rc;
 
@@ -321,7 +322,8 @@ int link_send(struct link *l, struct evbuffer *out)
 
 		if (n > LINK_SEND_MAX)
 			n = LINK_SEND_MAX;
-		rc = link_throttle(l);
+		rc = link_throttle(l, l->ssl ? n : (evbuffer_get_length(out) < LINK_SEND_MAX ?
+						    evbuffer_get_length(out) : LINK_SEND_MAX));
 		if (rc < 0)
 			return rc;
 		if (l->ssl) {
