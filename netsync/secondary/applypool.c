@@ -185,14 +185,11 @@ static void ap_wake(struct ap_worker *w)
 		pthread_cond_signal(&w->cv);
 }
 
-/* Ends the open run: its worker may start on it. */
+/* Ends the open run. Its worker is not woken for it alone: small files
+ * would cost a wake-up each; ap_push wakes it for a batch, and the
+ * session drains (waking every worker) before it waits for input. */
 static void ap_close_run(struct applypool *p)
 {
-	if (p->cur < 0)
-		return;
-	pthread_mutex_lock(&p->mu);
-	ap_wake(p->w[p->cur]);
-	pthread_mutex_unlock(&p->mu);
 	p->cur = -1;
 }
 
