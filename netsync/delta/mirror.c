@@ -118,6 +118,15 @@ static int mc_peer_error(struct mc *c, const struct proto_frame *f)
 
 static int mc_link_error(struct mc *c, int rc)
 {
+	struct proto_frame f;
+
+	/* A peer that fails sends ERROR, then closes: a send that meets the
+	 * closed socket reports its reason (No space left on device), not
+	 * the broken pipe. */
+	if (rc == -EPIPE || rc == -ECONNRESET)
+		while (link_recv(c->l, &f, false) == 1)
+			if (f.h.type == PROTO_ERROR)
+				return mc_peer_error(c, &f);
 	if (rc == -EBADMSG)
 		return mc_fail(c, rc, "a bad frame from the peer");
 	if (rc == -ETIMEDOUT)

@@ -57,6 +57,20 @@ check "nothing escaped above the store" [ ! -e "$P2/escaped" -a ! -e /tmp/escape
 check "the store is untouched" python3 "$TWINFS_SRC/tests/e2e/treecmp.py" "$T/snap2" "$P2/store"
 check "and serve still takes a mirror" "$TWINFS_BIN" mirror -q "$S" "127.0.0.1:$PORT2"
 
+# a peer that fails to apply (its store full) is quoted, not a broken pipe
+P3=$T/p3; mkdir -p "$P3/store" "$P3/state" "$T/s3"
+mount -t tmpfs -o size=2m tmpfs "$P3/store" || fail "cannot mount a tmpfs"
+track_mount "$P3/store"
+head -c $((64 << 20)) /dev/zero >"$T/s3/big"
+PORT3=$(free_port)
+"$TWINFS_BIN" serve --store "$P3/store" --state "$P3/state" --listen "127.0.0.1:$PORT3" -f \
+	>>"$T/serve3.log" 2>&1 &
+track_pid $!
+wait_until 15 daemon_up "$P3/state" || fail "serve 3 did not start"
+"$TWINFS_BIN" mirror -q "$T/s3" "127.0.0.1:$PORT3" 2>"$T/full.err"
+note "a full peer: $(cat "$T/full.err")"
+check "a full peer's reason is the error" grep -q "No space left on device" "$T/full.err"
+
 # --force writes into the replication target anyway
 check "--force: the target is written" "$TWINFS_BIN" mirror -q --force "$S" "127.0.0.1:$PORT"
 check "with the source's files" cmp "$S/d/a" "$P_STORE/d/a"
