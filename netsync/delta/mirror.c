@@ -123,7 +123,7 @@ static int mc_link_error(struct mc *c, int rc)
 	/* A peer that fails sends ERROR, then closes: a send that meets the
 	 * closed socket reports its reason (No space left on device), not
 	 * the broken pipe. */
-	if (rc == -EPIPE || rc == -ECONNRESET)
+	if (rc == -EPIPE || rc == -ECONNRESET || rc == -ECONNABORTED)
 		while (link_recv(c->l, &f, false) == 1)
 			if (f.h.type == PROTO_ERROR)
 				return mc_peer_error(c, &f);

@@ -1,9 +1,8 @@
 /*
  * mirrorsess — a mirror client served on its own thread (mirrorsess.h).
- * The thread owns its link, its receiver and what it reads; a second
- * thread (tw-mirror-rx, linkrx.h) takes frames off the socket ahead of it,
- * and the runs of frames that write whole files go to a few apply
- * threads (tw-apply, applypool.h); serve's loop only starts it, asks
+ * The thread owns its link, its receiver and what it reads; the runs of
+ * frames that write whole files go to a few apply threads (tw-apply,
+ * applypool.h) while it reads on; serve's loop only starts it, asks
  * whether it is done (an atomic flag) and joins it.
  * A TLS connection stays on the loop behind a relay (relay.h): OpenSSL's
  * connection object must not change threads under libevent.
@@ -12,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,6 +24,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "netsync/delta/blockhash.h"
 #include "netsync/delta/hashcache.h"
@@ -33,14 +34,13 @@
 #include "netsync/secondary/receiver.h"
 #include "netsync/secondary/relay.h"
 #include "netsync/wire/link.h"
-#include "netsync/wire/linkrx.h"
 #include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
 
 #define MS_FLUSH (1u << 20)
-/* Frames read ahead of the apply (linkrx.h): the socket is read on a
- * thread of its own while this one writes into the store. */
-#define MS_QUEUE_MAX (32u << 20)
+/* After an ERROR, what the client still sends is read and dropped for
+ * at most this long (see ms_linger). */
+#define MS_LINGER_MS 2000
 /* A client may hash or read a large file for a while without sending. */
 #define MS_TIMEOUT_MS (600 * 1000)
 
@@ -51,7 +51,7 @@ struct ms {
 	struct evbuffer *out;
 	char peer[64];
 	uint64_t applied, data_bytes, hashed;
-	struct linkrx *rx;		/* frames read ahead */
+	bool failed;			/* an ERROR went to the client */
 	struct applypool *pool;		/* file runs applied in parallel */
 };
 
@@ -74,7 +74,32 @@ static int ms_error(struct ms *m, uint32_t code, const char *fmt, ...)
 		 proto_err_name(code), text);
 	proto_encode_error(m->out, code, text);
 	ms_flush(m);
+	m->failed = true;
 	return -EPROTO;
+}
+
+/*
+ * Lingering close. Closing a socket with unread input sends a RST, which
+ * can overtake the ERROR just written: the client, in the middle of
+ * sending, saw "Broken pipe" instead of "No space left on device". So
+ * after an ERROR the sending side is shut down (the client reads the
+ * ERROR, then EOF) and input is read and dropped until the client closes
+ * or MS_LINGER_MS pass.
+ */
+static void ms_linger(struct link *l)
+{
+	uint64_t end = clock_mono_ns() + (uint64_t)MS_LINGER_MS * 1000000;
+	char buf[65536];
+
+	shutdown(l->fd, SHUT_WR);
+	for (;;) {
+		uint64_t now = clock_mono_ns();
+		struct pollfd p = { .fd = l->fd, .events = POLLIN };
+
+		if (now >= end || poll(&p, 1, (int)((end - now) / 1000000) + 1) <= 0 ||
+		    recv(l->fd, buf, sizeof(buf), 0) <= 0)
+			break;
+	}
 }
 
 /* TREE_REQ: the entries of the subtree, sorted, then ENTRIES_END. */
@@ -251,14 +276,15 @@ static int ms_drain(struct ms *m)
  * order (applypool.h). */
 static int ms_dispatch(struct ms *m, const struct proto_frame *f)
 {
-	struct link_slab *s = linkrx_hold(m->rx);
+	struct link_slab *s = link_hold(m->l);
 	int rc = applypool_offer(m->pool, f, s);
 
 	if (rc == 1)
 		return 1;
 	link_slab_put(s);
-	if (rc == 0)
-		rc = ms_drain(m);
+	/* not a run's frame (0), or a run failed (-EIO): the drain waits for
+	 * the workers and tells the client a failure */
+	rc = ms_drain(m);
 	if (rc < 0)
 		return rc;
 	rc = ms_frame(m, f);
@@ -305,11 +331,8 @@ int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 		goto out;
 	}
 	rc = applypool_start(o->store, &m.pool);
-	if (rc == 0)
-		rc = linkrx_start(l, MS_QUEUE_MAX, &m.rx);
 	if (rc < 0) {
 		ms_error(&m, PROTO_E_APPLY, "cannot start a thread: %s", strerror(-rc));
-		applypool_stop(m.pool);
 		receiver_close(m.r);
 		goto out;
 	}
@@ -317,11 +340,11 @@ int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 		/* answers wait in m.out while more requests are there; before
 		 * blocking, the pool finishes what it has (so that a failure
 		 * is told at once) and they go */
-		rc = linkrx_next(m.rx, &f, false);
+		rc = link_recv(l, &f, false);
 		if (rc == 0 && (rc = ms_drain(&m)) == 0)
 			rc = ms_flush(&m);
 		if (rc == 0)
-			rc = linkrx_next(m.rx, &f, true);
+			rc = link_recv(l, &f, true);
 		if (rc == -ECONNRESET) {
 			rc = 0;
 			break;
@@ -336,7 +359,6 @@ int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 		if (rc <= 0)
 			break;
 	}
-	linkrx_stop(m.rx);
 	applypool_counts(m.pool, &pool_ops, &pool_bytes);
 	applypool_stop(m.pool);
 	m.applied += pool_ops;
@@ -348,6 +370,8 @@ int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 	if (o->cache)
 		hashcache_save(o->cache);
 out:
+	if (m.failed)
+		ms_linger(l);
 	evbuffer_free(m.out);
 	return rc < 0 ? rc : 0;
 }

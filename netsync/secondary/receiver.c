@@ -541,6 +541,13 @@ static int recv_open_reg(int dirfd, const char *name, mode_t mode)
 	struct stat st;
 	int fd;
 
+	/* a new file (the common case of a copy): made here, so a regular
+	 * file, and nothing else to check (O_EXCL follows no symlink) */
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd >= 0)
+		return fd;
+	if (errno != EEXIST)
+		return errno == ENXIO ? -EISDIR : -errno;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
 		return S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
 	/* O_NONBLOCK: should a fifo appear in between, the open fails

@@ -243,6 +243,23 @@ static int link_read_some(struct link *l)
 	return n;
 }
 
+/* True if an ERROR is among the whole frames received and not consumed:
+ * the peer failed and stopped reading, so a send need not go on (its
+ * lingering close discards what still comes). */
+static bool link_error_waiting(struct link *l)
+{
+	size_t at = l->head;
+	struct proto_frame f;
+
+	while (l->slab && at < l->slab->len &&
+	       proto_frame_parse(l->slab->data + at, l->slab->len - at, &f) == 1) {
+		if (f.h.type == PROTO_ERROR)
+			return true;
+		at += PROTO_HDR_LEN + (size_t)f.h.len;
+	}
+	return false;
+}
+
 /* Waits up to the timeout for EVENTS; 0, or -ETIMEDOUT. */
 static int link_wait(struct link *l, short events, int ms)
 {
@@ -272,16 +289,12 @@ static int link_throttle(struct link *l, size_t n)
 	while (due > now) {
 		int ms = (int)((due - now) / 1000000) + 1, rc;
 
-		if (l->split) {
-			struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-			nanosleep(&ts, NULL);
-		} else {
-			rc = link_wait(l, POLLIN, ms);
-			if (rc == 0 && link_pending(l) < LINK_IN_MAX &&
-			    (rc = link_read_some(l)) < 0)
-				return rc;
-		}
+		rc = link_wait(l, POLLIN, ms);
+		if (rc == 0 && link_pending(l) < LINK_IN_MAX &&
+		    (rc = link_read_some(l)) < 0)
+			return rc;
+		if (link_error_waiting(l))
+			return -ECONNABORTED;
 		now = clock_mono_ns();
 	}
 	return 0;
@@ -314,8 +327,7 @@ static ssize_t link_sendv(struct link *l, struct evbuffer *out)
 
 int link_send(struct link *l, struct evbuffer *out)
 {
-	if (!l->split)
-		link_consume(l);
+	link_consume(l);
 	while (evbuffer_get_length(out)) {
 		size_t n = evbuffer_get_contiguous_space(out);
 		int k, rc;
@@ -352,7 +364,7 @@ int link_send(struct link *l, struct evbuffer *out)
 			struct pollfd p = { .fd = l->fd, .events = POLLOUT };
 			int r;
 
-			if (!l->split && link_pending(l) < LINK_IN_MAX)
+			if (link_pending(l) < LINK_IN_MAX)
 				p.events |= POLLIN;
 			do {
 				r = poll(&p, 1, l->timeout_ms);
@@ -365,6 +377,8 @@ int link_send(struct link *l, struct evbuffer *out)
 				rc = link_read_some(l);
 				if (rc < 0 && rc != -ECONNRESET)
 					return rc;
+				if (link_error_waiting(l))
+					return -ECONNABORTED;
 			}
 		}
 	}

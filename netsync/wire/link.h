@@ -5,8 +5,8 @@
  * Plaintext or TLS (an SSL object on the same fd). Sending never
  * deadlocks against a peer that sends too: while the socket is full,
  * whatever arrives is read into the input buffer. Optional rate limit on
- * sending. One thread owns a link; or, with `split`, one thread receives
- * (link_recv) while another sends (link_send), plaintext only.
+ * sending; and a send stops when the peer's ERROR has arrived (it stopped
+ * reading). One thread owns a link.
  *
  * Input lands in slabs, large flat buffers, and a frame is always whole
  * in one slab: link_recv hands out a pointer into it and never copies a
@@ -35,7 +35,6 @@ struct link {
 	SSL *ssl;		/* NULL: plaintext */
 	struct link_slab *slab;	/* input; bytes from `head` not yet consumed */
 	size_t head;
-	bool split;		/* another thread receives: link_send never reads */
 	struct proto_frame cur;	/* the frame link_recv returned */
 	bool have;		/* cur is valid (consumed by the next call) */
 	int timeout_ms;		/* silence before -ETIMEDOUT */
@@ -60,7 +59,9 @@ int link_connect(struct link *l, const char *hostport, struct tls_ctx *tls, char
  * non-blocking. 0 or -ENOMEM. */
 int link_adopt(struct link *l, int fd, SSL *ssl, struct evbuffer *in);
 
-/* Sends everything in OUT (drained). 0 or -errno (-ETIMEDOUT, -EPIPE...). */
+/* Sends everything in OUT (drained). 0 or -errno (-ETIMEDOUT, -EPIPE...;
+ * -ECONNABORTED: an ERROR from the peer arrived meanwhile, link_recv
+ * returns it). */
 int link_send(struct link *l, struct evbuffer *out);
 /*
  * The next frame: 1 and *F (valid until the next call on L: copy what is
