@@ -263,7 +263,8 @@ static int mc_whole(struct mc *c, const struct proto_entry *e, const char *peer_
 		rc = mc_data(c, fd, peer_path, off, left < PROTO_BLOCK_SIZE ? left :
 			     PROTO_BLOCK_SIZE, e->path);
 	}
-	if (rc == 0 && fstat(fd, &st) == 0)
+	/* the attributes from before the reading (prefetch.c says why) */
+	if (rc == 0)
 		rc = mc_attr(c, peer_path, MC_META | JATTR_SIZE, &st);
 	close(fd);
 	if (rc == 0) {

@@ -327,7 +327,10 @@ static int pf_item(struct prefetch *p, const struct plan_item *it, struct prefet
 		if (c->data >= PF_CHUNK_DATA && off + PF_BLOCK < (uint64_t)st.st_size)
 			rc = pf_handover(p, c);
 	}
-	if (rc == 0 && fstat(fd, &st) == 0) {
+	/* The attributes from before the reading: a write during it leaves
+	 * the source's mtime newer than the peer's, so the next run sends
+	 * the file again (taken after, it could mark stale content current) */
+	if (rc == 0) {
 		struct proto_attr a = { .path = peer_path, .mask = PF_META | JATTR_SIZE,
 					.mode = st.st_mode & 07777, .uid = st.st_uid,
 					.gid = st.st_gid, .size = (uint64_t)st.st_size,

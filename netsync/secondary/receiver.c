@@ -96,6 +96,9 @@ struct recv_fd {
 	uint64_t wb_off, wb_end;	/* written since the last writeback kick */
 	uint64_t drop_off;	/* pages of this run before it are dropped */
 	uint64_t touched;	/* touch_gen its inode was put in the touch set */
+	/* made here (O_EXCL) and no xattr set on it since: it has none to
+	 * remove (a keep-list REMOVEXATTR right after its CREATE is a no-op) */
+	bool fresh;
 };
 
 struct receiver {
@@ -524,6 +527,7 @@ static int recv_fd_adopt(struct receiver *r, const char *path, int fd,
 	slot->used = ++r->tick;
 	slot->wb_off = slot->wb_end = slot->drop_off = 0;
 	slot->touched = 0;
+	slot->fresh = false;
 	if (out)
 		*out = slot;
 	return 0;
@@ -536,7 +540,7 @@ static int recv_fd_adopt(struct receiver *r, const char *path, int fd,
  * the fd, -ELOOP for a symlink and -EISDIR for anything else that is not
  * a regular file in the way (the caller may remove either), or -errno.
  */
-static int recv_open_reg(int dirfd, const char *name, mode_t mode)
+static int recv_open_reg(int dirfd, const char *name, mode_t mode, bool *made)
 {
 	struct stat st;
 	int fd;
@@ -544,6 +548,7 @@ static int recv_open_reg(int dirfd, const char *name, mode_t mode)
 	/* a new file (the common case of a copy): made here, so a regular
 	 * file, and nothing else to check (O_EXCL follows no symlink) */
 	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	*made = fd >= 0;
 	if (fd >= 0)
 		return fd;
 	if (errno != EEXIST)
@@ -572,6 +577,7 @@ static int recv_open_slot(struct receiver *r, const char *path, struct recv_fd *
 {
 	struct path_ref ref;
 	struct recv_fd *slot = recv_fd_find(r, path);
+	bool made;
 	int fd, rc;
 
 	if (slot) {
@@ -582,11 +588,14 @@ static int recv_open_slot(struct receiver *r, const char *path, struct recv_fd *
 	rc = recv_resolve(r, path, false, &ref);
 	if (rc < 0)
 		return rc;
-	fd = recv_open_reg(ref.dirfd, ref.name, 0600);
+	fd = recv_open_reg(ref.dirfd, ref.name, 0600, &made);
 	path_put(&ref);
 	if (fd < 0)
 		return fd;
-	return recv_fd_adopt(r, path, fd, out);
+	rc = recv_fd_adopt(r, path, fd, out);
+	if (rc == 0)
+		(*out)->fresh = made;
+	return rc;
 }
 
 static int recv_chown(struct receiver *r, int dirfd, const char *name,
@@ -695,7 +704,7 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 static int recv_create(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
 {
 	struct recv_fd *slot = recv_fd_find(r, op->path);
-	bool keep = true;
+	bool keep = true, made = false;
 	int fd, rc;
 
 	if (slot) {
@@ -703,7 +712,7 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 		slot->used = ++r->tick;
 		goto out_meta;
 	}
-	fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777);
+	fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777, &made);
 	if (fd == -EISDIR || fd == -ELOOP) {
 		/* something else (a symlink, fifo, device, empty dir) is in
 		 * the way; removing it may change what a cached path names */
@@ -712,7 +721,7 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 		rc = storeops_remove(ref->dirfd, ref->name);
 		if (rc < 0)
 			return rc;
-		fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777);
+		fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777, &made);
 	}
 	if (fd < 0)
 		return fd;
@@ -731,8 +740,10 @@ out_meta:
 		return rc;
 	}
 	/* without a cache slot it is only reopened for its data */
-	if (recv_fd_adopt(r, op->path, fd, &slot) == 0)
+	if (recv_fd_adopt(r, op->path, fd, &slot) == 0) {
 		slot->touched = r->touch_gen;
+		slot->fresh = made;
+	}
 	return 0;
 }
 
@@ -1048,12 +1059,15 @@ static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct jou
 	if (!op->xname && op->type == JOP_REMOVEXATTR) {
 		if (op->xsize && ((const char *)op->xvalue)[op->xsize - 1] != '\0')
 			return -EINVAL;
+		if (slot && slot->fresh)
+			return 0;	/* made here: none to remove */
 		snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", ref->dirfd, ref->name);
 		return storeops_xattr_keep(slot ? slot->fd : -1, p, op);
 	}
 	if (!op->xname)
 		return -EINVAL;
 	if (slot && op->type == JOP_SETXATTR) {
+		slot->fresh = false;
 		if (recv_xattr_same(slot->fd, NULL, op))
 			return 0;
 		return fsetxattr(slot->fd, op->xname, op->xvalue ? op->xvalue : "",
