@@ -75,9 +75,9 @@ static const struct conf_key conf_keys[] = {
 	{ "tls.psk_file", CT_FILE, F(psk_file), NULL, 0, 0,
 	  "file with the pre-shared key both nodes use" },
 	{ "tls.cert", CT_FILE, F(tls_cert), NULL, 0, 0,
-	  "this node's certificate (PEM)" },
+	  "this node's certificate (PEM; with tls.key)" },
 	{ "tls.key", CT_FILE, F(tls_key), NULL, 0, 0,
-	  "this node's private key (PEM)" },
+	  "this node's private key (PEM; with tls.cert)" },
 	{ "tls.peer_cert", CT_FILE, F(tls_peer_cert), NULL, 0, 0,
 	  "the peer's certificate (PEM), pinned by its fingerprint" },
 	{ "tls.peer_id", CT_STRING, F(tls_peer_id), NULL, 0, 0,
@@ -237,6 +237,7 @@ void conf_diag_free(struct conf_diag *d)
 		free(d->v[i].msg);
 	}
 	free(d->v);
+	free(d->source);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -388,8 +389,8 @@ static int conf_set_value(struct conf *c, const struct conf_key *k, const char *
 			BAD("key '%s': '%s' is not a size (e.g. 512M, 1GiB, 64KiB)", k->name, value);
 		if (v < k->min || v > k->max)
 			BAD("key '%s': %s is out of range (%s to %s)", k->name, value,
-			    size_format_iec(k->min, sz, sizeof(sz)),
-			    size_format_iec(k->max, sz2, sizeof(sz2)));
+			    conf_size_text(k->min, sz, sizeof(sz)),
+			    conf_size_text(k->max, sz2, sizeof(sz2)));
 		if (k->type == CT_POW2SIZE && (v & (v - 1)))
 			BAD("key '%s': %s is not a power of two", k->name, value);
 		*(uint64_t *)base = v;
@@ -639,6 +640,8 @@ int conf_load_file(struct conf *c, const char *file, struct conf_diag *d)
 	FILE *f;
 	int before = d ? d->n_errors : 0, rc = 0;
 
+	if (d && !d->source)
+		d->source = strdup(file);
 	f = fopen(file, "rb");
 	if (!f) {
 		int e = errno;
@@ -723,9 +726,10 @@ int conf_load_for_state(struct conf *c, const char *file, struct conf_diag *d)
 int conf_validate(const struct conf *c, enum conf_purpose purpose, struct conf_diag *d)
 {
 	int before = d ? d->n_errors : 0;
+	const char *src = d ? d->source : NULL;	/* NULL: flags only */
 
 #define NEED(field, key, why) \
-	do { if (!c->field) diag_add(d, NULL, 0, 0, key, "missing required key '%s' (%s)", key, why); } while (0)
+	do { if (!c->field) diag_add(d, src, 0, 0, key, "missing required key '%s' (%s)", key, why); } while (0)
 	NEED(store, "store", "the directory that holds the files");
 	NEED(state, "state", "the directory for the journal and node id");
 	switch (purpose) {
@@ -737,23 +741,38 @@ int conf_validate(const struct conf *c, enum conf_purpose purpose, struct conf_d
 		break;
 	case CONF_FOR_ANY:
 		if (!c->mountpoint && !c->listen)
-			diag_add(d, NULL, 0, 0, NULL,
+			diag_add(d, src, 0, 0, NULL,
 				 "missing required key: 'mountpoint' (a primary) or 'listen' "
 				 "(a secondary)");
 		break;
 	}
 #undef NEED
 	if (c->store && c->state && strcmp(c->store, c->state) == 0)
-		diag_add(d, NULL, 0, 0, "state",
+		diag_add(d, src, 0, 0, "state",
 			 "'state' must not be the store directory (the store holds only "
 			 "your files)");
 	if (c->store && c->mountpoint && strcmp(c->store, c->mountpoint) == 0)
-		diag_add(d, NULL, 0, 0, "mountpoint",
+		diag_add(d, src, 0, 0, "mountpoint",
 			 "'mountpoint' must differ from 'store'");
 	if ((c->tls_cert != NULL) != (c->tls_key != NULL))
-		diag_add(d, NULL, 0, 0, "tls.cert",
+		diag_add(d, src, 0, 0, "tls.cert",
 			 "'tls.cert' and 'tls.key' must be given together");
 	return d && d->n_errors > before ? -EINVAL : 0;
+}
+
+const char *conf_size_text(uint64_t v, char *buf, size_t len)
+{
+	if (v && (v & ((1ull << 40) - 1)) == 0)
+		snprintf(buf, len, "%lluTiB", (unsigned long long)(v >> 40));
+	else if (v && (v & ((1ull << 30) - 1)) == 0)
+		snprintf(buf, len, "%lluGiB", (unsigned long long)(v >> 30));
+	else if (v && (v & ((1ull << 20) - 1)) == 0)
+		snprintf(buf, len, "%lluMiB", (unsigned long long)(v >> 20));
+	else if (v && (v & 1023) == 0)
+		snprintf(buf, len, "%lluKiB", (unsigned long long)(v >> 10));
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
 }
 
 static void conf_print_value(FILE *out, const struct conf *c, const struct conf_key *k)
@@ -789,20 +808,9 @@ static void conf_print_value(FILE *out, const struct conf *c, const struct conf_
 	case CT_UINT:
 		fprintf(out, "%u", *(const uint32_t *)base);
 		break;
-	case CT_SIZE: case CT_POW2SIZE: {
-		uint64_t v = *(const uint64_t *)base;
-		/* exact, and re-readable by the loader */
-		if (v && (v & ((1ull << 30) - 1)) == 0)
-			fprintf(out, "%lluGiB", (unsigned long long)(v >> 30));
-		else if (v && (v & ((1ull << 20) - 1)) == 0)
-			fprintf(out, "%lluMiB", (unsigned long long)(v >> 20));
-		else if (v && (v & 1023) == 0)
-			fprintf(out, "%lluKiB", (unsigned long long)(v >> 10));
-		else
-			fprintf(out, "%llu", (unsigned long long)v);
-		(void)sz;
+	case CT_SIZE: case CT_POW2SIZE:
+		fputs(conf_size_text(*(const uint64_t *)base, sz, sizeof(sz)), out);
 		break;
-	}
 	}
 }
 
@@ -831,11 +839,44 @@ void conf_print(FILE *out, const struct conf *c)
 	}
 }
 
+size_t conf_key_count(void)
+{
+	return N_KEYS;
+}
+
+void conf_key_get(size_t i, struct conf_key_info *out)
+{
+	const struct conf_key *k = &conf_keys[i];
+
+	memset(out, 0, sizeof(*out));
+	out->name = k->name;
+	out->type = conf_type_names[k->type];
+	out->def = k->def;
+	if (!k->def && k->off == F(node_name))
+		out->def = "the hostname";	/* as conf_init sets it */
+	out->doc = k->doc;
+	out->is_path = k->type == CT_DIR || k->type == CT_STATEDIR || k->type == CT_FILE;
+	out->must_exist = k->type == CT_DIR || k->type == CT_FILE;
+	out->pow2 = k->type == CT_POW2SIZE;
+	if (k->type == CT_UINT) {
+		snprintf(out->min, sizeof(out->min), "%llu", (unsigned long long)k->min);
+		snprintf(out->max, sizeof(out->max), "%llu", (unsigned long long)k->max);
+	} else if (k->type == CT_SIZE || k->type == CT_POW2SIZE) {
+		conf_size_text(k->min, out->min, sizeof(out->min));
+		conf_size_text(k->max, out->max, sizeof(out->max));
+	}
+}
+
 void conf_print_keys(FILE *out)
 {
 	for (size_t i = 0; i < N_KEYS; i++) {
-		const struct conf_key *k = &conf_keys[i];
-		fprintf(out, "  %-20s %-10s %-8s %s\n", k->name, conf_type_names[k->type],
-			k->def ? k->def : "-", k->doc);
+		struct conf_key_info ki;
+		char range[72] = "-";
+
+		conf_key_get(i, &ki);
+		if (ki.min[0])
+			snprintf(range, sizeof(range), "%s..%s", ki.min, ki.max);
+		fprintf(out, "  %-20s %-10s %-8s %-14s %s\n", ki.name, ki.type,
+			ki.def ? ki.def : "-", range, ki.doc);
 	}
 }

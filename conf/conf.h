@@ -61,6 +61,10 @@ struct conf_diag {
 	 * its daemon killed) is taken as is; the caller clears or refuses it
 	 * (src/mountpoint.h) before using the path. */
 	bool allow_stale;
+	/* The file conf_load_file read (malloc'd, freed by conf_diag_free):
+	 * a key conf_validate finds missing is reported against it, not
+	 * against the command line. */
+	char *source;
 };
 
 /* What a config is for; decides which keys are required. */
@@ -101,7 +105,24 @@ void conf_diag_drop_key(struct conf_diag *d, const char *key);
  * (a missing store is "no input" whether a flag or the file named it),
  * else 0. */
 int conf_diag_path_errno(const struct conf_diag *d);
-/* Prints one line per key: name, type, default, doc (for --help). */
+/* Prints one line per key: name, type, default, range, doc (for --help
+ * and `config keys`). */
 void conf_print_keys(FILE *out);
+
+/* One row of the key table as text, for the printers and the man page
+ * (conf/confman.c). Strings are the table's constants (def: NULL when the
+ * key has no default); min/max are empty for keys without bounds. */
+struct conf_key_info {
+	const char *name, *type, *def, *doc;
+	char min[32], max[32];	/* as the loader reads them: 16MiB, 1000 */
+	bool is_path;		/* a directory or file path */
+	bool must_exist;	/* ...that must exist when the config is used */
+	bool pow2;		/* a size that must be a power of two */
+};
+size_t conf_key_count(void);
+void conf_key_get(size_t i, struct conf_key_info *out);
+/* A size as the loader reads it back exactly ("1GiB", "128KiB", "4097");
+ * returns buf. */
+const char *conf_size_text(uint64_t v, char *buf, size_t len);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include "conf/conf_cmd.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,7 +21,8 @@ static void conf_cmd_usage(FILE *out)
 		"       twinfs config print FILE [--for mount|serve]\n"
 		"       twinfs config keys\n\n"
 		"check  validate FILE: prints every error as FILE:LINE:COLUMN: message\n"
-		"       and exits 78 if there is any, 0 (and 'FILE: ok') otherwise;\n"
+		"       and exits 78 if there is any (66 if FILE does not exist), 0\n"
+		"       (and 'FILE: ok') otherwise;\n"
 		"       a directory that does not exist yet is only a warning unless\n"
 		"       --for is given\n"
 		"print  print the effective configuration, defaults filled in\n"
@@ -43,7 +45,7 @@ int conf_cmd_main(int argc, char **argv)
 	struct conf_diag diag = { 0 };
 	struct conf c;
 	const char *verb, *file;
-	int opt, rc;
+	int opt, rc, lrc;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -82,12 +84,16 @@ int conf_cmd_main(int argc, char **argv)
 
 	conf_init(&c);
 	diag.lenient_paths = purpose == CONF_FOR_ANY;
-	conf_load_file(&c, file, &diag);
+	lrc = conf_load_file(&c, file, &diag);
 	/* Required keys only make sense once the file itself parsed. */
 	if (diag.n_errors == 0)
 		conf_validate(&c, purpose, &diag);
 	conf_diag_print(stderr, &diag);
-	if (diag.n_errors) {
+	if (lrc == -ENOENT || lrc == -EACCES || lrc == -EPERM) {
+		/* the file itself cannot be read: 66 missing, 77 no permission,
+		 * as in every command that takes --config */
+		rc = cli_exit_code(lrc);
+	} else if (diag.n_errors) {
 		fprintf(stderr, "%s: %d error%s\n", file, diag.n_errors,
 			diag.n_errors == 1 ? "" : "s");
 		rc = EX_CONFIG;

@@ -369,6 +369,27 @@ static void *fs_ready_thread(void *arg)
 	return NULL;
 }
 
+int fs_check_options(const char *fuse_options)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fs_opts o = { .fuse_options = fuse_options };
+	struct fs fs = { .store = "/" };
+	struct fuse_session *se;
+	int rc;
+
+	rc = fs_session_args(&o, &fs, &args);
+	if (rc == 0) {
+		/* parses the options and allocates; opens and mounts nothing */
+		se = fuse_session_new(&args, &fs_ops, sizeof(fs_ops), NULL);
+		if (se)
+			fuse_session_destroy(se);
+		else
+			rc = -EINVAL;
+	}
+	fuse_opt_free_args(&args);
+	return rc;
+}
+
 int fs_run(const struct fs_opts *o)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);

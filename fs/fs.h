@@ -53,4 +53,9 @@ struct fs_opts {
  * Logs what failed. */
 int fs_run(const struct fs_opts *o);
 
+/* Checks FUSE_OPTIONS (the user's -o list) as fs_run would pass them to
+ * libfuse, without mounting anything: 0, or -EINVAL after libfuse printed
+ * which option it does not know. Main thread, before fs_run. */
+int fs_check_options(const char *fuse_options);
+
 #endif

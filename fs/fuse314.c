@@ -20,6 +20,7 @@
 #include "fs/fs_internal.h"
 #include "fs/kabi.h"
 #include "fs/ring.h"
+#include "fs/stats.h"
 
 #define F314_LIB_PASSTHROUGH (FUSE_VERSION >= FUSE_MAKE_VERSION(3, 17))
 
@@ -40,6 +41,7 @@ void fuse314_note_request(const void *buf, size_t len)
 	uint32_t v;
 
 	f314_kill = false;
+	fs_stats_begin(buf, len);
 	if (len < sizeof(*h))
 		return;
 	if (h->opcode == FUSE_WRITE &&
@@ -144,6 +146,9 @@ static ssize_t f314_writev(int fd, struct iovec *iov, int count, void *userdata)
 	uint32_t max_write = 0, max_pages = 0;
 	bool ring = false;
 	ssize_t n;
+
+	if (count > 0)
+		fs_stats_end(iov[0].iov_base, iov[0].iov_len);
 
 	if ((!fs->init_replied || f314_reply_id > 0) &&
 	    count <= (int)(sizeof(v) / sizeof(v[0]))) {

@@ -309,6 +309,7 @@ static int jbatch_inflight_add(struct journal *j, uint64_t end, uint64_t bytes)
 struct jtake {
 	struct jtaken *taken;
 	size_t n_taken;
+	uint64_t since;		/* its oldest change (jage.c; 0: none) */
 	struct jseg_info *segs;	/* snapshot of the segment list */
 	size_t nsegs;
 	struct pathset lost;	/* recovered paths, taken by name */
@@ -322,6 +323,7 @@ struct jtake {
 static int jbatch_begin_locked(struct journal *j, struct jtake *t)
 {
 	struct journal_op bop = { .type = JOP_BATCH, .path = "" };
+	uint64_t now = clock_real_coarse_ns();
 	int64_t seq;
 	int rc;
 
@@ -345,11 +347,19 @@ static int jbatch_begin_locked(struct journal *j, struct jtake *t)
 	    j->sent_seq < j->head_seq && j->barrier_seq <= j->head_seq) {
 		seq = (int64_t)j->head_seq;
 	} else {
+		/* A BATCH record carries the time of the batch's oldest change
+		 * and of the take, so a restart keeps the lag's age (jage.c);
+		 * a BATCH has no other use for its time fields. */
+		bop.mtime.tv_sec = (time_t)(j->pend_since_ns / 1000000000u);
+		bop.mtime.tv_nsec = (long)(j->pend_since_ns % 1000000000u);
+		bop.atime.tv_sec = (time_t)(now / 1000000000u);
+		bop.atime.tv_nsec = (long)(now % 1000000000u);
 		seq = journal_append_locked(j, &bop, true);
 		if (seq < 0)
 			return (int)seq;
 		j->batch_rec_seq = (uint64_t)seq;
 	}
+	t->since = jage_take_locked(j, (uint64_t)seq, 0);
 	t->end = (uint64_t)seq;
 	t->first = j->sent_seq + 1;
 	j->taking_end = t->end;
@@ -417,6 +427,8 @@ static void jbatch_end_take_locked(struct journal *j, struct jtake *t)
 	t->lost = j->lost_paths;
 	pathset_init(&j->lost_paths);
 	j->sent_seq = t->end;
+	if (j->dirty_head)	/* left behind: as old as the batch at most */
+		jage_fold_locked(j, t->since);
 	j->taking_end = 0;
 	/* A barrier that arrived while this take waited for its records
 	 * (barrier_seq > end) is not answered by this batch: keep it. */
@@ -479,6 +491,7 @@ static int jbatch_collect_files(struct journal *j, struct jtake *t, struct jbatc
 					 strerror(-rc));
 			incomplete = true;
 			jbatch_untake_locked(j, &t->taken[i]);
+			jage_fold_locked(j, t->since);
 			journal_notify_locked(j);
 		} else if (rc == -ESTALE) {
 			/* It exists, but no path can be had: only a scan of the
@@ -539,6 +552,7 @@ int journal_take_batch(struct journal *j, uint64_t max_bytes, struct journal_bat
 
 	/* Resolve paths and read records without mu: writers keep going. */
 	jb->barrier = t.barrier;
+	jb->since_ns = t.since;
 	jb->b.first_seq = t.first;
 	jb->b.end_seq = t.end;
 	rc = jbatch_collect_files(j, &t, jb);
@@ -664,6 +678,7 @@ void journal_requeue(struct journal *j, struct journal_batch *b)
 				j->ack_release = 0;
 		}
 		jbatch_inflight_drop(j, 0, b->end_seq);
+		jage_fold_locked(j, ((struct jbatch *)b)->since_ns);
 		j->notified = false;
 		journal_notify_locked(j);
 	}
@@ -767,6 +782,7 @@ int journal_ack(struct journal *j, uint64_t seq)
 	 * the file and its directory); a crash before it is written only
 	 * re-sends what the peer already has (see "Sync waiters first"). */
 	j->acked_seq = seq;
+	jage_ack_locked(j, seq);
 	if (j->sent_seq < seq)
 		j->sent_seq = seq;
 	jbatch_inflight_drop(j, seq, 0);

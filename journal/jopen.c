@@ -29,20 +29,34 @@
 /* ---- open / close ---- */
 
 struct journal_recover {
+	struct journal *j;
 	struct jpending_mark *marks;
 	size_t n, cap;
 	uint64_t first_seq;	/* of the first mark found */
+	uint64_t oldest_mark_ns;	/* wall-clock time of the oldest mark */
 };
+
+static uint64_t journal_ts_ns(const struct timespec *ts)
+{
+	return ts->tv_sec > 0 ? (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec : 0;
+}
 
 static int journal_recover_rec(const uint8_t *rec, size_t len, uint64_t seq, void *arg)
 {
 	struct journal_recover *r = arg;
 	struct journal_rec jr;
+	uint64_t t;
 
 	if (jrec_decode(rec, len, &jr) < 0)
 		return 0;	/* checksummed but undecodable: skip it, say so */
+	if (jr.op.type == JOP_BATCH)	/* the age of its changes (jage.c) */
+		return jage_recover_batch_locked(r->j, seq, journal_ts_ns(&jr.op.mtime),
+						 journal_ts_ns(&jr.op.atime));
 	if (jr.op.type != JOP_MARK_DIR && jr.op.type != JOP_MARK_FILE)
 		return 0;
+	t = journal_ts_ns(&jr.op.mtime);
+	if (t && (!r->oldest_mark_ns || t < r->oldest_mark_ns))
+		r->oldest_mark_ns = t;
 	if (!r->first_seq)
 		r->first_seq = seq;
 	if (ARRAY_GROW(r->marks, r->cap, r->n + 1, 64) < 0)
@@ -192,6 +206,7 @@ static struct journal *journal_alloc(const struct journal_opts *o)
 	pathset_init(&j->recovered_paths);
 	j->size_limit = o->size_limit ? o->size_limit : (1ull << 30);
 	j->commit_ms = o->commit_ms ? o->commit_ms : 5;
+	j->base_seq = o->base_seq;
 	j->epoch = 1;
 	return j;
 }
@@ -284,6 +299,17 @@ static int journal_recover_scan(struct journal *j, struct journal_recover *rec,
 		log_error("cannot read the journal", "dir=%s err=%s", j->dir, strerror(-rc));
 		return rc;
 	}
+	if (j->acked_seq == 0 && scan->nsegs == 0 && j->base_seq > 0) {
+		rc = jseg_ack_write(j->dirfd, j->base_seq);
+		if (rc < 0) {
+			log_error("cannot write the journal's ack file", "dir=%s err=%s", j->dir,
+				  strerror(-rc));
+			return rc;
+		}
+		j->acked_seq = j->base_seq;
+		log_notice("new journal continues the seqs of the data it holds",
+			   "dir=%s first_seq=%" PRIu64, j->dir, j->base_seq + 1);
+	}
 	j->segs = scan->segs;
 	j->nsegs = j->capsegs = scan->nsegs;
 	for (size_t i = 0; i < scan->nsegs; i++)
@@ -301,7 +327,8 @@ static int journal_recover_scan(struct journal *j, struct journal_recover *rec,
 
 /* Open, phase 4: the committer runs; what recovery found is owed to the
  * peer. Returns 0 or -errno. */
-static int journal_start(struct journal *j, const struct jseg_scan *scan)
+static int journal_start(struct journal *j, const struct jseg_scan *scan,
+			 uint64_t oldest_mark_ns)
 {
 	int rc;
 
@@ -318,6 +345,7 @@ static int journal_start(struct journal *j, const struct jseg_scan *scan)
 	if (rc < 0)
 		log_warn("journal cannot record the rescan that lost records need yet; "
 			 "the next batch records it", "dir=%s err=%s", j->dir, strerror(-rc));
+	jage_recover_end_locked(j, oldest_mark_ns);
 	if (j->head_seq > j->sent_seq || j->lost_paths.n || j->dirty_head || j->rescan_owed)
 		journal_notify_locked(j);
 	pthread_mutex_unlock(&j->mu);
@@ -341,6 +369,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 	rc = journal_open_dirs(j, o);
 	if (rc < 0)
 		goto out_free;
+	rec.j = j;
 	rc = journal_recover_scan(j, &rec, &scan, &have_lost, &lost);
 	if (rc < 0)
 		goto out_marks;
@@ -353,7 +382,7 @@ int journal_open(const struct journal_opts *o, struct journal **out)
 				    journal_recover_lost, j);
 	if (rc < 0)
 		goto out_marks;
-	rc = journal_start(j, &scan);
+	rc = journal_start(j, &scan, rec.oldest_mark_ns);
 	if (rc < 0)
 		goto out_marks;
 	if (scan.cut || rec.n)
@@ -418,6 +447,7 @@ void journal_close(struct journal *j)
 	free(j->buf.brk);
 	free(j->segs);
 	free(j->inflight);
+	jage_free(j);
 	if (j->evfd >= 0)
 		close(j->evfd);
 	if (j->dirfd >= 0)

@@ -378,6 +378,8 @@ int64_t journal_append_locked(struct journal *j, const struct journal_op *op,
 	}
 	j->buf.len += len;
 	j->buf.last_seq = seq;
+	if (op->type != JOP_BATCH && op->type != JOP_EPOCH)
+		jage_note_locked(j);
 	if ((op->type == JOP_MARK_DIR || op->type == JOP_MARK_FILE) && !j->first_mark)
 		j->first_mark = seq;
 	s = &j->segs[j->nsegs - 1];
@@ -888,6 +890,7 @@ static int journal_mark(struct journal *j, uint64_t ino, int fd,
 			e->pinned = true;
 			j->n_pins++;
 		}
+		jage_note_locked(j);
 		goto out_unlock;
 	}
 	if (len == 0)
@@ -907,6 +910,7 @@ static int journal_mark(struct journal *j, uint64_t ino, int fd,
 out_dirty:
 	if (!e->on_dirty)
 		journal_inode_dirty(j, e);
+	jage_note_locked(j);
 out_unlock:
 	pthread_mutex_unlock(&j->mu);
 	return rc;
@@ -1052,6 +1056,8 @@ void journal_get_stats(struct journal *j, struct journal_stats *st)
 	st->unmarked_files = j->n_pins;
 	st->needs_scan = j->needs_scan.n;
 	st->disk_bytes = j->disk_bytes;
+	st->segments = j->nsegs;
 	st->epoch = j->epoch;
+	st->oldest_change_ns = jage_oldest_locked(j);
 	pthread_mutex_unlock(&j->mu);
 }

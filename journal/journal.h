@@ -87,6 +87,9 @@ struct journal_opts {
 	const char *store_dir;	/* the store root (for paths and recovery) */
 	uint64_t size_limit;	/* bytes of unacked records kept on disk */
 	uint32_t commit_ms;	/* group-commit window, default 5 */
+	/* A journal with no ack file and no segment yet starts after this
+	 * seq (a promoted node continues the seqs of the data it holds). */
+	uint64_t base_seq;
 };
 
 struct journal_stats {
@@ -101,7 +104,13 @@ struct journal_stats {
 				  * not yet queued (journal_pin) */
 	uint64_t needs_scan;	/* paths recorded as needing a scan */
 	uint64_t disk_bytes;	/* size of journal files on disk */
+	uint64_t segments;	/* segment files on disk */
 	uint64_t epoch;
+	/* Wall-clock ns (CLOCK_REALTIME, kernel-tick resolution) of the
+	 * oldest change the peer does not hold durably; 0 when it holds
+	 * everything. now - this is the recovery point: what would be lost
+	 * if this node died now. */
+	uint64_t oldest_change_ns;
 };
 
 /* Opens (creating if needed) STATE/journal, recovers after a crash: cuts a
@@ -230,5 +239,12 @@ void journal_get_stats(struct journal *j, struct journal_stats *st);
 int journal_list_pending(const char *state_dir, const char *store_dir,
 			 void (*fn)(const char *path, const char *why, void *arg),
 			 void *arg);
+/* The same, and below each directory listed as "needs-walk" (a crash may
+ * have lost records of changes in it) every entry changed in the crash
+ * window, as "window-entry": each path that may hold a change the peer
+ * lacks is named, for `twinfs demote` to keep a copy of it. */
+int journal_list_pending_deep(const char *state_dir, const char *store_dir,
+			      void (*fn)(const char *path, const char *why, void *arg),
+			      void *arg);
 
 #endif

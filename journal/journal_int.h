@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "journal/jage.h"
 #include "journal/jhandle.h"
 #include "journal/journal.h"
 #include "journal/jseg.h"
@@ -78,6 +79,7 @@ struct jbatch {
 	struct journal_batch b;
 	uint8_t *raw;
 	bool barrier;	/* taken while a barrier was owed */
+	uint64_t since_ns;	/* its oldest change (jage.c), for a requeue */
 };
 
 /* An outstanding (taken, not yet acked) batch, for requeue and stats. */
@@ -93,6 +95,7 @@ struct journal {
 	int lockfd;			/* STATE/journal/lock, flock'd: one owner */
 	uint64_t size_limit;
 	uint32_t commit_ms;
+	uint64_t base_seq;	/* journal_opts.base_seq */
 
 	pthread_mutex_t ns_mu;		/* journal_ns_lock; also held by take_batch */
 	pthread_mutex_t ack_mu;		/* serialises ack file writers */
@@ -158,6 +161,14 @@ struct journal {
 	int rootfd;			/* the store root, O_RDONLY (handles) */
 	struct jhandle_caps hcaps;	/* file handles usable on the store? */
 	size_t n_fds;			/* dup'd fds held by inodes */
+
+	/* The age of changes the peer lacks (jage.c): the wall-clock ns of
+	 * the first change since the last take (0: none), and the taken,
+	 * unacked batches with their oldest change's time. */
+	uint64_t pend_since_ns;
+	struct jage *ages;
+	size_t n_ages, cap_ages;
+	uint64_t age_last_batch, age_last_taken_ns;	/* recovery only */
 
 	struct jinflight *inflight;	/* sorted by end_seq */
 	size_t n_inflight, cap_inflight;

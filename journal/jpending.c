@@ -265,7 +265,44 @@ struct jpending_ctx {
 	void (*fn)(const char *path, const char *why, void *arg);
 	void *arg;
 	int rc;
+	/* journal_list_pending_deep: a directory to walk is also opened up */
+	bool deep;
+	const char *store;
+	const struct timespec *lost_since;
 };
+
+static void jpending_emit(const char *path, const char *why, void *arg);
+
+/*
+ * Below a directory whose listing the crash may have made incomplete
+ * ("needs-walk"), every entry changed in the crash window (ctime at or
+ * after its start): the changes whose records may be lost. Subfolders
+ * are entered whatever their own ctime (a file's write does not touch
+ * its folder's). A stat walk; nothing is read.
+ */
+static void jpending_walk_window(struct jpending_ctx *c, const char *dir, int depth)
+{
+	char rel[PATH_MAX];
+	struct dirent *de;
+	struct statx stx;
+	DIR *d;
+
+	if (depth > JPENDING_NEW_DEPTH || jpending_opendir(c->store, dir, &d) < 0)
+		return;
+	while ((de = readdir(d)) != NULL && c->rc == 0) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (statx(dirfd(d), de->d_name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_CTIME,
+			  &stx) < 0)
+			continue;
+		jpending_join(rel, sizeof rel, dir, de->d_name);
+		if (jpending_stx_ge(&stx.stx_ctime, c->lost_since))
+			jpending_emit(rel, "window-entry", c);
+		if (S_ISDIR(stx.stx_mode))
+			jpending_walk_window(c, rel, depth + 1);
+	}
+	closedir(d);
+}
 
 /* Emits each path once, with the first reason found. */
 static void jpending_emit(const char *path, const char *why, void *arg)
@@ -277,6 +314,8 @@ static void jpending_emit(const char *path, const char *why, void *arg)
 		c->rc = rc;
 	if (rc == 1)
 		c->fn(path, why, c->arg);
+	if (rc == 1 && c->deep && c->lost_since && strcmp(why, "needs-walk") == 0)
+		jpending_walk_window(c, path, 0);
 }
 
 static int jpending_rec(const uint8_t *rec, size_t len, uint64_t seq, void *arg)
@@ -309,11 +348,11 @@ static int jpending_rec(const uint8_t *rec, size_t len, uint64_t seq, void *arg)
 	return c->rc;
 }
 
-int journal_list_pending(const char *state_dir, const char *store_dir,
+static int jpending_list(const char *state_dir, const char *store_dir, bool deep,
 			 void (*fn)(const char *path, const char *why, void *arg),
 			 void *arg)
 {
-	struct jpending_ctx c = { .fn = fn, .arg = arg };
+	struct jpending_ctx c = { .fn = fn, .arg = arg, .deep = deep };
 	char dir[PATH_MAX], *store = NULL;
 	struct jseg_scan scan;
 	struct timespec lost;
@@ -336,6 +375,8 @@ int journal_list_pending(const char *state_dir, const char *store_dir,
 	}
 	pathset_init(&c.seen);
 	have_lost = !jseg_closed_seen(dfd) && jpending_lost_since(dfd, &lost) == 0;
+	c.store = store;
+	c.lost_since = have_lost ? &lost : NULL;
 	rc = jseg_ack_read(dfd, &acked);
 	if (rc < 0)
 		goto out_free;
@@ -358,4 +399,18 @@ out_free:
 out_close:
 	close(dfd);
 	return rc;
+}
+
+int journal_list_pending(const char *state_dir, const char *store_dir,
+			 void (*fn)(const char *path, const char *why, void *arg),
+			 void *arg)
+{
+	return jpending_list(state_dir, store_dir, false, fn, arg);
+}
+
+int journal_list_pending_deep(const char *state_dir, const char *store_dir,
+			      void (*fn)(const char *path, const char *why, void *arg),
+			      void *arg)
+{
+	return jpending_list(state_dir, store_dir, true, fn, arg);
 }

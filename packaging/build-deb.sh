@@ -18,9 +18,17 @@ command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || {
 }
 rm -rf "$out/src"
 mkdir -p "$out/src"
-# the tree without build directories and VCS data
-tar -C "$src" --exclude=./.git --exclude='./build' --exclude='./build-*' \
-	--exclude='./obj-*' -cf - . | tar -C "$out/src" -xf -
+# A clean checkout: in a git tree only the files git knows or would add
+# (no build directories, no ignored debris); elsewhere the tree without
+# build directories and VCS data.
+if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+	git -C "$src" ls-files -z --cached --others --exclude-standard |
+		(cd "$src" && xargs -0 sh -c 'for f; do [ -e "$f" ] || [ -L "$f" ] && printf "%s\0" "$f"; done' _) |
+		tar -C "$src" --null -T - -cf - | tar -C "$out/src" -xf -
+else
+	tar -C "$src" --exclude=./.git --exclude='./build' --exclude='./build-*' \
+		--exclude='./obj-*' -cf - . | tar -C "$out/src" -xf -
+fi
 rm -f "$out"/twinfs_*.deb "$out"/twinfs_*.changes "$out"/twinfs_*.buildinfo \
 	"$out"/twinfs-dbgsym_*.deb
 (cd "$out/src" && dpkg-buildpackage -b -us -uc -j"$(nproc)" >"$out/build.log" 2>&1) || {

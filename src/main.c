@@ -22,6 +22,7 @@
 #include "netsync/control/status_cmd.h"
 #include "netsync/control/sync_cmd.h"
 #include "netsync/control/verify_cmd.h"
+#include "netsync/roles/rolecmd.h"
 #include "netsync/secondary/serve_cmd.h"
 #include "netsync/wire/keygen_cmd.h"
 #include "src/demo_cmd.h"
@@ -34,6 +35,9 @@ static const struct cli_command commands[] = {
 	{ "serve", serve_cmd_main, "run the secondary: receive and apply a primary's changes" },
 	{ "sync", sync_cmd_main, "wait until the peer holds every change made so far" },
 	{ "status", status_cmd_main, "show the state of a mount or serve daemon" },
+	{ "promote", promote_cmd_main, "make this secondary the primary (failover)" },
+	{ "demote", demote_cmd_main, "make this stopped primary a secondary (failback)" },
+	{ "resolve", resolve_cmd_main, "end a split brain without discarding a version" },
 	{ "demo", demo_cmd_main, "run a replicated pair on this machine and show it working" },
 	{ "bench", bench_cmd_main, "copy and IO benchmarks on folders and mounts" },
 	{ "mirror", mirror_cmd_main, "push a tree to a serve peer or a folder (rsync-like, block delta)" },

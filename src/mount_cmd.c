@@ -46,11 +46,14 @@
 #include "fs/fs.h"
 #include "journal/journal.h"
 #include "netsync/delta/scan.h"
+#include "netsync/roles/history.h"
+#include "netsync/roles/state.h"
 #include "netsync/primary/primary.h"
 #include "netsync/primary/sender.h"
 #include "netsync/control/metrics.h"
 #include "netsync/wire/tls.h"
 #include "src/mountpoint.h"
+#include "src/mountstats.h"
 
 struct mount_ctx {
 	struct conf c;
@@ -59,6 +62,8 @@ struct mount_ctx {
 	bool foreground;
 	struct dirlock store_lock;	/* one writer per store */
 	struct dirlock state_lock;	/* one daemon per state directory */
+	bool nonempty_ok;	/* -o nonempty: mounting over files is meant */
+	bool options_flag;	/* the FUSE options came from -o, not the file */
 };
 
 /* How long an unmount waits for the peer to ack what is pending. */
@@ -98,7 +103,8 @@ static void mount_usage(FILE *out)
 		"                     loopback unless --insecure)\n"
 		"  --insecure         allow a non-loopback peer without TLS keys\n"
 		"                     (traffic is neither encrypted nor authenticated)\n"
-		"  -o OPTIONS         extra FUSE mount options (comma list)\n"
+		"  -o OPTIONS         extra FUSE mount options (comma list); nonempty:\n"
+		"                     mount over files without the warning\n"
 		"  --no-passthrough   serve every read and write through twinfs, with\n"
 		"                     the kernel's writeback cache (by default, when\n"
 		"                     root mounts on kernel 6.9+, the kernel reads\n"
@@ -196,6 +202,7 @@ static int mount_on_ready(void *arg)
 	int rc;
 
 	if (m->journal) {
+		mountstats_register();
 		rc = primary_start(m->journal, &m->c, m->c.mountpoint, &m->primary);
 		if (rc < 0) {
 			log_error("cannot start replication", "peer=%s err=\"%s\"",
@@ -258,8 +265,13 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 		.size_limit = m->c.journal_size_limit,
 		.commit_ms = m->c.journal_commit_ms,
 	};
+	struct history h;
 	int rc;
 
+	/* A promoted node's first journal continues the seqs of the line it
+	 * was a copy of (docs/protocol.md, "Generations"). */
+	if (history_load(m->c.state, &h) == 0 && history_cur(&h))
+		jo.base_seq = history_cur(&h)->start;
 	rc = journal_open(&jo, &m->journal);
 	if (rc < 0) {
 		log_error("cannot open the journal; check the state directory",
@@ -282,6 +294,7 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
 	notify_send("STOPPING=1\nSTATUS=primary: unmounted, flushing to the peer");
 	primary_stop(m->primary, MOUNT_FLUSH_MS);
 	m->primary = NULL;
+	mountstats_unregister();
 	journal_close(m->journal);
 	/* Nothing changes the store through twinfs any more: the next mount
 	 * compares the store with this. */
@@ -301,6 +314,37 @@ static int mount_serve(struct mount_ctx *m, int ready_fd, bool debug)
  * the paths are made absolute for the daemon, which runs in "/".
  * Returns EX_OK or the exit code, the reason printed as the last line.
  */
+/*
+ * The FUSE options, checked as libfuse will read them (an unknown one is
+ * refused now: 64 from -o, 78 from fuse.options, instead of failing after
+ * the journal was made). `nonempty`, which libfuse 3 dropped and fstab
+ * lines from FUSE 2 days still carry, is ours: it says mounting over
+ * files is meant, so the warning about hiding them is not given.
+ */
+static int mount_check_fuse_options(struct mount_ctx *m)
+{
+	char *o = m->c.fuse_options, *w = o, *tok, *save = NULL;
+
+	if (!o || !*o)
+		return EX_OK;
+	for (tok = strtok_r(o, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "nonempty") == 0) {
+			m->nonempty_ok = true;
+			continue;
+		}
+		if (w != o)
+			*w++ = ',';
+		memmove(w, tok, strlen(tok));
+		w += strlen(tok);
+	}
+	*w = '\0';
+	if (fs_check_options(o) == 0)
+		return EX_OK;
+	fprintf(stderr, "twinfs mount: refusing FUSE options '%s': libfuse does not know "
+		"the one named above (see mount.fuse3(8))\n", o);
+	return m->options_flag ? EX_USAGE : EX_CONFIG;
+}
+
 static int mount_preflight(struct mount_ctx *m)
 {
 	bool created;
@@ -352,7 +396,10 @@ static int mount_preflight(struct mount_ctx *m)
 	rc = startcheck_lock("mount", "store", m->c.store, &m->store_lock);
 	if (rc < 0)
 		return cli_exit_code(rc);
-	rc = mountpoint_prepare(m->c.mountpoint, m->c.store);
+	rc = mount_check_fuse_options(m);
+	if (rc != EX_OK)
+		return rc;
+	rc = mountpoint_prepare(m->c.mountpoint, m->c.store, m->nonempty_ok);
 	if (rc < 0)
 		return cli_exit_code(rc);
 	if (mount_absolute(&m->c.mountpoint) < 0)
@@ -361,6 +408,19 @@ static int mount_preflight(struct mount_ctx *m)
 		rc = startcheck_lock("mount", "state directory", m->c.state, &m->state_lock);
 		if (rc < 0)
 			return cli_exit_code(rc);
+		/* a secondary's copy is mounted only once promoted */
+		rc = history_check_role("mount", m->c.state, HISTORY_PRIMARY);
+		if (rc < 0)
+			return rc == -EPERM ? EX_CONFIG : cli_exit_code(rc);
+	}
+	if (m->c.metrics_listen) {
+		char why[300];
+
+		rc = metrics_check_port(m->c.metrics_listen, why, sizeof(why));
+		if (rc < 0) {
+			fprintf(stderr, "twinfs mount: %s\n", why);
+			return cli_exit_code(rc);
+		}
 	}
 	rc = mount_check_state(m->c.state, &created);
 	if (rc < 0)
@@ -372,6 +432,18 @@ static int mount_preflight(struct mount_ctx *m)
 	}
 	if (mount_absolute(&m->c.state) < 0)
 		return EX_CANTCREAT;
+	{
+		struct state_node n;
+
+		rc = state_node_load(m->c.state, &n);
+		if (rc == 0)
+			rc = history_make_primary(m->c.state, n.id);
+		if (rc < 0) {
+			fprintf(stderr, "twinfs mount: cannot record this node's generation in "
+				"%s: %s\n", m->c.state, strerror(-rc));
+			return cli_exit_code(rc);
+		}
+	}
 	return EX_OK;
 }
 
@@ -459,7 +531,7 @@ int mount_cmd_main(int argc, char **argv)
 		case 'k': key = "tls.psk_file"; break;
 		case 'X': key = "metrics.listen"; break;
 		case 'I': key = "tls.insecure"; optarg = "true"; break;
-		case 'o': key = "fuse.options"; break;
+		case 'o': key = "fuse.options"; m.options_flag = true; break;
 		case 'P': key = "fuse.passthrough"; optarg = "false"; break;
 		case 'U': key = "fuse.uring"; optarg = "false"; break;
 		case 'f': m.foreground = true; break;
@@ -503,7 +575,8 @@ int mount_cmd_main(int argc, char **argv)
 	}
 	conf_diag_print(stderr, &diag);	/* warnings */
 	conf_diag_free(&diag);
-	diag = (struct conf_diag){ .allow_stale = true };
+	/* a key missing after the flags is reported against the file */
+	diag = (struct conf_diag){ .allow_stale = true, .source = config ? strdup(config) : NULL };
 	for (int k = 0; k < nset; k++) {
 		if (conf_set(&m.c, set[k].key, set[k].value, &diag) < 0) {
 			conf_diag_print(stderr, &diag);

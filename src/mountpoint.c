@@ -212,7 +212,7 @@ static int mountpoint_clear(const char *abs, const char *store, const char *type
 	return 0;
 }
 
-int mountpoint_prepare(const char *mnt, const char *store)
+int mountpoint_prepare(const char *mnt, const char *store, bool nonempty_ok)
 {
 	char abs[PATH_MAX], type[64], source[PATH_MAX + 16];
 	struct stat st;
@@ -238,6 +238,7 @@ int mountpoint_prepare(const char *mnt, const char *store)
 		fprintf(stderr, "twinfs mount: mountpoint %s: %s\n", mnt, strerror(ENOTDIR));
 		return -ENOTDIR;
 	}
-	mountpoint_warn_nonempty(abs);
+	if (!nonempty_ok)
+		mountpoint_warn_nonempty(abs);
 	return 0;
 }

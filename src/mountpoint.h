@@ -8,6 +8,8 @@
 #ifndef TWINFS_MOUNTPOINT_H
 #define TWINFS_MOUNTPOINT_H
 
+#include <stdbool.h>
+
 #include <stddef.h>
 
 /* Absolute form of PATH without stat'ing its last component (a dead FUSE
@@ -29,7 +31,9 @@ int mountpoint_lookup(const char *abs, char *fstype, size_t typelen,
  * Returns 0, -EBUSY if anything else is mounted there (live, or another
  * store's or type's), -ENOENT/-ENOTDIR/-EACCES for a bad path.
  * Prints the one-line reason to stderr ("twinfs mount: ...").
+ * A directory with files in it gets a warning (they are hidden while
+ * mounted) unless NONEMPTY_OK (-o nonempty).
  */
-int mountpoint_prepare(const char *mnt, const char *store);
+int mountpoint_prepare(const char *mnt, const char *store, bool nonempty_ok);
 
 #endif

@@ -101,11 +101,28 @@ static const char *ctljson_find(const char *text, const char *key)
 		p = ctljson_ws(p + 1);
 		if ((size_t)(end - 1 - k) == klen && memcmp(k, key, klen) == 0)
 			return p;
-		/* skip the value: a string or a scalar token */
+		/* skip the value: a string, a nested list or object (the status
+		 * lists of rolestatus.c), or a scalar token */
 		if (*p == '"') {
 			p = ctljson_skip_str(p);
 			if (!p)
 				return NULL;
+		} else if (*p == '[' || *p == '{') {
+			int depth = 0;
+
+			for (; *p; p++) {
+				if (*p == '"') {
+					p = ctljson_skip_str(p);
+					if (!p)
+						return NULL;
+					p--;
+				} else if (*p == '[' || *p == '{') {
+					depth++;
+				} else if ((*p == ']' || *p == '}') && --depth == 0) {
+					p++;
+					break;
+				}
+			}
 		} else {
 			while (*p && *p != ',' && *p != '}')
 				p++;

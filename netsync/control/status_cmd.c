@@ -25,6 +25,7 @@
 #include "journal/journal.h"
 #include "netsync/control/ctljson.h"
 #include "netsync/control/ctlstate.h"
+#include "netsync/control/rolestatus.h"
 #include "netsync/roles/mountrec.h"
 
 #define STATUS_TIMEOUT_MS 5000
@@ -50,8 +51,9 @@ static void status_usage(FILE *out)
 		"  --store DIR   the store, for --pending (default: the one the\n"
 		"                last mount with this state directory used)\n"
 		"  -h, --help    show this help\n\n"
-		"The lag is counted in operations and bytes: the journal keeps no time\n"
-		"per record, so the age of the oldest change the peer lacks is unknown.\n\n"
+		"The lag is counted in operations, bytes and seconds: the age of the\n"
+		"oldest change the peer does not hold, what would be lost if this node\n"
+		"died now (0 when the peer holds everything).\n\n"
 		"Exit: 0 ok, 69 no daemon runs with this state directory, 75 it did not\n"
 		"answer, 64 usage, 66 the config file is missing, 78 it names no state\n"
 		"directory. --watch exits 0 on Ctrl-C.\n");
@@ -153,8 +155,19 @@ static void status_print_human(const char *json)
 		printf("mountpoint:  %s\n", status_str(json, "mountpoint", a, sizeof(a)));
 		printf("mode:        %s%s\n", status_str(json, "mode", b, sizeof(b)),
 		       degraded ? " (DEGRADED to async: the peer did not keep up)" : "");
-		printf("lag:         %" PRIu64 " ops, %s\n", status_u64(json, "lag_ops"),
+		printf("lag:         %" PRIu64 " ops, %s", status_u64(json, "lag_ops"),
 		       size_format_iec(status_u64(json, "lag_bytes"), b, sizeof(b)));
+		{
+			bool have;
+			double lag = status_double(json, "lag_seconds", &have);
+
+			status_duration(lag, c, sizeof(c));
+			if (have && lag > 0)
+				printf(", oldest change %s old (lost if this node died now)", c);
+			else if (have)
+				printf(" (the peer holds every change)");
+		}
+		printf("\n");
 		if (status_u64(json, "unmarked_files"))
 			printf("open writes: %" PRIu64 " open file(s) written through passthrough, "
 			       "queued once idle for 2 s, within 10 s, or at `twinfs sync`\n",
@@ -204,8 +217,7 @@ static void status_print_human(const char *json)
 		       size_format_iec(status_u64(json, "bytes_received"), b, sizeof(b)));
 	}
 	status_print_daemon(json, strcmp(role, "primary") == 0);
-	printf("generation:  %" PRIu64 "\n", status_u64(json, "generation"));
-	printf("split brain: %s\n", status_yes(json, "split_brain"));
+	rolestatus_print(json);
 	printf("last error:  %s\n", status_str(json, "last_error", a, sizeof(a)));
 }
 

@@ -4,6 +4,7 @@
  * /proc/self/stat and /proc/uptime, nothing else.
  */
 #include "netsync/control/statusinfo.h"
+#include "netsync/control/rolestatus.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,11 +24,26 @@ void statusinfo_ack(struct statusinfo *si, uint64_t seq)
 	si->ack_ns = clock_mono_ns();
 }
 
+static double statusinfo_now(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+void statusinfo_sync_ok(struct statusinfo *si)
+{
+	si->sync_ok_at = statusinfo_now();
+}
+
 void statusinfo_tick_journal(struct statusinfo *si, struct journal *j)
 {
 	struct journal_stats js;
 
 	journal_get_stats(j, &js);
+	if (!js.oldest_change_ns)
+		si->caught_up_at = statusinfo_now();
 	/* The first sample only learns where acks stand: the acked seq read
 	 * back from the journal at start-up is not an ack that arrived. */
 	if (!si->ack_ns) {
@@ -101,7 +117,27 @@ void statusinfo_json(struct ctljson *w, struct statusinfo *si, struct journal *j
 		ctljson_double(w, "uptime_s", up);
 	ctljson_str(w, "started", started[0] ? started : NULL);
 	ctljson_str(w, "state_dir", state_dir);
+	if (state_dir)
+		rolestatus_conflicts_json(w, state_dir);
 	ctljson_str(w, "store_dir", store_dir);
+	if (j) {
+		struct journal_stats js;
+		double now = statusinfo_now(), lag = 0;
+
+		journal_get_stats(j, &js);
+		if (js.oldest_change_ns) {
+			lag = now - (double)js.oldest_change_ns / 1e9;
+			if (lag < 0)	/* the wall clock stepped back */
+				lag = 0;
+		} else if (si) {
+			si->caught_up_at = now;
+		}
+		ctljson_double(w, "lag_seconds", lag);
+		if (si && si->caught_up_at)
+			ctljson_double(w, "caught_up_at", si->caught_up_at);
+	}
+	if (si && si->sync_ok_at)
+		ctljson_double(w, "sync_ok_at", si->sync_ok_at);
 	if (si && si->acked) {
 		ctljson_u64(w, "last_ack_seq", si->ack_seq);
 		ctljson_double(w, "last_ack_age_s",

@@ -31,6 +31,7 @@
 #include "common/clock.h"
 #include "netsync/control/control.h"
 #include "netsync/control/ctljson.h"
+#include "netsync/control/ctlstate.h"
 #include "netsync/delta/inventory.h"
 #include "netsync/wire/addr.h"
 #include "netsync/wire/proto.h"
@@ -49,7 +50,8 @@ static void verify_usage(FILE *out)
 	fprintf(out,
 		"Usage: twinfs verify SRC_DIR HOST:PORT [--psk-file FILE] [-q]\n"
 		"       twinfs verify SRC_DIR DEST_DIR [-q]\n"
-		"       twinfs verify --state DIR [-q]\n\n"
+		"       twinfs verify --state DIR [-q]\n"
+		"       twinfs verify --config FILE [-q]\n\n"
 		"Proves that two trees are equal: both sides are read again, content\n"
 		"and xattrs hashed (XXH3-128), never trusting a cached hash or mtime.\n"
 		"Compares type, mode, owner, size, content, mtime (ns, every type),\n"
@@ -59,12 +61,16 @@ static void verify_usage(FILE *out)
 		"  --psk-file F    the link's pre-shared key (as for serve/mount)\n"
 		"  --state DIR     a running mount: its store against its peer's,\n"
 		"                  with the mount's address and keys\n"
+		"  --config FILE   the YAML file the mount was started from: its\n"
+		"                  state directory (--state wins)\n"
 		"  -q, --quiet     print only the summary line\n"
 		"  -h, --help      show this help\n\n"
 		"Run it when nothing writes (e.g. right after 'twinfs sync'): a change\n"
 		"made while it reads shows up as a difference.\n"
-		"Exit: 0 identical, 65 the trees differ, 64 usage, 66 no such tree,\n"
-		"69 the peer or daemon cannot be reached, 74 I/O error.\n");
+		"Exit: 0 identical, 65 the trees differ, 64 usage (also: --state of a\n"
+		"serve), 66 no such tree or config file, 69 the peer or daemon cannot\n"
+		"be reached or the mount has no peer, 74 I/O error, 78 the config file\n"
+		"names no state directory.\n");
 }
 
 /* ---- the link ---- */
@@ -271,12 +277,20 @@ static int verify_from_state(const char *state, char *store, char *peer, struct 
 
 	if (rc < 0)
 		return control_cmd_error("verify", state, rc);
-	if (ctljson_get_str(reply, "store_dir", store, len) < 0 || !*store ||
-	    ctljson_get_str(reply, "peer", peer, len) < 0 || !*peer) {
-		fprintf(stderr, "twinfs verify: the daemon of %s is not a mount with a peer\n",
-			state);
+	/* as `sync`: a serve's state dir is a usage error (64), a mount
+	 * without a peer has nothing to compare with (69) */
+	if (ctljson_get_str(reply, "role", peer, len) < 0 || strcmp(peer, "primary") != 0 ||
+	    ctljson_get_str(reply, "store_dir", store, len) < 0 || !*store) {
+		fprintf(stderr, "twinfs verify: the daemon of %s is not a mount (give the "
+			"primary's state directory)\n", state);
 		free(reply);
 		return EX_USAGE;
+	}
+	if (ctljson_get_str(reply, "peer", peer, len) < 0 || !*peer) {
+		fprintf(stderr, "twinfs verify: the mount of %s has no peer (mounted "
+			"without --peer): nothing to compare with\n", state);
+		free(reply);
+		return EX_UNAVAILABLE;
 	}
 	ctljson_get_str(reply, "tls_psk_file", psk, sizeof(psk));
 	ctljson_get_str(reply, "tls_cert", cert, sizeof(cert));
@@ -375,31 +389,48 @@ int verify_cmd_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "psk-file", required_argument, NULL, 'k' },
 		{ "state", required_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *psk = NULL, *state = NULL;
+	const char *psk = NULL, *state = NULL, *config = NULL;
 	char why[256];
 	struct tls_opts to = { 0 };
 	bool quiet = false;
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+	opterr = 0;	/* cli_usage_error says it, in one line */
+	while ((opt = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'k': psk = optarg; break;
 		case 's': state = optarg; break;
+		case 'c': config = optarg; break;
 		case 'q': quiet = true; break;
 		case 'h': verify_usage(stdout); return EX_OK;
-		default: return cli_usage_error("verify", "unknown option");
+		case ':':
+			return cli_usage_error("verify", "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			if (optopt)
+				return cli_usage_error("verify", "unknown option '-%c'", optopt);
+			return cli_usage_error("verify", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (state) {
+	if (state || config) {
+		char *st = NULL, *store = NULL;
+
 		if (optind != argc || psk)
-			return cli_usage_error("verify", "--state takes no trees and no keys "
-					       "(it uses the mount's)");
-		return verify_state(state, quiet);
+			return cli_usage_error("verify", "--state and --config take no trees "
+					       "and no keys (they use the mount's)");
+		rc = ctlstate_resolve("verify", state, config, &st, &store);
+		if (rc != EX_OK)
+			return rc;
+		rc = verify_state(st, quiet);
+		free(st);
+		free(store);
+		return rc;
 	}
 	if (argc - optind != 2)
 		return cli_usage_error("verify", "give SRC_DIR and HOST:PORT (or DEST_DIR), "

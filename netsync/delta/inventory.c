@@ -8,6 +8,7 @@
  * thread.
  */
 #include "netsync/delta/inventory.h"
+#include "netsync/wire/path.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -231,6 +232,59 @@ static int inv_entry(struct inv_walk *w, int dirfd, const char *name, const char
 		w->inos[w->n_inos++] = (struct inv_ino){ st->st_dev, st->st_ino, w->inv->n };
 	}
 	return inventory_add(w->inv, &e);
+}
+
+int inventory_add_path(struct inventory *inv, int rootfd, const char *path, bool hash)
+{
+	/* what replication carries: content, and user.* and trusted.* */
+	static const struct inventory_opts with = { .hash_content = true,
+						    .replicated_xattrs = true };
+	static const struct inventory_opts without = { .replicated_xattrs = true };
+	struct inv_walk w = { .inv = inv, .o = hash ? &with : &without };
+	struct path_ref ref;
+	struct stat st;
+	int rc;
+
+	rc = path_resolve(rootfd, path, false, &ref);
+	if (rc == -ENOENT || rc == -ENOTDIR)
+		return 0;
+	if (rc < 0)
+		return rc;
+	if (fstatat(ref.dirfd, ref.name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		rc = errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+		goto out;
+	}
+	w.buf = malloc(INV_READ_CHUNK);
+	if (!w.buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = inv_entry(&w, ref.dirfd, ref.name, path, &st);
+	free(w.buf);
+	free(w.inos);
+	if (rc == 0)
+		rc = 1;
+out:
+	path_put(&ref);
+	return rc;
+}
+
+static int inv_str_eq(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+int inventory_entry_same(const struct proto_entry *a, const struct proto_entry *b)
+{
+	/* a regular file is the same only when both contents were hashed */
+	if (S_ISREG(a->mode) && !(a->flags & b->flags & PROTO_ENTRY_F_HASHED))
+		return 0;
+	return a->mode == b->mode && a->uid == b->uid && a->gid == b->gid &&
+	       a->size == b->size && a->mtime_ns == b->mtime_ns && a->rdev == b->rdev &&
+	       a->nlink == b->nlink &&
+	       a->n_xattrs == b->n_xattrs && !memcmp(a->xattrs, b->xattrs, 16) &&
+	       !memcmp(a->hash, b->hash, 16) && !a->err && !b->err &&
+	       inv_str_eq(a->target, b->target) && inv_str_eq(a->path, b->path);
 }
 
 static int inv_dir(struct inv_walk *w, int dirfd, const char *prefix)

@@ -57,6 +57,18 @@ int inventory_walk(const char *root, const struct inventory_opts *o, struct inve
 /* Index of PATH in a sorted inventory, or -1. */
 long inventory_find(const struct inventory *inv, const char *path);
 
+/*
+ * Appends the entry at PATH of the tree under ROOTFD, read as a walk of
+ * what replication carries reads it (user.* and trusted.* xattrs; the
+ * content hashed if HASH; no link field). Returns 1, 0 when nothing is
+ * there (nothing appended), or -errno. For single paths (a demoted
+ * primary's tail, a split brain's versions), not walks.
+ */
+int inventory_add_path(struct inventory *inv, int rootfd, const char *path, bool hash);
+/* Every field two replicas must agree on is equal (all but link); a
+ * regular file only if both contents were hashed. */
+int inventory_entry_same(const struct proto_entry *a, const struct proto_entry *b);
+
 /* Appends a copy of E (its strings copied). 0 or -ENOMEM. */
 int inventory_add(struct inventory *inv, const struct proto_entry *e);
 /* Sorts and assigns the link field of hard-linked names (after a build

@@ -21,6 +21,7 @@
 #include <event2/event.h>
 
 #include "common/clock.h"
+#include "common/histo.h"
 #include "common/log.h"
 #include "conf/conf.h"
 #include "netsync/control/control.h"
@@ -81,7 +82,13 @@ struct primary {
 	uint64_t catchup_seq;
 	atomic_llong degraded_at, regained_at;
 	atomic_int n_waiting;	/* FUSE threads + sync requests waiting for acks */
+	/* Sync mode: how long each fsync/flush/close waited for the peer
+	 * (FUSE threads add, /metrics reads). */
+	struct histo sync_wait;
 };
+
+/* When this FUSE thread's primary_peer_begin took its barrier. */
+static __thread uint64_t primary_wait_t0;
 
 static bool primary_has_peer(const struct primary *p)
 {
@@ -132,7 +139,10 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_u64(w, "bytes_held", ss.bytes_held);
 	ctljson_u64(w, "inflight_bytes", ss.inflight_bytes);
 	ctljson_u64(w, "reconnects", ss.reconnects);
+	ctljson_u64(w, "apply_errors", ss.apply_errors);
 	ctljson_u64(w, "needs_scan", js.needs_scan);
+	ctljson_u64(w, "journal_bytes", js.disk_bytes);
+	ctljson_u64(w, "journal_segments", js.segments);
 	ctljson_bool(w, "resync", ss.resync);
 	ctljson_u64(w, "resync_files", ss.resync_files);
 	ctljson_u64(w, "resync_bytes", ss.resync_bytes);
@@ -145,8 +155,7 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_u64(w, "stuck_paths", ss.stuck_paths);
 	ctljson_str(w, "stuck_path", ss.stuck_paths ? ss.stuck_path : NULL);
 	ctljson_str(w, "stuck_reason", ss.stuck_paths ? ss.stuck_reason : NULL);
-	ctljson_bool(w, "split_brain", false);
-	ctljson_u64(w, "generation", ss.generation);
+	sender_status_lineage(p->snd, w);	/* generation, verdict, split_brain */
 	ctljson_str(w, "mountpoint", p->mountpoint);
 	ctljson_str(w, "last_error", ss.last_error[0] ? ss.last_error : NULL);
 	ctljson_bool(w, "insecure", p->insecure);
@@ -202,11 +211,18 @@ static void primary_check_waiters(struct primary *p)
 	journal_get_stats(p->j, &js);
 	sender_get_stats(p->snd, &ss);
 	while ((wt = *pp)) {
-		/* Synced: the peer acked the barrier, and no path waits for a
+		/* Synced: the peer acked the barrier, no path waits for a
 		 * repair (a path it failed to apply is not on it yet, whatever
-		 * the acks say). */
-		if (js.acked_seq >= wt->seq && ss.repairs_pending == 0) {
+		 * the acks say), and the peer accepted this node's history in
+		 * this mount's life: acks in the journal say nothing about a
+		 * peer that now holds another node's data. */
+		if (ss.refused) {
+			snprintf(why, sizeof(why), "the peer %s refuses this node: %s", p->peer,
+				 ss.last_error);
+			primary_reply_sync(p, wt->req, "refused", why, wt->seq);
+		} else if (js.acked_seq >= wt->seq && ss.repairs_pending == 0 && ss.decided) {
 			primary_reply_sync(p, wt->req, "ok", NULL, wt->seq);
+			statusinfo_sync_ok(&p->si);
 		} else if (wt->deadline > 0 && now >= wt->deadline) {
 			if (ss.stuck_paths)
 				snprintf(why, sizeof(why), "timed out: the peer %s cannot apply "
@@ -253,6 +269,7 @@ static int primary_on_sync(struct control_req *req, int argc, char **argv,
 	if (!wt)
 		return -ENOMEM;
 	atomic_fetch_add(&p->n_waiting, 1);
+	sender_kick(p->snd);
 	/* files open for passthrough writes: their current content */
 	journal_scan(p->j, true);
 	wt->seq = journal_barrier(p->j);
@@ -271,6 +288,18 @@ static void primary_metrics_status(void *arg, struct evbuffer *out)
 	primary_status_json(arg, out);
 }
 
+static void primary_metrics_source(void *arg, struct evbuffer *out)
+{
+	struct primary *p = arg;
+	struct histo_snap h;
+
+	histo_read(&p->sync_wait, &h);
+	metrics_put_help(out, "twinfs_sync_fsync_duration_seconds", "histogram",
+			 "sync mode: how long an fsync, flush or close of a written file "
+			 "waited for the peer's acknowledgement");
+	metrics_put_histo(out, "twinfs_sync_fsync_duration_seconds", NULL, &h);
+}
+
 static int primary_on_status(struct control_req *req, int argc, char **argv,
 			     void *ctx)
 {
@@ -279,8 +308,20 @@ static int primary_on_status(struct control_req *req, int argc, char **argv,
 	return 0;
 }
 
+/* `resolve local|peer|both [dry]` (twinfs resolve): sender_resolve_cmd. */
+static int primary_on_resolve(struct control_req *req, int argc, char **argv, void *ctx)
+{
+	struct primary *p = ctx;
+	bool dry = argc > 2 && strcmp(argv[2], "dry") == 0;
+
+	sender_resolve_cmd(p->snd, argc > 1 ? argv[1] : "", dry, control_req_out(req));
+	control_req_send(req);
+	return 0;
+}
+
 static const struct control_cmd primary_cmds[] = {
 	{ "status", primary_on_status },
+	{ "resolve", primary_on_resolve },
 	{ "sync", primary_on_sync },
 	{ NULL, NULL },
 };
@@ -396,6 +437,7 @@ static void primary_free(struct primary *p)
 	}
 	control_server_stop(p->ctl);
 	metrics_stop(p->metrics);
+	metrics_remove_source(primary_metrics_source, p);
 	sender_free(p->snd);
 	tls_ctx_free(p->tls);
 	if (p->notify_ev)
@@ -507,12 +549,15 @@ int primary_start(struct journal *j, const struct conf *c,
 	so.heartbeat_s = c->heartbeat_s;
 	so.delta_block_size = (uint32_t)c->block_size;
 	so.waiters = &p->n_waiting;
+	so.mountpoint = p->mountpoint;
 	rc = sender_new(p->base, j, &so, &p->snd);
 	if (rc < 0)
 		goto out_free;
 	if (c->metrics_listen) {
 		char why[300];
 
+		if (metrics_add_source(primary_metrics_source, p) < 0)
+			log_warn("no room for the sync-mode histogram in /metrics", "sources=4");
 		rc = metrics_start(p->base, c->metrics_listen, c->insecure, primary_metrics_status,
 				   p, &p->metrics, why, sizeof(why));
 		if (rc < 0) {
@@ -573,6 +618,7 @@ bool primary_peer_begin(struct primary *p, uint64_t *seq)
 	/* counted before the barrier wakes the sender, so that it takes the
 	 * batch at once instead of holding it (TAKE_AHEAD) */
 	atomic_fetch_add(&p->n_waiting, 1);
+	primary_wait_t0 = clock_mono_ns();
 	*seq = journal_barrier(p->j);
 	return true;
 }
@@ -584,6 +630,9 @@ int primary_peer_end(struct primary *p, uint64_t seq)
 	timeout_ms = p->sync_timeout_s ? (int)p->sync_timeout_s * 1000 : -1;
 	rc = journal_wait_acked(p->j, seq, timeout_ms);
 	atomic_fetch_sub(&p->n_waiting, 1);
+	if (primary_wait_t0)
+		histo_observe(&p->sync_wait, clock_mono_ns() - primary_wait_t0);
+	primary_wait_t0 = 0;
 	if (rc == -ETIMEDOUT) {
 		if (!atomic_exchange(&p->degraded, true)) {
 			atomic_store(&p->degraded_at, (long long)time(NULL));

@@ -29,6 +29,7 @@
 #include <openssl/err.h>
 
 #include "common/clock.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "netsync/delta/hashcache.h"
 #include "journal/journal.h"
@@ -36,6 +37,9 @@
 #include "netsync/wire/addr.h"
 #include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
+#include "netsync/control/ctljson.h"
+#include "netsync/roles/tail.h"
+#include "netsync/wire/proto_gen.h"
 #include "netsync/wire/tls.h"
 #include "netsync/primary/sentmap.h"
 
@@ -82,6 +86,7 @@ static const char *const peer_state_names[] = {
 	[PEER_HELLO] = "hello",
 	[PEER_STREAMING] = "streaming",
 	[PEER_REFUSED] = "refused",
+	[PEER_SPLIT] = "split",
 };
 
 const char *peer_state_name(enum peer_state st)
@@ -173,6 +178,42 @@ static void sender_schedule_retry(struct sender *s)
 		s->backoff_ms = BACKOFF_MAX_MS;
 }
 
+/*
+ * Replication failures reach the default log level (warning) once, then
+ * at most every PEER_WARN_EVERY_S with a count of what happened between:
+ * a link that drops, and a peer that has not answered for
+ * PEER_UNREACH_WARN_S (a peer still booting is not worth a warning; one
+ * that never answers is). The rest is logged at info.
+ */
+#define PEER_UNREACH_WARN_S	10.0
+#define PEER_WARN_EVERY_S	600.0
+
+static void sender_warn_down(struct sender *s, const char *why, bool was_up)
+{
+	double now = clock_mono_s();
+	bool due = !s->warned_at || now - s->warned_at >= PEER_WARN_EVERY_S;
+
+	if (!s->down_since)
+		s->down_since = now;
+	s->down_events++;
+	if (was_up && due) {
+		log_warn("replication peer disconnected; changes are kept and sent "
+			 "when it is back", "peer=%s why=\"%s\" drops_since_last_warning=%llu",
+			 s->peer, why, (unsigned long long)s->down_events);
+	} else if (!was_up && due && now - s->down_since >= PEER_UNREACH_WARN_S) {
+		log_warn("replication peer not reachable; changes are kept and the "
+			 "mount keeps retrying", "peer=%s why=\"%s\" down_s=%.0f attempts=%llu",
+			 s->peer, why, now - s->down_since, (unsigned long long)s->down_events);
+	} else {
+		log_info(was_up ? "replication peer disconnected" :
+			 "replication peer not reachable; retrying",
+			 "peer=%s why=\"%s\" retry_ms=%u", s->peer, why, s->backoff_ms);
+		return;
+	}
+	s->warned_at = now;
+	s->down_events = 0;
+}
+
 /* Drops the connection (if any), requeues, schedules a reconnect. */
 static void sender_disconnect(struct sender *s, const char *why)
 {
@@ -183,17 +224,22 @@ static void sender_disconnect(struct sender *s, const char *why)
 		s->bev = NULL;
 	}
 	sender_requeue_all(s);
+	resolver_reset(&s->res);	/* versions half received: asked again */
+	if (was_up) {
+		struct journal_stats js;
+
+		journal_get_stats(s->j, &js);
+		lineage_apart(&s->lin, js.head_seq);
+	}
 	/* An unacked baseline starts again on the next HELLO (the peer's
 	 * position is still below it). */
 	s->resync = false;
 	s->baseline_pending = false;
 	if (was_up) {
-		log_warn("replication peer disconnected; changes are kept and "
-			 "sent when it is back", "peer=%s why=\"%s\"", s->peer, why);
 		s->reconnects++;
+		sender_warn_down(s, why, true);
 	} else {
-		log_info("replication peer not reachable; retrying",
-			 "peer=%s why=\"%s\" retry_ms=%u", s->peer, why, s->backoff_ms);
+		sender_warn_down(s, why, false);
 	}
 	sender_set_state(s, PEER_BACKOFF, why);
 	sender_schedule_retry(s);
@@ -320,9 +366,13 @@ static void sender_connected(struct sender *s)
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	journal_get_stats(s->j, &js);
+	/* a generation begun while apart goes out in this HELLO */
+	lineage_check(&s->lin, js.head_seq);
 	h.version = PROTO_VERSION;
 	memcpy(h.node_id, s->id.id, sizeof(h.node_id));
-	h.generation = s->id.generation;
+	h.generation = history_cur(&s->lin.hist)->num;
+	h.head_seq = js.head_seq;
+	lineage_hello(&s->lin, &h);
 	h.role = PROTO_ROLE_PRIMARY;
 	h.applied_seq = js.acked_seq;
 	h.name = s->name;
@@ -376,9 +426,41 @@ static void sender_event_cb(struct bufferevent *bev, short what, void *arg)
 
 /* ---- incoming frames ---- */
 
+static void sender_collect_path(const char *path, const char *why, void *arg)
+{
+	(void)why;
+	if (path[0])	/* "" (a damaged journal): nothing to name */
+		tail_add(arg, path);
+}
+
+/*
+ * Split brain (docs/protocol.md, "Split brain"): both nodes wrote after
+ * their common point. Nothing is sent; the connection stays up while both
+ * ends exchange what they changed (this node: its journal's records after
+ * the peer's last ack), so that `status` on both lists every diverged
+ * path, and `twinfs resolve` can act on it.
+ */
+static int sender_split(struct sender *s)
+{
+	struct tail mine = { 0 };
+	int rc;
+
+	rc = journal_list_pending(s->state_dir, s->store_dir, sender_collect_path, &mine);
+	if (rc == 0)
+		rc = divergence_begin(&s->div, s->store_fd, mine.paths, mine.len,
+				      bufferevent_get_output(s->bev));
+	tail_free(&mine);
+	if (rc < 0)
+		return rc;
+	sender_set_state(s, PEER_SPLIT, "split brain");
+	return 0;
+}
+
 static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 {
+	struct journal_stats hs;
 	const char *why;
+	uint64_t resume = 0;
 	bool baseline;
 	int rc;
 
@@ -389,6 +471,14 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		return -EPROTO;
 	}
 	s->peer_generation = h->generation;
+	snprintf(s->peer_name, sizeof(s->peer_name), "%s", h->name ? h->name : "");
+	/* Whose data the peer holds decides, not seqs alone (lineage.c); a
+	 * lagged old primary resumes where this node's generation began. */
+	journal_get_stats(s->j, &hs);
+	if (lineage_on_hello(&s->lin, h, hs.head_seq, &resume) < 0) {
+		sender_set_error(s, "peer %s: %s", s->peer, s->lin.why);
+		return s->lin.verdict == HISTORY_SPLIT ? sender_split(s) : -EPROTO;
+	}
 	/* Batches go out again from the peer's durable point: of what it was
 	 * sent, it holds what came in batches up to there, if it is the same
 	 * peer (sentmap.c). */
@@ -409,20 +499,20 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 			   "point", "peer=%s peer_seq=%llu", s->peer,
 			   (unsigned long long)h->applied_seq);
 	}
-	baseline = h->applied_seq == 0 || s->rebaseline;
-	why = h->applied_seq == 0 ? "the peer has never applied anything" :
+	baseline = resume == 0 || s->rebaseline;
+	why = resume == 0 ? "the peer has never applied anything" :
 	      "the peer failed to replay a change made during a walk";
 	s->rebaseline = false;
-	rc = journal_rewind(s->j, h->applied_seq);
+	rc = journal_rewind(s->j, resume);
 	if (rc == -ERANGE) {
 		struct journal_stats js;
 
 		journal_get_stats(s->j, &js);
-		if (h->applied_seq < js.acked_seq) {
+		if (resume < js.acked_seq) {
 			log_notice("the peer is behind what it acknowledged (a new or "
 				   "restored peer?); the journal cannot cover the gap",
 				   "peer=%s peer_seq=%llu acked=%llu", s->peer,
-				   (unsigned long long)h->applied_seq,
+				   (unsigned long long)resume,
 				   (unsigned long long)js.acked_seq);
 			baseline = true;
 			why = "the peer is behind the journal";
@@ -444,9 +534,12 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		return rc;
 	}
 	log_notice("replication peer connected", "peer=%s peer_seq=%llu "
-		   "peer_generation=%llu", s->peer,
+		   "peer_generation=%llu verdict=%s resume=%llu down_s=%.0f", s->peer,
 		   (unsigned long long)h->applied_seq,
-		   (unsigned long long)h->generation);
+		   (unsigned long long)h->generation,
+		   history_verdict_name(s->lin.verdict), (unsigned long long)resume,
+		   s->down_since ? clock_mono_s() - s->down_since : 0.0);
+	s->down_since = 0;
 	/* a stuck path keeps the backoff it earned (sender_on_apply_error) */
 	if (!repairs_stuck(&s->repairs, NULL))
 		s->backoff_ms = BACKOFF_MIN_MS;
@@ -547,6 +640,7 @@ static int sender_on_apply_error(struct sender *s, const char *text)
 	r = repairs_note(&s->repairs, path, what, text, js.head_seq, true);
 	if (!r)
 		return -EINVAL;
+	s->apply_errors++;
 	if (r->failures == 1)
 		log_warn("the peer could not apply a change; repairing the path from "
 			 "this store", "peer=%s path=/%s op=%s text=\"%s\"", s->peer,
@@ -564,6 +658,138 @@ static int sender_on_apply_error(struct sender *s, const char *text)
 	return 0;
 }
 
+/* ---- `twinfs resolve` and `--restore` (the primary leads) ---- */
+
+static int sender_resolve_begin(struct sender *s, enum proto_keep keep)
+{
+	struct proto_resolve m = { .step = PROTO_RS_BEGIN, .keep = (uint8_t)keep };
+	struct resolution plan;
+	char stamp[32];
+	int rc;
+
+	if (s->state != PEER_SPLIT || !s->div.complete)
+		return -ENOTCONN;
+	resolution_stamp(stamp, sizeof(stamp));
+	rc = resolution_plan(&s->div, true, keep, s->peer_name[0] ? s->peer_name : "peer",
+			     stamp, &plan);
+	if (rc == 0)
+		rc = resolver_start(&s->res, &plan, false, stamp);
+	resolution_free(&plan);
+	if (rc < 0)
+		return rc;
+	log_warn("RESOLVING the split brain", "peer=%s keep=%s paths=%zu", s->peer,
+		 keep == PROTO_KEEP_PRIMARY ? "primary" : keep == PROTO_KEEP_SECONDARY ?
+		 "secondary" : "both", s->div.n);
+	m.stamp = stamp;
+	m.name = s->peer_name[0] ? s->peer_name : "peer";
+	return proto_encode_resolve(bufferevent_get_output(s->bev), &m);
+}
+
+static int sender_on_resolve(struct sender *s, const struct proto_resolve *m)
+{
+	switch (m->step) {
+	case PROTO_RS_REQUEST:
+		return sender_resolve_begin(s, (enum proto_keep)m->keep);
+	case PROTO_RS_RESTORE:
+		if (s->state != PEER_STREAMING)
+			return -EPROTO;
+		log_notice("the secondary restores a folder of conflict copies", "peer=%s",
+			   s->peer);
+		return resolver_start(&s->res, NULL, true, m->stamp);
+	case PROTO_RS_FILES:
+		return resolver_apply(&s->res);
+	case PROTO_RS_FAILED:
+		log_error("the secondary could not take part in the resolution", "peer=%s "
+			  "why=\"%s\"", s->peer, m->name);
+		resolver_reset(&s->res);
+		return 0;
+	default:
+		return -EPROTO;
+	}
+}
+
+/* The resolver's worker is done (loop thread): every diverged path's
+ * state as this store now holds it is owed to the secondary, which then
+ * takes this node's history and resumes at the common point. */
+static void sender_resolved(struct resolver *r, int rc, void *arg)
+{
+	struct sender *s = arg;
+	struct proto_resolve m = { .step = PROTO_RS_DONE };
+	uint64_t max = 0;
+
+	if (!s->bev)
+		return;
+	if (r->restore) {
+		m.step = rc < 0 ? PROTO_RS_FAILED : PROTO_RS_DONE;
+		m.name = rc < 0 ? r->err : "";
+		proto_encode_resolve(bufferevent_get_output(s->bev), &m);
+		log_warn("RESTORED conflict copies through the mount", "peer=%s files=%zu%s%s",
+			 s->peer, r->n, rc < 0 ? " err=" : "", rc < 0 ? r->err : "");
+		return;
+	}
+	if (rc < 0) {
+		m.step = PROTO_RS_FAILED;
+		m.name = r->err;
+		proto_encode_resolve(bufferevent_get_output(s->bev), &m);
+		return;
+	}
+	for (size_t i = 0; i < r->plan.n; i++) {
+		int64_t seq = journal_needs_scan(s->j, r->plan.it[i].e->path, 0);
+
+		if (seq > 0 && (uint64_t)seq > max)
+			max = (uint64_t)seq;
+	}
+	journal_commit(s->j);
+	m.seq = max;
+	proto_encode_resolve(bufferevent_get_output(s->bev), &m);
+	log_warn("RESOLVED the split brain: the secondary takes this node's state of every "
+		 "diverged path", "peer=%s paths=%zu up_to_seq=%llu conflicts=%s", s->peer,
+		 r->plan.n, (unsigned long long)max, r->plan.folder);
+	s->lin.decided = false;
+	s->backoff_ms = BACKOFF_MIN_MS;	/* the secondary closes; come back at once */
+}
+
+void sender_resolve_cmd(struct sender *s, const char *word, bool dry, struct evbuffer *out)
+{
+	struct ctljson j;
+	struct resolution plan = { 0 };
+	enum proto_keep keep;
+	char err[300] = "", line[4400], stamp[32];
+	int rc = 0;
+
+	ctljson_begin(&j, out);
+	if (!s || resolution_keep(word, true, &keep) < 0) {
+		snprintf(err, sizeof(err), "--keep wants local, peer or both");
+	} else if (s->state != PEER_SPLIT || !s->div.complete) {
+		snprintf(err, sizeof(err), "no split brain to resolve%s", s->state == PEER_SPLIT ?
+			 " yet: the nodes are still exchanging their paths" : " (the peer must be "
+			 "connected and in a split brain: see twinfs status)");
+	} else if (s->res.active) {
+		snprintf(err, sizeof(err), "a resolution is already running");
+	} else {
+		resolution_stamp(stamp, sizeof(stamp));
+		rc = resolution_plan(&s->div, true, keep, s->peer_name, stamp, &plan);
+		if (rc == 0 && !dry)
+			rc = sender_resolve_begin(s, keep);
+		if (rc < 0)
+			snprintf(err, sizeof(err), "cannot resolve: %s", strerror(-rc));
+	}
+	ctljson_bool(&j, "ok", err[0] == '\0');
+	if (err[0])
+		ctljson_str(&j, "error", err);
+	else
+		ctljson_str(&j, "result", dry ? "dry-run" : "started");
+	json_key(ctljson_json(&j), "plan");
+	json_array_begin(ctljson_json(&j));
+	for (size_t i = 0; i < plan.n; i++) {
+		resolution_describe(&plan, true, i, line, sizeof(line));
+		json_string(ctljson_json(&j), line);
+	}
+	json_array_end(ctljson_json(&j));
+	ctljson_end(&j);
+	resolution_free(&plan);
+}
+
 /* Returns 0, or -errno to drop the connection. */
 static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 {
@@ -574,6 +800,11 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 
 	if (s->state == PEER_HELLO && fr->h.type != PROTO_HELLO &&
 	    fr->h.type != PROTO_ERROR)
+		return -EPROTO;
+	if (s->state == PEER_SPLIT && fr->h.type != PROTO_DIVERGED &&
+	    fr->h.type != PROTO_HEARTBEAT && fr->h.type != PROTO_ERROR &&
+	    fr->h.type != PROTO_GOODBYE && fr->h.type != PROTO_RESOLVE &&
+	    fr->h.type != PROTO_ENTRY && fr->h.type != PROTO_DATA)
 		return -EPROTO;
 	switch (fr->h.type) {
 	case PROTO_HELLO:
@@ -590,6 +821,45 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		return 0;
 	case PROTO_HEARTBEAT:
 		return 0;
+	case PROTO_DIVERGED:
+		if (s->state != PEER_SPLIT)
+			return -EPROTO;
+		rc = divergence_on_frame(&s->div, s->store_fd, fr, bufferevent_get_output(s->bev));
+		if (rc == 1)
+			log_warn("SPLIT BRAIN: paths changed on both nodes after their common "
+				 "point; nothing is overwritten (twinfs status lists them, twinfs "
+				 "resolve decides)", "peer=%s diverged=%zu first=/%s", s->peer,
+				 s->div.n, s->div.n ? s->div.e[0].path : "");
+		return rc < 0 ? rc : 0;
+	case PROTO_ENTRY: {
+		struct proto_entry te;
+
+		rc = proto_decode_entry(fr, &te);
+		if (rc < 0)
+			return rc;
+		/* a version for `resolve` or `--restore`, else a tail entry */
+		if (s->res.receiving)
+			return resolver_on_entry(&s->res, &te);
+		if (s->state != PEER_STREAMING)
+			return -EPROTO;
+		return lineage_on_tail_entry(&s->lin, s->j, s->store_fd, &te);
+	}
+	case PROTO_DATA: {
+		struct proto_data d;
+
+		rc = proto_decode_data(fr, &d);
+		return rc < 0 ? rc : resolver_on_data(&s->res, &d);
+	}
+	case PROTO_RESOLVE: {
+		struct proto_resolve m;
+
+		rc = proto_decode_resolve(fr, &m);
+		return rc < 0 ? rc : sender_on_resolve(s, &m);
+	}
+	case PROTO_TAIL:
+		if (s->state != PEER_STREAMING)
+			return -EPROTO;
+		return lineage_on_tail(&s->lin, s->j, fr, bufferevent_get_output(s->bev));
 	case PROTO_HASHES:
 		if (s->state != PEER_STREAMING)
 			return -EPROTO;
@@ -600,6 +870,10 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 			return rc;
 		sender_set_error(s, "peer %s: %s", s->peer, e.text);
 		if (e.code == PROTO_E_APPLY && sender_on_apply_error(s, e.text) == 0)
+			return -ECONNABORTED;
+		/* a refusal this side decided too was logged once (lineage.c) */
+		if ((e.code == PROTO_E_SPLITBRAIN || e.code == PROTO_E_AHEAD ||
+		     e.code == PROTO_E_FOREIGN || e.code == PROTO_E_ROLE) && s->lin.logged)
 			return -ECONNABORTED;
 		log_error("the replication peer reported an error", "peer=%s code=%s "
 			  "text=\"%s\"", s->peer, proto_err_name(e.code), e.text);
@@ -671,86 +945,6 @@ static void sender_write_cb(struct bufferevent *bev, void *arg)
 }
 
 /* ---- streaming ---- */
-
-/* Replaces record R, which names a path the peer failed to apply, by the
- * current state of each path it names (see "Apply errors"). */
-static int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
-				 const struct journal_rec *r, uint64_t until)
-{
-	const char *paths[2] = { r->op.path, NULL };
-	uint64_t end = s->c.cur->b->end_seq;
-	char scope[2][PROTO_PATH_MAX + 1];
-	const char *scopes[2];
-	size_t n = 0;
-	int rc;
-
-	if (r->op.type == JOP_RENAME || r->op.type == JOP_LINK)
-		paths[1] = r->op.path2;
-	for (int i = 0; i < 2; i++) {
-		struct repair *rep;
-
-		if (!paths[i])
-			continue;
-		rep = repairs_covering(&s->repairs, paths[i], r->seq);
-		if (!rep)	/* a rename's other name: repaired with it */
-			rep = repairs_note(&s->repairs, paths[i], NULL, NULL, until, false);
-		if (!rep)
-			return -ENOMEM;
-		if (rep->sent_end < end)
-			rep->sent_end = end;
-		repairs_scope(rep, paths[i], scope[n], sizeof(scope[n]));
-		scopes[n] = scope[n];
-		n++;
-	}
-	/* 3: waits for the peer's answers, called again (all of the above
-	 * is idempotent) */
-	rc = sender_delta_replace(s, out, r->seq, scopes, n);
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		log_info("replaced a record the peer failed on by the path's state",
-			 "peer=%s seq=%llu op=%s replaced=/%s", s->peer,
-			 (unsigned long long)r->seq, journal_op_name(r->op.type), scopes[i]);
-	return rc;
-}
-
-/* The batch's records are all sent: repairs no record carried (the peer
- * failed on file data or an ATTR) go out now, before the batch's data. */
-static int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint64_t seq)
-{
-	char (*scope)[PROTO_PATH_MAX + 1] = NULL;
-	const char **scopes = NULL;
-	size_t n = 0;
-	int rc = 0;
-
-	for (size_t i = 0; i < s->repairs.n; i++)
-		n += !s->repairs.r[i].sent_end && s->repairs.r[i].failures;
-	if (!n)
-		return 0;
-	scope = malloc(n * sizeof(*scope));
-	scopes = malloc(n * sizeof(*scopes));
-	if (!scope || !scopes) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	n = 0;
-	for (size_t i = 0; i < s->repairs.n; i++) {
-		struct repair *rep = &s->repairs.r[i];
-
-		if (rep->sent_end || !rep->failures)
-			continue;
-		repairs_scope(rep, rep->path, scope[n], sizeof(scope[n]));
-		scopes[n] = scope[n];
-		n++;
-	}
-	/* 3: called again with the same set (sent_end is set only once done) */
-	rc = sender_delta_replace(s, out, seq, scopes, n);
-	for (size_t i = 0; rc == 0 && i < s->repairs.n; i++)
-		if (!s->repairs.r[i].sent_end && s->repairs.r[i].failures)
-			s->repairs.r[i].sent_end = seq;
-out:
-	free(scope);
-	free(scopes);
-	return rc;
-}
 
 static int sender_put_rec(struct sender *s, struct evbuffer *out,
 			  const struct journal_rec *r)
@@ -893,7 +1087,18 @@ void sender_pump(struct sender *s)
 	struct journal_batch *b;
 	int rc;
 
-	if (s->state != PEER_STREAMING || !s->bev || s->pumping)
+	if (s->state != PEER_STREAMING) {
+		/* a change while apart begins a generation at once (lineage.c):
+		 * an unmount or a crash right after must not lose that fact */
+		struct journal_stats js;
+
+		if (lineage_may_begin(&s->lin)) {
+			journal_get_stats(s->j, &js);
+			lineage_check(&s->lin, js.head_seq);
+		}
+		return;
+	}
+	if (!s->bev || s->pumping)
 		return;
 	s->pumping = true;
 	out = bufferevent_get_output(s->bev);
@@ -958,6 +1163,21 @@ out_drop:
 	sender_disconnect(s, strerror(-rc));
 }
 
+/*
+ * Someone waits for the peer (`twinfs sync`): a connection waiting out its
+ * backoff is tried at once. The backoff spares a peer that is down; a
+ * waiter is the moment a peer that just came back (a demoted node whose
+ * serve started) should be found, not up to BACKOFF_MAX_MS later. A path
+ * the peer keeps failing on keeps the backoff it earned.
+ */
+void sender_kick(struct sender *s)
+{
+	if (s->state != PEER_BACKOFF || !s->peer || repairs_stuck(&s->repairs, NULL))
+		return;
+	evtimer_del(s->retry_ev);
+	sender_connect(s);
+}
+
 /* ---- periodic work ---- */
 
 void sender_tick(struct sender *s)
@@ -970,6 +1190,12 @@ void sender_tick(struct sender *s)
 	s->rate_mark = s->bytes_sent;
 	s->rate_i = (s->rate_i + 1) % RATE_SLOTS;
 
+	if (s->state != PEER_STREAMING && lineage_may_begin(&s->lin)) {
+		struct journal_stats js;
+
+		journal_get_stats(s->j, &js);
+		lineage_check(&s->lin, js.head_seq);
+	}
 	switch (s->state) {
 	case PEER_CONNECTING:
 		if (now - s->state_since > CONNECT_TIMEOUT_S) {
@@ -979,6 +1205,7 @@ void sender_tick(struct sender *s)
 		break;
 	case PEER_HELLO:
 	case PEER_STREAMING:
+	case PEER_SPLIT:
 		if (now - s->last_rx > dead) {
 			sender_set_error(s, "peer %s silent for %.0f s", s->peer, now - s->last_rx);
 			sender_disconnect(s, "peer timed out");
@@ -1033,6 +1260,21 @@ int sender_new(struct event_base *base, struct journal *j,
 			  o->state_dir, strerror(-rc));
 		goto out_free;
 	}
+	rc = resolver_init(&s->res, base, o->state_dir, o->store_dir, o->mountpoint,
+			   sender_resolved, s);
+	if (rc < 0)
+		goto out_free;
+	{
+		struct journal_stats js;
+
+		journal_get_stats(j, &js);
+		rc = lineage_open(&s->lin, o->state_dir, s->id.id, js.head_seq, js.acked_seq);
+		if (rc < 0) {
+			log_error("cannot read this node's generation history", "state=%s "
+				  "err=%s", o->state_dir, strerror(-rc));
+			goto out_free;
+		}
+	}
 	if (gethostname(s->name, sizeof(s->name)) < 0)
 		s->name[0] = '\0';
 	s->name[sizeof(s->name) - 1] = '\0';
@@ -1075,6 +1317,10 @@ out_pool:
 out_close:
 	close(s->store_fd);
 out_free:
+	resolver_fini(&s->res);
+	resolver_fini(&s->res);
+	lineage_close(&s->lin);
+	divergence_free(&s->div);
 	free(s->peer);
 	free(s->state_dir);
 	free(s->store_dir);
@@ -1121,6 +1367,7 @@ void sender_free(struct sender *s)
 	hashcache_close(s->hcache);
 	if (s->store_fd >= 0)
 		close(s->store_fd);
+	lineage_close(&s->lin);
 	free(s->peer);
 	free(s->state_dir);
 	free(s->store_dir);
@@ -1141,9 +1388,12 @@ void sender_get_stats(struct sender *s, struct sender_stats *st)
 	st->send_rate = sum / RATE_SLOTS;
 	st->inflight_bytes = s->inflight_bytes;
 	st->inflight_batches = s->inflight_batches;
-	st->generation = s->id.generation;
+	st->generation = history_cur(&s->lin.hist)->num;
+	st->decided = s->lin.decided;
+	st->refused = lineage_refused(&s->lin);
 	st->peer_generation = s->peer_generation;
 	st->reconnects = s->reconnects;
+	st->apply_errors = s->apply_errors;
 	st->resync = s->resync || s->baseline_pending;
 	st->resync_files = s->resync_files;
 	st->resync_bytes = s->resync_bytes;
@@ -1163,4 +1413,10 @@ void sender_get_stats(struct sender *s, struct sender_stats *st)
 		}
 	}
 	snprintf(st->last_error, sizeof(st->last_error), "%s", s->last_error);
+}
+
+void sender_status_lineage(struct sender *s, struct ctljson *j)
+{
+	lineage_status(&s->lin, j);
+	divergence_json(&s->div, ctljson_json(j));
 }

@@ -24,6 +24,7 @@ enum peer_state {
 	PEER_HELLO,		/* our HELLO sent, waiting for the peer's */
 	PEER_STREAMING,		/* sending batches, receiving ACKs */
 	PEER_REFUSED,		/* configuration forbids this peer (no retry) */
+	PEER_SPLIT,		/* split brain: paths exchanged, nothing sent */
 };
 
 struct tls_ctx;
@@ -41,6 +42,8 @@ struct sender_opts {
 	 * the caller, read atomically, may be NULL. */
 	const atomic_int *waiters;
 	uint32_t delta_block_size;	/* delta.block_size (0: 128 KiB) */
+	const char *mountpoint;	/* where `twinfs resolve` writes a secondary's
+				 * versions (resolver.h); NULL: not mounted */
 };
 
 struct sender_stats {
@@ -56,6 +59,7 @@ struct sender_stats {
 	uint64_t generation;	/* this node's generation */
 	uint64_t peer_generation;
 	uint64_t reconnects;
+	uint64_t apply_errors;	/* paths the peer reported it could not apply, ever */
 	bool resync;		/* a baseline (full-state send) is in progress */
 	uint64_t resync_files;	/* files whose content it has sent so far */
 	uint64_t resync_bytes;	/* data bytes it has sent so far */
@@ -70,7 +74,20 @@ struct sender_stats {
 	uint64_t stuck_paths;
 	char stuck_path[256];	/* the first stuck path ("" if none) */
 	char stuck_reason[200];	/* what the peer said about it */
+	/* The peer's last HELLO decided (lineage.h): accepted this node's
+	 * history, or refused it (split brain, ahead, another node's data);
+	 * `twinfs sync` succeeds only with an accepting peer. */
+	bool decided, refused;
 };
+
+struct ctljson;
+struct evbuffer;
+/* `resolve WORD [dry]` on the control socket (WORD: local, peer, both):
+ * the plan as one JSON reply into OUT; unless DRY, the resolution starts
+ * (it ends with the split, see status). */
+void sender_resolve_cmd(struct sender *s, const char *word, bool dry, struct evbuffer *out);
+/* Generation keys of the status reply (lineage.h). */
+void sender_status_lineage(struct sender *s, struct ctljson *j);
 
 /* Creates the sender on BASE (the caller's loop thread). With o->peer set it
  * starts connecting at once. Returns 0 or -errno. */
@@ -80,6 +97,9 @@ int sender_new(struct event_base *base, struct journal *j,
  * back to the journal, frees. Safe with NULL. */
 void sender_free(struct sender *s);
 
+/* Connects at once if waiting out a reconnect backoff (a `twinfs sync`
+ * is waiting for the peer). */
+void sender_kick(struct sender *s);
 /* The periodic (1 s) work: heartbeats, timeouts, send-rate samples. */
 void sender_tick(struct sender *s);
 /* The journal has something to take (or the output drained): send more. */

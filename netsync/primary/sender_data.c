@@ -327,6 +327,48 @@ static bool sender_delta_holds(struct sender *s, const void *buf, size_t n)
 	return true;
 }
 
+/* The current file's data is sent: its xattr state where due, its ATTR,
+ * and the cursor moves to the next file. */
+static void cursor_end_file(struct sender *s, struct evbuffer *out,
+			    const struct journal_dirty *d)
+{
+	struct cursor *c = &s->c;
+	struct proto_attr a;
+
+	/* A repaired path gets its whole state: xattrs too; so does a file
+	 * crash recovery marked (an xattr change of it may be among the lost
+	 * records, and the mount-time scan leaves it to this,
+	 * netsync/delta/scan.c scan_recovered). */
+	if ((c->file >= cursor_n_files(c) || d->recovered) &&
+	    sender_put_xattr_state(out, c->cur->b->end_seq, d->path, c->fd, NULL) < 0)
+		log_warn("cannot re-send the extended attributes of a file",
+			 "path=%s", d->path);
+	if (fstat(c->fd, &c->st) == 0) {
+		memset(&a, 0, sizeof(a));
+		a.path = d->path;
+		a.mask = JATTR_MODE | JATTR_UID | JATTR_GID | JATTR_SIZE |
+			 JATTR_ATIME | JATTR_MTIME;
+		a.size = (uint64_t)c->st.st_size;
+		a.mode = c->st.st_mode & 07777;
+		a.uid = c->st.st_uid;
+		a.gid = c->st.st_gid;
+		a.atime = c->st.st_atim;
+		a.mtime = c->st.st_mtim;
+		proto_encode_attr(out, &a);
+		sentmap_trim(s->held, d->path, a.size);
+		if (c->dl)
+			cursor_mine_end(s, &c->st);
+	} else {
+		sentmap_forget(s->held, d->path);
+	}
+	blockhash_free(&c->mine);
+	cursor_close_file(c);
+	c->dl = NULL;
+	c->file++;
+	c->range = 0;
+	c->off = 0;
+}
+
 /* Sends the next data block or ATTR of the current file; moves the cursor.
  * Returns 1 if it put something on the wire (or skipped a block the peer
  * holds), 2 if it skipped and the pump's skip budget is spent, 3 if the
@@ -337,7 +379,6 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 {
 	struct cursor *c = &s->c;
 	const struct journal_dirty *d;
-	struct proto_attr a;
 	uint64_t end, len;
 	void *buf;
 	ssize_t n;
@@ -382,38 +423,7 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 			c->off = d->ranges[c->range].off;
 			continue;
 		}
-		/* A repaired path gets its whole state: xattrs too; so does a
-		 * file crash recovery marked (an xattr change of it may be among
-		 * the lost records, and the mount-time scan leaves it to this,
-		 * netsync/delta/scan.c scan_recovered). */
-		if ((c->file >= cursor_n_files(c) || d->recovered) &&
-		    sender_put_xattr_state(out, c->cur->b->end_seq, d->path, c->fd, NULL) < 0)
-			log_warn("cannot re-send the extended attributes of a file",
-				 "path=%s", d->path);
-		if (fstat(c->fd, &c->st) == 0) {
-			memset(&a, 0, sizeof(a));
-			a.path = d->path;
-			a.mask = JATTR_MODE | JATTR_UID | JATTR_GID | JATTR_SIZE |
-				 JATTR_ATIME | JATTR_MTIME;
-			a.size = (uint64_t)c->st.st_size;
-			a.mode = c->st.st_mode & 07777;
-			a.uid = c->st.st_uid;
-			a.gid = c->st.st_gid;
-			a.atime = c->st.st_atim;
-			a.mtime = c->st.st_mtim;
-			proto_encode_attr(out, &a);
-			sentmap_trim(s->held, d->path, a.size);
-			if (c->dl)
-				cursor_mine_end(s, &c->st);
-		} else {
-			sentmap_forget(s->held, d->path);
-		}
-		blockhash_free(&c->mine);
-		cursor_close_file(c);
-		c->dl = NULL;
-		c->file++;
-		c->range = 0;
-		c->off = 0;
+		cursor_end_file(s, out, d);
 		return 1;
 	}
 	len = end - c->off;

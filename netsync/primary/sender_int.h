@@ -19,7 +19,10 @@
 #include "journal/journal.h"
 #include "netsync/delta/blockhash.h"
 #include "netsync/primary/sender.h"
+#include "netsync/primary/lineage.h"
+#include "netsync/roles/divergence.h"
 #include "netsync/primary/repairs.h"
+#include "netsync/primary/resolver.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/proto.h"
 
@@ -198,6 +201,10 @@ struct sender {
 	double last_rx, last_tx;
 
 	struct state_node id;
+	struct lineage lin;	/* generations, the peer's verdict (lineage.h) */
+	struct divergence div;	/* the last split brain, path by path */
+	struct resolver res;	/* `twinfs resolve`, `--restore` (resolver.h) */
+	char peer_name[64];	/* the secondary's HELLO name (conflict names) */
 	char name[64];		/* host name, sent in HELLO */
 	uint64_t peer_generation;
 	/* The peer was interrupted mid-apply: records up to this seq are
@@ -226,6 +233,11 @@ struct sender {
 	uint64_t rate_mark;	/* bytes_sent at the last tick */
 	int rate_i;
 	uint64_t reconnects;
+	uint64_t apply_errors;	/* ERRORs naming a path the peer could not apply */
+	/* Warnings about a link that is down (sender_warn_down): since when
+	 * (clock_mono_s, 0: up), the last warning, events since it. */
+	double down_since, warned_at;
+	uint64_t down_events;
 	char last_error[256];
 	bool pumping;		/* re-entrancy guard for sender_pump */
 
@@ -335,6 +347,16 @@ int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
 /* PATH the peer failed to apply: the peer's copy removed and sent anew. */
 int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 		       const char *path);
+/* Replaces record R, which names a path the peer failed to apply, by the
+ * current state of each path it names (sender.c, "Apply errors"); UNTIL:
+ * the repair's end. 0, 3 while the peer's answers are out (called again),
+ * or -errno. */
+int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
+			  const struct journal_rec *r, uint64_t until);
+/* The batch's records are all sent: repairs no record carried (the peer
+ * failed on file data or an ATTR) go out now, before the batch's data.
+ * Returns as sender_put_repair_rec. */
+int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint64_t seq);
 /* The walks are done: the ATTR of each folder in c->attrs_after, as it is
  * now. 1 if it sent any, 0 if none were due. */
 int sender_put_attrs_after(struct sender *s, struct evbuffer *out);

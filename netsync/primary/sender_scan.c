@@ -412,3 +412,82 @@ int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 		return 0;	/* gone meanwhile: a later op says so */
 	return rc < 0 ? rc : sender_put_path(s, out, seq, path);
 }
+
+/* ---- repairs of the paths the peer failed to apply (sender.c, "Apply
+ * errors") ---- */
+
+int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
+				 const struct journal_rec *r, uint64_t until)
+{
+	const char *paths[2] = { r->op.path, NULL };
+	uint64_t end = s->c.cur->b->end_seq;
+	char scope[2][PROTO_PATH_MAX + 1];
+	const char *scopes[2];
+	size_t n = 0;
+	int rc;
+
+	if (r->op.type == JOP_RENAME || r->op.type == JOP_LINK)
+		paths[1] = r->op.path2;
+	for (int i = 0; i < 2; i++) {
+		struct repair *rep;
+
+		if (!paths[i])
+			continue;
+		rep = repairs_covering(&s->repairs, paths[i], r->seq);
+		if (!rep)	/* a rename's other name: repaired with it */
+			rep = repairs_note(&s->repairs, paths[i], NULL, NULL, until, false);
+		if (!rep)
+			return -ENOMEM;
+		if (rep->sent_end < end)
+			rep->sent_end = end;
+		repairs_scope(rep, paths[i], scope[n], sizeof(scope[n]));
+		scopes[n] = scope[n];
+		n++;
+	}
+	/* 3: waits for the peer's answers, called again (all of the above
+	 * is idempotent) */
+	rc = sender_delta_replace(s, out, r->seq, scopes, n);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		log_info("replaced a record the peer failed on by the path's state",
+			 "peer=%s seq=%llu op=%s replaced=/%s", s->peer,
+			 (unsigned long long)r->seq, journal_op_name(r->op.type), scopes[i]);
+	return rc;
+}
+
+int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint64_t seq)
+{
+	char (*scope)[PROTO_PATH_MAX + 1] = NULL;
+	const char **scopes = NULL;
+	size_t n = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < s->repairs.n; i++)
+		n += !s->repairs.r[i].sent_end && s->repairs.r[i].failures;
+	if (!n)
+		return 0;
+	scope = malloc(n * sizeof(*scope));
+	scopes = malloc(n * sizeof(*scopes));
+	if (!scope || !scopes) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	n = 0;
+	for (size_t i = 0; i < s->repairs.n; i++) {
+		struct repair *rep = &s->repairs.r[i];
+
+		if (rep->sent_end || !rep->failures)
+			continue;
+		repairs_scope(rep, rep->path, scope[n], sizeof(scope[n]));
+		scopes[n] = scope[n];
+		n++;
+	}
+	/* 3: called again with the same set (sent_end is set only once done) */
+	rc = sender_delta_replace(s, out, seq, scopes, n);
+	for (size_t i = 0; rc == 0 && i < s->repairs.n; i++)
+		if (!s->repairs.r[i].sent_end && s->repairs.r[i].failures)
+			s->repairs.r[i].sent_end = seq;
+out:
+	free(scope);
+	free(scopes);
+	return rc;
+}

@@ -1420,6 +1420,21 @@ int receiver_idle(struct receiver *r)
 	return 1;
 }
 
+int receiver_set_position(struct receiver *r, uint64_t seq)
+{
+	int rc;
+
+	if (seq == r->st.applied_seq)
+		return 0;
+	rc = state_applied_put(r->applied, seq, r->st.dirty);
+	if (rc < 0)
+		return rc;
+	r->st.applied_seq = seq;
+	if (r->sealed > seq)
+		r->sealed = seq;
+	return 0;
+}
+
 bool receiver_beyond_applied(const struct receiver *r)
 {
 	return r->changed || r->sealed > r->st.applied_seq || r->replay;

@@ -81,6 +81,11 @@ struct state_applied *receiver_applied_file(const struct receiver *r);
  * durable yet, or a half-applied batch from before a restart): the HELLO
  * flag that tells the primary that replay alone is not enough. */
 bool receiver_beyond_applied(const struct receiver *r);
+/* Moves the recorded position to SEQ (durably), before a stream that
+ * resumes there: a demoted primary's journal went on past the seq where
+ * its new primary's generation began, and it takes that generation's
+ * changes from there (docs/protocol.md, "Generations"). 0 or -errno. */
+int receiver_set_position(struct receiver *r, uint64_t seq);
 /* An fd on the store's root directory for syncfs (owned by the receiver). */
 int receiver_store_fd(const struct receiver *r);
 /* The connection ended: closes cached file descriptors. */

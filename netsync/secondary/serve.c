@@ -31,6 +31,7 @@
 #include <openssl/err.h>
 
 #include "common/clock.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "conf/conf.h"
 #include "netsync/wire/addr.h"
@@ -40,15 +41,21 @@
 #include "netsync/control/statusinfo.h"
 #include "netsync/wire/proto.h"
 #include "netsync/wire/tls.h"
+#include "netsync/secondary/binding.h"
 #include "netsync/secondary/gate.h"
 #include "netsync/secondary/receiver.h"
 #include "netsync/secondary/verifier.h"
+#include "netsync/roles/conflicts.h"
+#include "netsync/roles/divergence.h"
+#include "netsync/secondary/splitres.h"
+#include "netsync/roles/mountrec.h"
 #include "netsync/secondary/hashjob.h"
 #include "netsync/secondary/mirrorsess.h"
 #include "netsync/secondary/peerhash.h"
 #include "netsync/wire/path.h"
 #include "netsync/delta/hashcache.h"
 #include "netsync/roles/state.h"
+#include "netsync/wire/proto_gen.h"
 #include "netsync/secondary/syncer.h"
 
 #define SERVE_CLOSE_GRACE_NS (2ull * 1000000000ull)
@@ -84,11 +91,13 @@ enum peer_state {
 	PEER_HELLO,		/* accepted, our HELLO sent, waiting for theirs */
 	PEER_STREAMING,		/* applying the stream */
 	PEER_CLOSING,		/* ERROR/GOODBYE queued; closing once written */
+	PEER_SPLIT,		/* split brain: paths exchanged, nothing applied */
 };
 
 static const char *const peer_state_names[] = {
 	[PEER_NONE] = "none", [PEER_HELLO] = "hello",
 	[PEER_STREAMING] = "streaming", [PEER_CLOSING] = "closing",
+	[PEER_SPLIT] = "split",
 };
 
 struct serve {
@@ -110,6 +119,10 @@ struct serve {
 	uint64_t commit_seq;	/* sync thread only: last seq recorded */
 	struct state_node node;
 	char node_name[256];
+	struct binding bind;	/* whose data the store holds (binding.h) */
+	struct divergence div;	/* the last split brain, path by path */
+	bool div_logged;
+	char restoring[CONFLICTS_ID_MAX];	/* a folder being restored ("": none) */
 
 	/* the connection (one at a time) */
 	enum peer_state state;
@@ -217,6 +230,20 @@ static void serve_conn_fail(struct serve *s, uint32_t code, const char *fmt, ...
 	serve_set_state(s, PEER_CLOSING);
 }
 
+/* Refuses the primary after its HELLO (binding.c logged why, once):
+ * ERROR{code,text}, then the lingering close of serve_conn_fail. */
+static void serve_conn_refuse(struct serve *s, uint32_t code, const char *text)
+{
+	log_info("refusing the primary", "peer=%s code=%s err=\"%s\"", s->peer,
+		 proto_err_name(code), text);
+	serve_set_error(s, "%s", text);
+	if (!s->bev)
+		return;
+	proto_encode_error(bufferevent_get_output(s->bev), code, text);
+	s->last_tx_ns = clock_mono_ns();
+	serve_set_state(s, PEER_CLOSING);
+}
+
 /* Our HELLO into OUT: the gate sends it as soon as a connection is up. */
 static void serve_hello_cb(void *arg, struct evbuffer *out)
 {
@@ -230,13 +257,17 @@ static void serve_hello_cb(void *arg, struct evbuffer *out)
 	receiver_get_stats(s->recv, &st);
 	h.applied_seq = st.applied_seq;
 	h.flags = receiver_beyond_applied(s->recv) ? PROTO_HELLO_F_DIRTY : 0;
+	binding_hello(&s->bind, &h);
 	memcpy(h.node_id, s->node.id, 16);
 	proto_encode_hello(out, &h);
 }
 
 static void serve_on_hello(struct serve *s, const struct proto_frame *f)
 {
+	struct receiver_stats st;
 	struct proto_hello h;
+	uint64_t resume;
+	int code, rc;
 
 	if (proto_decode_hello(f, &h) < 0) {
 		serve_conn_fail(s, PROTO_E_BADFRAME, "malformed HELLO");
@@ -256,6 +287,47 @@ static void serve_on_hello(struct serve *s, const struct proto_frame *f)
 	}
 	snprintf(s->peer_name, sizeof(s->peer_name), "%s", h.name);
 	s->peer_generation = h.generation;
+	/* Whose data the store holds decides, not sequence numbers alone
+	 * (docs/protocol.md, "Generations"): another node's primary, one
+	 * behind this store, or one that diverged from it is refused. */
+	receiver_get_stats(s->recv, &st);
+	code = binding_on_hello(&s->bind, &h, st.applied_seq, &resume);
+	if (code == PROTO_E_SPLITBRAIN) {
+		/* nothing is applied; both nodes list what they changed, and
+		 * the connection stays up (heartbeats) for `twinfs resolve` */
+		serve_set_error(s, "%s", s->bind.why);
+		rc = divergence_begin(&s->div, receiver_store_fd(s->recv), s->bind.tail.paths,
+				      s->bind.has_tail ? s->bind.tail.len : 0,
+				      bufferevent_get_output(s->bev));
+		if (rc < 0) {
+			serve_conn_fail(s, PROTO_E_SPLITBRAIN, "%s", s->bind.why);
+			return;
+		}
+		s->div_logged = false;
+		serve_set_state(s, PEER_SPLIT);
+		return;
+	}
+	if (code) {
+		serve_conn_refuse(s, (uint32_t)code, s->bind.why);
+		return;
+	}
+	if (resume != st.applied_seq) {
+		rc = receiver_set_position(s->recv, resume);
+		if (rc < 0) {
+			serve_conn_fail(s, PROTO_E_APPLY, "cannot record the resume point in "
+					"STATE/applied on %s: %s", s->node_name, strerror(-rc));
+			return;
+		}
+		s->commit_seq = resume;
+	}
+	if (binding_commit(&s->bind) < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "%s", s->bind.why);
+		return;
+	}
+	if (binding_send_tail(&s->bind, bufferevent_get_output(s->bev)) < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot send the tail to the primary");
+		return;
+	}
 	log_notice("primary connected", "peer=%s name=\"%s\" generation=%llu acked_seq=%llu",
 		   s->peer, s->peer_name, (unsigned long long)h.generation,
 		   (unsigned long long)h.applied_seq);
@@ -278,9 +350,156 @@ static void serve_apply_failed(struct serve *s, const char *what, int rc)
 				s->node_name, strerror(-rc));
 }
 
+/*
+ * `twinfs resolve`, this node's part (the primary leads): the versions
+ * this node loses go to STATE/conflicts/<stamp>-resolve, the ones the
+ * primary takes are sent (versions.c), and once the primary has queued
+ * its state of every diverged path this node takes its history and
+ * resumes at the common point; the connection closes so that the primary
+ * reconnects into the ordinary stream.
+ */
+static void serve_resolve_done(struct serve *s, const struct proto_resolve *m)
+{
+	uint64_t resume = s->bind.common;
+	int rc = receiver_set_position(s->recv, resume);
+
+	if (rc == 0)
+		rc = binding_resolved(&s->bind, m->seq);
+	if (rc < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot record the resolution on %s: %s",
+				s->node_name, strerror(-rc));
+		return;
+	}
+	s->commit_seq = resume;
+	divergence_free(&s->div);
+	serve_set_error(s, "%s", "");
+	proto_encode_goodbye(bufferevent_get_output(s->bev), "split brain resolved");
+	s->last_tx_ns = clock_mono_ns();
+	serve_set_state(s, PEER_CLOSING);
+}
+
+/* The primary's answers about generations in the ordinary stream: the
+ * tail is queued (TAIL_ACK), a `--restore` is done (RESOLVE). 0 or
+ * -EBADMSG (a malformed frame). */
+static int serve_on_gen_frame(struct serve *s, const struct proto_frame *f)
+{
+	struct receiver_stats st;
+	struct proto_resolve m;
+	char err[PROTO_TEXT_MAX];
+	uint64_t seq;
+
+	if (f->h.type == PROTO_TAIL_ACK) {
+		if (proto_decode_tail_ack(f, &seq) < 0)
+			return -EBADMSG;
+		receiver_get_stats(s->recv, &st);
+		binding_on_tail_ack(&s->bind, seq, seq ? st.applied_seq : UINT64_MAX);
+		return 0;
+	}
+	if (proto_decode_resolve(f, &m) < 0)
+		return -EBADMSG;
+	err[0] = '\0';
+	splitres_restored(s->o->state, s->restoring, &m, err, sizeof(err));
+	if (err[0])
+		serve_set_error(s, "%s", err);
+	return 0;
+}
+
+/*
+ * A resync's question (netsync/primary/sender_delta.c): answered in
+ * stream order, after what came before it is applied. A file to read past
+ * SERVE_HASH_INLINE is hashed on the hash thread (hashjob.h); the frames
+ * after the question wait in s->in meanwhile (the primary's window bounds
+ * them) while the loop serves everything else. 0, -EBADMSG (a malformed
+ * frame), or -errno after the connection was failed.
+ */
+static int serve_hash_req(struct serve *s, const struct proto_frame *f)
+{
+	struct proto_hash_req q;
+	uint64_t read = 0;
+	struct stat st;
+	int fd, rc;
+
+	if (proto_decode_hash_req(f, &q) < 0 || path_check(q.path, false) < 0)
+		return -EBADMSG;
+	rc = peerhash_begin(receiver_store_fd(s->recv), s->cache, &q, SERVE_HASH_INLINE,
+			    bufferevent_get_output(s->bev), &read, &fd, &st);
+	if (rc == 0) {
+		rc = hashjob_start(s->hashjob, fd, &st, &q, s->connections);
+		s->hashing = rc == 0;
+	}
+	if (rc < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot answer for the blocks of '%s'", q.path);
+		return rc;
+	}
+	s->hashed_bytes += read;
+	s->last_tx_ns = clock_mono_ns();
+	return 0;
+}
+
+/* Split brain: the exchange of diverged paths, then heartbeats until
+ * the primary goes (or `twinfs resolve`). Nothing reaches the store. */
+static void serve_on_split_frame(struct serve *s, const struct proto_frame *f)
+{
+	uint64_t t;
+	int rc;
+
+	switch (f->h.type) {
+	case PROTO_DIVERGED:
+		rc = divergence_on_frame(&s->div, receiver_store_fd(s->recv), f,
+					 bufferevent_get_output(s->bev));
+		if (rc < 0) {
+			serve_conn_fail(s, PROTO_E_BADFRAME, "malformed DIVERGED frame");
+			return;
+		}
+		if (rc == 1 && !s->div_logged) {
+			log_warn("SPLIT BRAIN: paths changed on both nodes after their common "
+				 "point; nothing is overwritten (twinfs status lists them, twinfs "
+				 "resolve decides)", "peer=%s diverged=%zu first=/%s", s->peer,
+				 s->div.n, s->div.n ? s->div.e[0].path : "");
+			s->div_logged = true;
+		}
+		return;
+	case PROTO_HEARTBEAT:
+		if (proto_decode_heartbeat(f, &t) < 0)
+			serve_conn_fail(s, PROTO_E_BADFRAME, "malformed HEARTBEAT frame");
+		return;
+	case PROTO_RESOLVE: {
+		struct proto_resolve m;
+
+		if (proto_decode_resolve(f, &m) < 0) {
+			serve_conn_fail(s, PROTO_E_BADFRAME, "malformed RESOLVE frame");
+		} else if (m.step == PROTO_RS_BEGIN) {
+			splitres_begin(&s->div, &m, s->o->state, receiver_store_fd(s->recv),
+				       s->node_name, bufferevent_get_output(s->bev));
+			s->last_tx_ns = clock_mono_ns();
+		} else if (m.step == PROTO_RS_DONE) {
+			serve_resolve_done(s, &m);
+		} else if (m.step == PROTO_RS_FAILED) {
+			log_error("the primary could not resolve the split brain", "why=\"%s\"",
+				  m.name);
+			serve_set_error(s, "resolve failed on the primary: %s", m.name);
+		}
+		return;
+	}
+	case PROTO_GOODBYE:
+	case PROTO_ERROR:
+		serve_conn_free(s);
+		return;
+	default:
+		serve_conn_fail(s, PROTO_E_SPLITBRAIN, "%s frame during a split brain: %s",
+				proto_type_name(f->h.type), s->bind.why);
+		return;
+	}
+}
+
 static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 {
 	int rc = 0;
+
+	if (s->state == PEER_SPLIT) {
+		serve_on_split_frame(s, f);
+		return;
+	}
 
 	if (s->state == PEER_HELLO) {
 		if (f->h.type != PROTO_HELLO) {
@@ -332,34 +551,10 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 			serve_apply_failed(s, "prune", rc);
 		break;
 	}
-	case PROTO_HASH_REQ: {
-		/* a resync's question (netsync/primary/sender_delta.c): answered
-		 * in stream order, after what came before it is applied. A file
-		 * to read past SERVE_HASH_INLINE is hashed on the hash thread;
-		 * the frames after the question wait in s->in meanwhile (the
-		 * primary's window bounds them), the loop serves everything else */
-		struct proto_hash_req q;
-		uint64_t read = 0;
-		struct stat st;
-		int fd;
-
-		if (proto_decode_hash_req(f, &q) < 0 || path_check(q.path, false) < 0)
+	case PROTO_HASH_REQ:
+		if (serve_hash_req(s, f) == -EBADMSG)
 			goto bad;
-		rc = peerhash_begin(receiver_store_fd(s->recv), s->cache, &q, SERVE_HASH_INLINE,
-				    bufferevent_get_output(s->bev), &read, &fd, &st);
-		if (rc == 0) {
-			rc = hashjob_start(s->hashjob, fd, &st, &q, s->connections);
-			s->hashing = rc == 0;
-		}
-		if (rc < 0) {
-			serve_conn_fail(s, PROTO_E_APPLY, "cannot answer for the blocks of '%s'",
-					q.path);
-			break;
-		}
-		s->hashed_bytes += read;
-		s->last_tx_ns = clock_mono_ns();
 		break;
-	}
 	case PROTO_BATCH_END: {
 		struct receiver_stats st;
 		uint64_t seq;
@@ -381,8 +576,14 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 		proto_encode_ack(bufferevent_get_output(s->bev), st.applied_seq);
 		s->last_tx_ns = clock_mono_ns();
 		statusinfo_ack(&s->si, st.applied_seq);
+		binding_applied(&s->bind, st.applied_seq);
 		break;
 	}
+	case PROTO_RESOLVE:
+	case PROTO_TAIL_ACK:
+		if (serve_on_gen_frame(s, f) < 0)
+			goto bad;
+		break;
 	case PROTO_HEARTBEAT: {
 		uint64_t t;
 
@@ -455,8 +656,10 @@ static void serve_synced(uint64_t seq, int err, void *arg)
 	struct serve *s = arg;
 	int rc = err;
 
-	if (rc == 0)
+	if (rc == 0) {
 		receiver_batch_committed(s->recv, seq);
+		binding_applied(&s->bind, seq);
+	}
 	if (rc < 0) {
 		log_error("cannot make the store durable", "store=%s err=\"%s\"", s->o->store,
 			  strerror(-rc));
@@ -487,7 +690,8 @@ static void serve_read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_drain(in, evbuffer_get_length(in));
 		return;
 	}
-	while (s->bev && !s->hashing && (s->state == PEER_HELLO || s->state == PEER_STREAMING)) {
+	while (s->bev && !s->hashing && (s->state == PEER_HELLO || s->state == PEER_STREAMING ||
+					 s->state == PEER_SPLIT)) {
 		rc = proto_frame_next(in, &f);
 		if (rc == 0)
 			return;
@@ -870,7 +1074,8 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	/* half a tick of slack so that a 1 s heartbeat goes out on every tick */
-	if (s->state == PEER_STREAMING && now - s->last_tx_ns + beat / 2 >= beat) {
+	if ((s->state == PEER_STREAMING || s->state == PEER_SPLIT) &&
+	    now - s->last_tx_ns + beat / 2 >= beat) {
 		proto_encode_heartbeat(bufferevent_get_output(s->bev), now / 1000000);
 		s->last_tx_ns = now;
 	}
@@ -916,8 +1121,10 @@ static void serve_status_json(void *arg, struct evbuffer *out)
 	ctljson_str(&j, "peer_state", peer_state_names[s->state]);
 	ctljson_u64(&j, "applied_seq", st.applied_seq);
 	ctljson_bool(&j, "dirty", st.dirty);
-	ctljson_u64(&j, "generation", s->node.generation);
-	ctljson_bool(&j, "split_brain", false);
+	ctljson_u64(&j, "generation", history_cur(&s->bind.hist) ?
+		    history_cur(&s->bind.hist)->num : s->node.generation);
+	binding_status(&s->bind, &j);
+	divergence_json(&s->div, ctljson_json(&j));
 	ctljson_u64(&j, "bytes_received", s->bytes_received);
 	ctljson_u64(&j, "ops_applied", st.ops);
 	ctljson_u64(&j, "data_bytes", st.data_bytes);
@@ -927,6 +1134,7 @@ static void serve_status_json(void *arg, struct evbuffer *out)
 	ctljson_u64(&j, "connections_waiting", gate_waiting(s->gate));
 	ctljson_u64(&j, "connections_refused", gate_refused(s->gate));
 	ctljson_str(&j, "last_error", s->last_error[0] ? s->last_error : NULL);
+	ctljson_str(&j, "restoring", s->restoring[0] ? s->restoring : NULL);
 	ctljson_str(&j, "listen", s->o->listen);
 	ctljson_str(&j, "store", s->o->store);
 	ctljson_str(&j, "node_id", s->node.id_hex);
@@ -945,8 +1153,88 @@ static int serve_ctl_status(struct control_req *req, int argc, char **argv, void
 	return 0;
 }
 
+/*
+ * `promote [force]` (twinfs promote): this secondary begins its own
+ * generation from its durable position and takes no primary any more.
+ * Refused while a primary is connected, which means the primary is alive
+ * (an HA manager must not promote then), unless forced: the connection
+ * is dropped first.
+ */
+static int serve_ctl_promote(struct control_req *req, int argc, char **argv, void *arg)
+{
+	struct serve *s = arg;
+	bool force = argc > 1 && strcmp(argv[1], "force") == 0;
+	bool already = s->bind.promoted;
+	struct receiver_stats st;
+	struct ctljson j;
+	char err[1200] = "";
+	int rc;
+
+	if (!already && s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING)) {
+		if (!force) {
+			snprintf(err, sizeof(err), "a primary is connected (%s, %s): it is "
+				 "alive; refusing to promote (--force drops it)", s->peer,
+				 s->peer_name[0] ? s->peer_name : "no name");
+			goto reply;
+		}
+		log_warn("promote --force: dropping the connected primary", "peer=%s", s->peer);
+		serve_conn_fail(s, PROTO_E_ROLE, "%s was promoted to primary (--force)",
+				s->node_name);
+	}
+	receiver_get_stats(s->recv, &st);
+	rc = binding_promote(&s->bind, st.applied_seq, st.dirty);
+	if (rc < 0)
+		snprintf(err, sizeof(err), "cannot record the new generation: %s",
+			 strerror(-rc));
+reply:
+	ctljson_begin(&j, control_req_out(req));
+	ctljson_bool(&j, "ok", err[0] == '\0');
+	if (err[0])
+		ctljson_str(&j, "error", err);
+	else
+		ctljson_str(&j, "result", already ? "already" : "promoted");
+	ctljson_u64(&j, "generation", history_cur(&s->bind.hist) ?
+		    history_cur(&s->bind.hist)->num : 0);
+	ctljson_end(&j);
+	control_req_send(req);
+	return 0;
+}
+
+/* `resolve local|peer|both [dry]` and `restore FOLDER` (twinfs resolve
+ * on this node): splitres.c, with the connection if it is the right one. */
+static int serve_ctl_resolve(struct control_req *req, int argc, char **argv, void *arg)
+{
+	struct serve *s = arg;
+	bool ready = s->bev && s->state == PEER_SPLIT && s->div.complete;
+
+	splitres_ctl_resolve(&s->div, ready ? bufferevent_get_output(s->bev) : NULL,
+			     s->node_name, argc > 1 ? argv[1] : "",
+			     argc > 2 && strcmp(argv[2], "dry") == 0, control_req_out(req));
+	if (ready)
+		s->last_tx_ns = clock_mono_ns();
+	control_req_send(req);
+	return 0;
+}
+
+static int serve_ctl_restore(struct control_req *req, int argc, char **argv, void *arg)
+{
+	struct serve *s = arg;
+	bool ready = s->bev && s->state == PEER_STREAMING;
+
+	splitres_ctl_restore(s->o->state, argc > 1 ? argv[1] : "",
+			     ready ? bufferevent_get_output(s->bev) : NULL, s->restoring,
+			     sizeof(s->restoring), control_req_out(req));
+	if (ready)
+		s->last_tx_ns = clock_mono_ns();
+	control_req_send(req);
+	return 0;
+}
+
 static const struct control_cmd serve_ctl_cmds[] = {
 	{ "status", serve_ctl_status },
+	{ "promote", serve_ctl_promote },
+	{ "resolve", serve_ctl_resolve },
+	{ "restore", serve_ctl_restore },
 	{ NULL, NULL },
 };
 
@@ -1015,6 +1303,36 @@ static void serve_process_setup(struct serve *s)
 		snprintf(s->node_name, sizeof(s->node_name), "secondary");
 }
 
+/* The store and STATE/applied (the receiver), whose data the store holds
+ * (binding.c), and STATE/mount, where `twinfs promote` of a stopped serve
+ * finds the store. 0 or -errno (logged; nothing left open). */
+static int serve_open_store(struct serve *s)
+{
+	int rc = receiver_open(s->o->store, s->o->state, &s->recv);
+
+	if (rc < 0) {
+		log_error("cannot open the store or STATE/applied", "store=%s state=%s err=\"%s\"",
+			  s->o->store, s->o->state, strerror(-rc));
+		return rc;
+	}
+	rc = binding_open(&s->bind, s->o->state, s->o->store, s->node.id);
+	if (rc < 0) {
+		receiver_close(s->recv);
+		return rc;
+	}
+	s->bind.store_fd = receiver_store_fd(s->recv);
+	if (mountrec_write(s->o->state, s->o->store, "") < 0)
+		log_warn("cannot write STATE/mount", "state=%s", s->o->state);
+	return 0;
+}
+
+static void serve_close_store(struct serve *s)
+{
+	divergence_free(&s->div);
+	binding_close(&s->bind);
+	receiver_close(s->recv);
+}
+
 /* The convergence engine's part of serve: a mirror session ends, and
  * STATE/hashcache is written for the next run. */
 static void serve_delta_stop(struct serve *s)
@@ -1048,12 +1366,9 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 			  "state=%s err=\"%s\"", o->state, strerror(-rc));
 		return rc;
 	}
-	rc = receiver_open(o->store, o->state, &s.recv);
-	if (rc < 0) {
-		log_error("cannot open the store or STATE/applied", "store=%s state=%s err=\"%s\"",
-			  o->store, o->state, strerror(-rc));
+	rc = serve_open_store(&s);
+	if (rc < 0)
 		return rc;
-	}
 	s.base = event_base_new();
 	if (!s.base) {
 		rc = -ENOMEM;
@@ -1177,7 +1492,7 @@ out_syncer:
 out_base:
 	event_base_free(s.base);
 out_recv:
-	receiver_close(s.recv);
+	serve_close_store(&s);
 	if (rc == 0)
 		log_notice("stopped", "store=%s", o->store);
 	return rc;

@@ -32,6 +32,7 @@
 #include "common/startcheck.h"
 #include "conf/conf.h"
 #include "netsync/control/metrics.h"
+#include "netsync/roles/history.h"
 #include "netsync/secondary/serve.h"
 #include "netsync/wire/addr.h"
 #include "netsync/wire/tls.h"
@@ -204,12 +205,21 @@ static int serve_preflight(const struct conf *c, struct dirlock *store_lock,
 		rc = startcheck_lock("serve", "state directory", c->state, state_lock);
 		if (rc < 0)
 			return cli_exit_code(rc);
+		/* a primary's journal may hold changes its peer lacks: demote first */
+		rc = history_check_role("serve", c->state, HISTORY_SECONDARY);
+		if (rc < 0)
+			return rc == -EPERM ? EX_CONFIG : cli_exit_code(rc);
 	}
 	rc = serve_check_port(&ss, sslen);
 	if (rc < 0) {
 		fprintf(stderr, "twinfs serve: cannot listen on %s: %s%s\n", c->listen,
 			strerror(-rc), rc == -EADDRINUSE ? " (is another serve using this "
 			"port?)" : "");
+		return cli_exit_code(rc);
+	}
+	if (c->metrics_listen && (rc = metrics_check_port(c->metrics_listen, why,
+							  sizeof(why))) < 0) {
+		fprintf(stderr, "twinfs serve: %s\n", why);
 		return cli_exit_code(rc);
 	}
 	if (state_lock->fd < 0) {
@@ -347,7 +357,8 @@ int serve_cmd_main(int argc, char **argv)
 	}
 	conf_diag_print(stderr, &diag);	/* warnings */
 	conf_diag_free(&diag);
-	diag = (struct conf_diag){ 0 };
+	/* a key missing after the flags is reported against the file */
+	diag = (struct conf_diag){ .source = config ? strdup(config) : NULL };
 	if ((store && conf_set(&c, "store", store, &diag) < 0) ||
 	    (state && conf_set(&c, "state", state, &diag) < 0) ||
 	    (listen && conf_set(&c, "listen", listen, &diag) < 0) ||

@@ -18,6 +18,8 @@
 
 /* Fixed payload bytes before the strings/blobs of each message. */
 #define HELLO_FIXED (4 + 1 + 3 + 4 + 16 + 8 + 8)
+/* After the name (version 4): head_seq u64, hist_n u16, the entries. */
+#define HELLO_GEN_LEN (8 * 3 + 16)
 #define OP_FIXED (8 + 2 + 2 + 4 * 5 + 8 * 3 + 12 * 2)
 /* After the OP's strings: res_mask u32 and JRES_N times (version 3). */
 #define OP_RES (4 + 12 * JRES_N)
@@ -30,7 +32,9 @@ static const char *const proto_type_names[] = {
 	[PROTO_ACK] = "ACK", [PROTO_HEARTBEAT] = "HEARTBEAT",
 	[PROTO_GOODBYE] = "GOODBYE", [PROTO_ERROR] = "ERROR",
 	[PROTO_PRUNE] = "PRUNE", [PROTO_ENTRY] = "ENTRY",
-	[PROTO_ENTRIES_END] = "ENTRIES_END", [PROTO_TREE_REQ] = "TREE_REQ",
+	[PROTO_ENTRIES_END] = "ENTRIES_END", [PROTO_TAIL] = "TAIL",
+	[PROTO_TAIL_ACK] = "TAIL_ACK", [PROTO_DIVERGED] = "DIVERGED",
+	[PROTO_RESOLVE] = "RESOLVE", [PROTO_TREE_REQ] = "TREE_REQ",
 	[PROTO_HASH_REQ] = "HASH_REQ", [PROTO_HASHES] = "HASHES",
 	[PROTO_FILE_CHECK] = "FILE_CHECK",
 };
@@ -40,7 +44,8 @@ static const char *const proto_err_names[] = {
 	[PROTO_E_BADFRAME] = "bad-frame", [PROTO_E_BADHASH] = "bad-hash",
 	[PROTO_E_APPLY] = "apply", [PROTO_E_PATH] = "path",
 	[PROTO_E_ROLE] = "role", [PROTO_E_SPLITBRAIN] = "split-brain",
-	[PROTO_E_SHUTDOWN] = "shutdown",
+	[PROTO_E_SHUTDOWN] = "shutdown", [PROTO_E_AHEAD] = "ahead",
+	[PROTO_E_FOREIGN] = "foreign",
 };
 
 static const char *const proto_op_names[] = {
@@ -87,7 +92,7 @@ int proto_hdr_parse(const uint8_t *buf, struct proto_hdr *h)
 	h->len = wire_rd32(buf + 8);
 	h->clen = wire_rd32(buf + 12);
 	h->check = wire_rd64(buf + 16);
-	if ((h->type < PROTO_HELLO || h->type > PROTO_ENTRIES_END) &&
+	if ((h->type < PROTO_HELLO || h->type > PROTO_GEN_MAX) &&
 	    (h->type < PROTO_TREE_REQ || h->type > PROTO_FILE_CHECK))
 		return -EBADMSG;
 	if (h->len > proto_max_payload(h->type))
@@ -229,7 +234,9 @@ int proto_encode_hello(struct evbuffer *out, const struct proto_hello *m)
 
 	if (!proto_strlen_ok(m->name, PROTO_TEXT_MAX))
 		return -EINVAL;
-	plen = HELLO_FIXED + wire_str_size(m->name);
+	if (m->hist_n > PROTO_HIST_MAX)
+		return -EINVAL;
+	plen = HELLO_FIXED + wire_str_size(m->name) + 8 + 2 + m->hist_n * HELLO_GEN_LEN;
 	rc = proto_out_begin(out, &o, plen);
 	if (rc < 0)
 		return rc;
@@ -241,7 +248,30 @@ int proto_encode_hello(struct evbuffer *out, const struct proto_hello *m)
 	wire_put_u64(&o.w, m->generation);
 	wire_put_u64(&o.w, m->applied_seq);
 	wire_put_str(&o.w, m->name);
+	wire_put_u64(&o.w, m->head_seq);
+	wire_put_u16(&o.w, m->hist_n);
+	for (uint16_t i = 0; i < m->hist_n; i++) {
+		wire_put_u64(&o.w, m->hist[i].num);
+		wire_put_u64(&o.w, m->hist[i].id);
+		wire_put_u64(&o.w, m->hist[i].start);
+		wire_put_bytes(&o.w, m->hist[i].node, 16);
+	}
 	return proto_out_end(out, &o, PROTO_HELLO, plen, plen);
+}
+
+int proto_encode_raw(struct evbuffer *out, uint16_t type, const void *payload, size_t len)
+{
+	struct proto_out o;
+	int rc;
+
+	if (type < PROTO_HELLO || type > PROTO_FILE_CHECK || type == PROTO_DATA ||
+	    len > PROTO_MAX_META_PAYLOAD)
+		return -EINVAL;
+	rc = proto_out_begin(out, &o, len);
+	if (rc < 0)
+		return rc;
+	wire_put_bytes(&o.w, payload, len);
+	return proto_out_end(out, &o, type, (uint32_t)len, (uint32_t)len);
 }
 
 int proto_encode_op(struct evbuffer *out, uint64_t seq, const struct journal_op *op)
@@ -482,6 +512,23 @@ int proto_decode_hello(const struct proto_frame *f, struct proto_hello *m)
 	wire_get_u64(&r, &m->generation);
 	wire_get_u64(&r, &m->applied_seq);
 	wire_get_str(&r, PROTO_TEXT_MAX, &m->name, NULL);
+	/* an older peer's HELLO ends here: decoded, so that the receiver
+	 * can answer ERROR{VERSION} rather than a bad frame */
+	if (m->version < 5 && wire_remaining(&r) == 0)
+		return wire_reader_done(&r);
+	wire_get_u64(&r, &m->head_seq);
+	wire_get_u16(&r, &m->hist_n);
+	if (m->hist_n > PROTO_HIST_MAX)
+		return -EBADMSG;
+	for (uint16_t i = 0; i < m->hist_n; i++) {
+		const uint8_t *node;
+
+		wire_get_u64(&r, &m->hist[i].num);
+		wire_get_u64(&r, &m->hist[i].id);
+		wire_get_u64(&r, &m->hist[i].start);
+		if (wire_get_bytes(&r, 16, &node) == 0)
+			memcpy(m->hist[i].node, node, 16);
+	}
 	return wire_reader_done(&r);
 }
 

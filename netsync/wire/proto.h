@@ -18,9 +18,10 @@
 
 #include "journal/op.h"
 
-#define PROTO_VERSION 5u	/* 2: PRUNE; 3: OP results (mtimes after the op);
+#define PROTO_VERSION 6u	/* 2: PRUNE; 3: OP results (mtimes after the op);
 				 * 4: ENTRY flags and nlink, the delta frames;
-				 * 5: HASH_REQ ONE_NAME, no quick check */
+				 * 5: generation histories, TAIL, DIVERGED, RESOLVE;
+				 * 6: HASH_REQ ONE_NAME, no quick check */
 #define PROTO_MAGIC 0x31465754u	/* "TWF1" on the wire */
 #define PROTO_HDR_LEN 24u
 #define PROTO_MAX_BLOCK (16u << 20)	/* DATA block bytes */
@@ -46,6 +47,13 @@ enum proto_type {
 	PROTO_PRUNE = 10,
 	PROTO_ENTRY = 11,	/* verify: one entry of the secondary's store */
 	PROTO_ENTRIES_END = 12,	/* verify: the walk's end, count and outcome */
+	/* 13-16: generations and split brain (proto_gen.c) */
+	PROTO_TAIL = 13,	/* S -> P: paths the secondary changed that its
+				 * old peer may lack (proto_gen.h) */
+	PROTO_TAIL_ACK = 14,	/* P -> S: the tail is queued up to this seq */
+	PROTO_DIVERGED = 15,	/* both, in a split brain: paths and versions */
+	PROTO_RESOLVE = 16,	/* both, in a split brain: `twinfs resolve` */
+	PROTO_GEN_MAX = 16,
 	/* 32-63: the convergence engine (netsync/delta/, proto_delta.c) */
 	PROTO_TREE_REQ = 32,	/* send me your entries of a subtree */
 	PROTO_HASH_REQ = 33,	/* send me the block hashes of a file */
@@ -64,6 +72,8 @@ enum proto_role {
 #define PROTO_HELLO_F_DIRTY (1u << 0)	/* secondary: a batch was half applied */
 #define PROTO_HELLO_F_FORCE (1u << 1)	/* mirror client: write even into the
 					 * replication target of a mount */
+#define PROTO_HELLO_F_TAIL (1u << 2)	/* secondary: it sends TAIL after HELLO */
+#define PROTO_HELLO_F_PROMOTED (1u << 3) /* secondary: promoted, takes no primary */
 
 /* ERROR codes. */
 enum proto_err {
@@ -76,6 +86,8 @@ enum proto_err {
 	PROTO_E_ROLE = 7,
 	PROTO_E_SPLITBRAIN = 8,
 	PROTO_E_SHUTDOWN = 9,
+	PROTO_E_AHEAD = 10,	/* the secondary holds changes the primary lacks */
+	PROTO_E_FOREIGN = 11,	/* the secondary holds another node's data */
 };
 
 struct proto_hdr {
@@ -92,6 +104,13 @@ struct proto_frame {
 	const uint8_t *payload;	/* h.len contiguous bytes, owned by the evbuffer */
 };
 
+/* One entry of a generation history (netsync/roles/history.h). */
+#define PROTO_HIST_MAX 16
+struct proto_gen {
+	uint64_t num, id, start;
+	uint8_t node[16];
+};
+
 struct proto_hello {
 	uint32_t version;
 	uint8_t role;		/* enum proto_role */
@@ -100,6 +119,9 @@ struct proto_hello {
 	uint64_t generation;
 	uint64_t applied_seq;
 	const char *name;	/* may be NULL when encoding */
+	uint64_t head_seq;	/* primary: its journal's last seq */
+	uint16_t hist_n;	/* entries in hist, oldest first */
+	struct proto_gen hist[PROTO_HIST_MAX];
 };
 
 /* OP: a journal record. Decoded string pointers point into the payload;
@@ -218,6 +240,10 @@ int proto_decode_goodbye(const struct proto_frame *f, const char **reason);
 int proto_decode_error(const struct proto_frame *f, struct proto_error *m);
 /* 0 if XXH3-64(m->bytes) == m->xxh3, else -EBADMSG. */
 int proto_data_verify(const struct proto_data *m);
+
+/* A frame of TYPE whose payload LEN bytes are already encoded (the
+ * messages of proto_gen.c). 0, -EINVAL or -ENOMEM. */
+int proto_encode_raw(struct evbuffer *out, uint16_t type, const void *payload, size_t len);
 
 /* Encoders: append one whole frame to OUT. Return 0, -EINVAL (a field over
  * its limit; nothing appended) or -ENOMEM. */

@@ -50,8 +50,13 @@ check "printed config is valid input" [ $rc -eq 0 ]
 
 "$TWINFS_BIN" config check "$T" >/dev/null 2>"$T/err"; rc=$?
 check "directory as config exits 78" [ $rc -eq 78 ]
-"$TWINFS_BIN" config check "$T/nope.yaml" >/dev/null 2>&1; rc=$?
-check "missing config exits 78" [ $rc -eq 78 ]
+"$TWINFS_BIN" config check "$T/nope.yaml" >/dev/null 2>"$T/err"; rc=$?
+check "missing config exits 66, as for every command" [ $rc -eq 66 ]
+check "and says why on the last line" sh -c 'tail -n1 "$1" | grep -q "nope.yaml: cannot open config file: No such file"' _ "$T/err"
+printf 'store: %s\n' "$T" >"$T/nomnt.yaml"
+"$TWINFS_BIN" mount --config "$T/nomnt.yaml" >/dev/null 2>"$T/err"; rc=$?
+check "a key missing from the file: 78, reported against the file" \
+	sh -c '[ $1 -eq 78 ] && tail -n1 "$2" | grep -q "^$3: missing required key"' _ $rc "$T/err" "$T/nomnt.yaml"
 "$TWINFS_BIN" config frob x >/dev/null 2>&1; rc=$?
 check "unknown verb exits 64" [ $rc -eq 64 ]
 "$TWINFS_BIN" config keys | grep -q "journal.size_limit"; rc=$?

@@ -6,8 +6,8 @@ twinfs_e2e_test(e2e_fs_posix tests/e2e/fs_posix.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fs_posix_nopt tests/e2e/fs_posix.sh TIMEOUT 120
                 ENV TWINFS_MOUNT_ARGS=--no-passthrough)
 add_executable(fs_fsx ${CMAKE_SOURCE_DIR}/tests/e2e/fs/fsx.c)
-twinfs_e2e_test(e2e_fs_fsx tests/e2e/fs_fsx.sh TIMEOUT 120)
-twinfs_e2e_test(e2e_fs_fsx_nopt tests/e2e/fs_fsx.sh TIMEOUT 120
+twinfs_e2e_test(e2e_fs_fsx tests/e2e/fs_fsx.sh TIMEOUT 300)
+twinfs_e2e_test(e2e_fs_fsx_nopt tests/e2e/fs_fsx.sh TIMEOUT 300
                 ENV TWINFS_MOUNT_ARGS=--no-passthrough)
 twinfs_e2e_test(e2e_fs_passthrough tests/e2e/fs_passthrough.sh TIMEOUT 120)
 # Requests through the per-CPU io_uring rings (the default where the
@@ -15,7 +15,7 @@ twinfs_e2e_test(e2e_fs_passthrough tests/e2e/fs_passthrough.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fs_uring tests/e2e/fs_uring.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fs_posix_devfuse tests/e2e/fs_posix.sh TIMEOUT 120
                 ENV TWINFS_MOUNT_ARGS=--no-uring)
-twinfs_e2e_test(e2e_fs_fsx_devfuse tests/e2e/fs_fsx.sh TIMEOUT 120
+twinfs_e2e_test(e2e_fs_fsx_devfuse tests/e2e/fs_fsx.sh TIMEOUT 300
                 ENV TWINFS_MOUNT_ARGS=--no-uring)
 add_executable(fs_pending ${CMAKE_SOURCE_DIR}/tests/e2e/fs/pending.c)
 target_link_libraries(fs_pending PRIVATE twinfs_journal twinfs_common)

@@ -2,7 +2,8 @@
 # --mode sync: after fsync() returns, the data is in the peer's store (read
 # there right after fsync, no sleep). With the peer down, fsync returns after
 # sync.timeout, the mount says "degraded": true, and once the peer is back
-# and caught up it returns to sync.
+# and caught up it returns to sync. /metrics counts each wait for the peer
+# in its sync-mode histogram.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
 
@@ -14,6 +15,8 @@ peer: 127.0.0.1:$PORT
 mode: sync
 sync:
   timeout: 2
+metrics:
+  listen: 127.0.0.1:$(free_port)
 YAML
 start_serve
 "$TWINFS_BIN" mount --config "$T/mount.yaml" -f >>"$T/mount.log" 2>&1 &
@@ -29,6 +32,12 @@ check "sync mode takes requests through /dev/fuse" sh -c "! grep -q 'FUSE over i
 
 python3 "$TWINFS_SRC/tests/e2e/fsync_check.py" "$MNT" "$P_STORE" 20 300000
 check "every fsync'ed file is on the peer when fsync returns" [ $? -eq 0 ]
+# each of those waits is in the sync-mode histogram of /metrics
+murl=http://$(sed -n 's/^  listen: //p' "$T/mount.yaml")/metrics
+waits=$(python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' "$murl" |
+	awk '$1 == "twinfs_sync_fsync_duration_seconds_count" {print $2}')
+check "/metrics counts the sync-mode waits (${waits:-none}, at least the 20 fsyncs)" \
+	[ "${waits:-0}" -ge 20 ]
 
 # close() is a sync point too, also after an fsync and more writes: a
 # new file's writes go to the store without us (passthrough), so what

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `status` and `sync` take --config FILE (the file the daemon was started
+# `status`, `sync` and `verify` take --config FILE (the file the daemon was started
 # from) instead of --state DIR; --state wins over the file. A missing file
 # is 66, a file without `state:` 78, neither flag 64: the table of
 # docs/exit-codes.md.
@@ -26,6 +26,10 @@ check "sync --config reaches the mount (no peer: 69, got $rc)" [ $rc -eq 69 ]
 check "sync --config says why" grep -qi "peer" "$T/sync.out"
 "$TWINFS_BIN" status --config "$T/share.yaml" --state "$T/nowhere" >/dev/null 2>&1; rc=$?
 check "--state wins over the file (no daemon there: 69, got $rc)" [ $rc -eq 69 ]
+"$TWINFS_BIN" verify --config "$T/share.yaml" >"$T/verify.out" 2>&1; rc=$?
+check "verify --config reaches the mount (no peer: 69, got $rc)" [ $rc -eq 69 ]
+"$TWINFS_BIN" verify --config "$T/none.yaml" 2>"$T/e0"; rc=$?
+check "verify --config missing file exits 66 (got $rc)" [ $rc -eq 66 ]
 "$TWINFS_BIN" status --config "$T/none.yaml" 2>"$T/e1"; rc=$?
 check "status --config missing file exits 66 (got $rc)" [ $rc -eq 66 ]
 printf 'store: %s\n' "$S" >"$T/nostate.yaml"

@@ -11,6 +11,10 @@
 need_root
 need_fuse
 command -v mount >/dev/null && command -v findmnt >/dev/null || skip "util-linux mount/findmnt missing"
+# One installer of /sbin helpers at a time, machine-wide (packaging.sh
+# installs the package's own).
+exec 9>/run/lock/twinfs-sbin-helpers.lock
+flock -w 300 9 || skip "another test holds /run/lock/twinfs-sbin-helpers.lock"
 for h in /sbin/mount.twinfs /sbin/mount.fuse.twinfs; do
 	[ -e "$h" ] && skip "$h exists already (an installed package?): not replacing it"
 done
@@ -73,12 +77,17 @@ mount -T "$T/fstab" "$T/mnt" 2>"$T/m3.err"
 mounted_ok "fstab: CONFIG MNT twinfs defaults,_netdev" $?
 unmount "$T/mnt" "fstab twinfs"
 
+# nonempty, from FUSE 2 fstab lines: accepted, and no warning about
+# hiding the files of a mountpoint that has some
+echo hidden >"$T/mnt/under"
 cat >"$T/fstab" <<FSTAB
-$T/store $T/mnt fuse.twinfs _netdev,config=$T/share.yaml 0 0
+$T/store $T/mnt fuse.twinfs _netdev,nonempty,config=$T/share.yaml 0 0
 FSTAB
 mount -T "$T/fstab" "$T/mnt" 2>"$T/m4.err"
-mounted_ok "fstab: STORE MNT fuse.twinfs _netdev,config=CONFIG" $?
+mounted_ok "fstab: STORE MNT fuse.twinfs _netdev,nonempty,config=CONFIG" $?
+check "nonempty: no warning about the hidden files" sh -c '! grep -q "not empty" "$1"' _ "$T/m4.err"
 unmount "$T/mnt" "fstab fuse.twinfs"
+rm -f "$T/mnt/under"
 
 # refusals come through mount(8) with their reason
 mount -t fuse.twinfs "$T/store" "$T/mnt" -o "config=$T/none.yaml" 2>"$T/m5.err"; rc=$?

@@ -2,7 +2,8 @@
 # A detached daemon outside systemd (no JOURNAL_STREAM, no NOTIFY_SOCKET)
 # on a machine without a syslog socket logs to STATE/twinfs.log, says so
 # at start-up on the terminal, and what it logs after detaching (the
-# unmount, SIGTERM) is in that file. Skipped where /dev/log exists.
+# unmount, SIGTERM, a peer that never answers, at warning level) is in
+# that file. Skipped where /dev/log exists.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_fuse
@@ -20,6 +21,17 @@ wait_until 10 sh -c '! grep -qs " $1 " /proc/mounts' _ "$T/mnt"
 check "what the daemon logs after detaching is in the file" \
 	wait_until 10 grep -q "unmounting with changes the peer does not have" "$T/state/twinfs.log"
 check "the log file is private (0600)" [ "$(stat -c %a "$T/state/twinfs.log")" = 600 ]
+
+# A peer that never answers reaches the default level (warning) once it
+# has been down for 10 s, in the detached daemon's file.
+mkdir -p "$T/store2" "$T/mnt2"
+track_mount "$T/mnt2"
+env -u JOURNAL_STREAM -u NOTIFY_SOCKET "$TWINFS_BIN" mount --store "$T/store2" \
+	--state "$T/state2" --mountpoint "$T/mnt2" --peer "127.0.0.1:$(free_port)" 2>/dev/null
+check "a mount whose peer never answers warns in its log" \
+	wait_until 25 grep -q 'level=warn msg="replication peer not reachable' "$T/state2/twinfs.log"
+fusermount3 -u "$T/mnt2"
+wait_until 10 sh -c '! grep -qs " $1 " /proc/mounts' _ "$T/mnt2"
 
 PORT=$(free_port)
 env -u JOURNAL_STREAM -u NOTIFY_SOCKET "$TWINFS_BIN" serve --store "$T/pstore" \

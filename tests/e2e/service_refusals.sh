@@ -43,6 +43,11 @@ refused 78 "serve: non-loopback listen without keys" -- \
 	"$TWINFS_BIN" serve --store "$S" --state "$ST" --listen 0.0.0.0:"$FREE"
 refused 69 "serve: port in use" -- \
 	"$TWINFS_BIN" serve --store "$S" --state "$ST" --listen 127.0.0.1:"$PORT"
+refused 69 "mount: metrics port in use" -- \
+	"$TWINFS_BIN" mount --store "$S" --state "$ST" --mountpoint "$M" --metrics 127.0.0.1:"$PORT"
+refused 69 "serve: metrics port in use" -- \
+	"$TWINFS_BIN" serve --store "$S" --state "$ST" --listen 127.0.0.1:"$FREE" \
+	--metrics 127.0.0.1:"$PORT"
 refused 66 "mount: missing store" -- \
 	"$TWINFS_BIN" mount --store "$T/missing" --state "$ST" --mountpoint "$M"
 refused 66 "serve: missing store" -- \
@@ -74,6 +79,12 @@ printf 'store: %s\nstate: %s\nmountpoint: %s\npeer: 192.0.2.1:7000\n' "$S" "$ST"
 refused 78 "mount --config: non-loopback peer without keys" -- \
 	"$TWINFS_BIN" mount --config "$T/nl.yaml"
 refused 64 "mount: unknown option" -- "$TWINFS_BIN" mount --no-such-option
+refused 64 "mount: a FUSE option libfuse does not know" -- \
+	"$TWINFS_BIN" mount $mount_args -o no_such_fuse_option
+printf 'store: %s\nstate: %s\nmountpoint: %s\nfuse:\n  options: "no_such_fuse_option"\n' \
+	"$S" "$ST" "$M" >"$T/fo.yaml"
+refused 78 "mount --config: a FUSE option libfuse does not know" -- \
+	"$TWINFS_BIN" mount --config "$T/fo.yaml"
 refused 64 "serve: unknown option" -- "$TWINFS_BIN" serve --no-such-option
 
 "$TWINFS_BIN" status --state "$T/other-state" --json >"$T/st.json"

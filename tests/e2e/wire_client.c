@@ -117,12 +117,16 @@ static uint64_t expect_hello(int fd, struct evbuffer *in)
 static void send_hello(int fd, uint32_t version)
 {
 	struct evbuffer *b = evbuffer_new();
+	/* one primary with one generation, whose journal reaches far: a
+	 * store it fed before is a prefix of it on every run */
 	struct proto_hello h = {
 		.version = version, .role = PROTO_ROLE_PRIMARY, .generation = 1,
-		.name = "wire-client",
+		.name = "wire-client", .head_seq = 1ull << 40, .hist_n = 1,
+		.hist = { { .num = 1, .id = 0x77697265636c6e74ull, .start = 0 } },
 	};
 
 	memcpy(h.node_id, "wire-client-node", 16);
+	memcpy(h.hist[0].node, "wire-client-node", 16);
 	proto_encode_hello(b, &h);
 	send_buf(fd, b);
 	evbuffer_free(b);

@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "netsync/wire/proto.h"
+#include "netsync/wire/proto_gen.h"
 #include "netsync/wire/wire.h"
 
 /* ---- wire ---- */
@@ -127,6 +128,8 @@ static void test_roundtrip_hello(void **state)
 		.version = PROTO_VERSION, .role = PROTO_ROLE_SECONDARY,
 		.flags = PROTO_HELLO_F_DIRTY, .generation = 7,
 		.applied_seq = 123456789012ull, .name = "node-b",
+		.head_seq = 99, .hist_n = 2,
+		.hist = { { 1, 0x1111, 0, { 1 } }, { 2, 0x2222, 50, { 2 } } },
 	}, out;
 	struct proto_frame f;
 
@@ -142,6 +145,9 @@ static void test_roundtrip_hello(void **state)
 	assert_int_equal(out.generation, 7);
 	assert_int_equal(out.applied_seq, 123456789012ull);
 	assert_string_equal(out.name, "node-b");
+	assert_int_equal(out.head_seq, 99);
+	assert_int_equal(out.hist_n, 2);
+	assert_memory_equal(out.hist, in.hist, 2 * sizeof(in.hist[0]));
 	/* decoding as another type fails */
 	{
 		struct proto_op op;
@@ -150,6 +156,52 @@ static void test_roundtrip_hello(void **state)
 	}
 	proto_frame_consume(b, &f);
 	assert_int_equal(evbuffer_get_length(b), 0);
+	evbuffer_free(b);
+}
+
+/* TAIL (paths checked), TAIL_ACK and DIVERGED (every entry checked). */
+static void test_roundtrip_gen(void **state)
+{
+	static const char paths[] = "a/b\0c\0";
+	struct proto_tail t = { .flags = PROTO_TAIL_F_LAST, .paths = paths, .len = 6 }, to;
+	struct proto_version v[2] = { { .path = "a/b", .mode = 0100644, .size = 5,
+					.mtime_ns = -3, .hash = { 9 } }, { .path = "gone" } }, vo;
+	struct evbuffer *b = evbuffer_new();
+	struct proto_diverged d;
+	struct proto_frame f;
+	uint64_t seq;
+
+	(void)state;
+	assert_int_equal(proto_encode_tail(b, &t), 0);
+	next_frame(b, &f);
+	assert_int_equal(proto_decode_tail(&f, &to), 0);
+	assert_int_equal(to.flags, PROTO_TAIL_F_LAST);
+	assert_memory_equal(to.paths, paths, 6);
+	proto_frame_consume(b, &f);
+	t.paths = "../x";	/* a path that escapes is a bad frame */
+	t.len = 5;
+	assert_int_equal(proto_encode_tail(b, &t), 0);
+	next_frame(b, &f);
+	assert_int_equal(proto_decode_tail(&f, &to), -EBADMSG);
+	proto_frame_consume(b, &f);
+	assert_int_equal(proto_encode_tail_ack(b, 77), 0);
+	next_frame(b, &f);
+	assert_int_equal(proto_decode_tail_ack(&f, &seq), 0);
+	assert_int_equal(seq, 77);
+	proto_frame_consume(b, &f);
+	assert_int_equal(proto_encode_diverged(b, PROTO_DIV_F_LAST, v, 2), 0);
+	next_frame(b, &f);
+	assert_int_equal(proto_decode_diverged(&f, &d), 0);
+	assert_int_equal(d.count, 2);
+	assert_int_equal(proto_diverged_next(&d, &vo), 1);
+	assert_string_equal(vo.path, "a/b");
+	assert_int_equal(vo.mode, 0100644);
+	assert_int_equal(vo.mtime_ns, -3);
+	assert_int_equal(vo.hash[0], 9);
+	assert_int_equal(proto_diverged_next(&d, &vo), 1);
+	assert_int_equal(vo.mode, 0);
+	assert_int_equal(proto_diverged_next(&d, &vo), 0);
+	proto_frame_consume(b, &f);
 	evbuffer_free(b);
 }
 
@@ -616,6 +668,7 @@ int main(void)
 		cmocka_unit_test(test_wire_str),
 		cmocka_unit_test(test_wire_writer_overflow),
 		cmocka_unit_test(test_roundtrip_hello),
+		cmocka_unit_test(test_roundtrip_gen),
 		cmocka_unit_test(test_roundtrip_op),
 		cmocka_unit_test(test_roundtrip_data_by_reference),
 		cmocka_unit_test(test_roundtrip_small),

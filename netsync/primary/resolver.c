@@ -1,0 +1,386 @@
+/*
+ * resolver — receives a secondary's versions and applies them through the
+ * mountpoint (resolver.h). Order per path: the primary's own version is
+ * copied aside first (never discarded), then the secondary's is written
+ * to a temporary name beside the destination and renamed over it, with
+ * its mode, owner and mtime; a path the secondary lacks is removed.
+ * The loop thread runs everything but resolver_thread.
+ */
+#include "netsync/primary/resolver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "common/log.h"
+#include "netsync/roles/conflicts.h"
+#include "netsync/wire/path.h"
+
+static void resolver_ev_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct resolver *r = arg;
+	uint64_t v;
+
+	(void)what;
+	if (read(fd, &v, sizeof(v)) < 0)
+		return;
+	if (r->th_running) {
+		pthread_join(r->th, NULL);
+		r->th_running = false;
+	}
+	if (r->rc < 0)
+		log_error("cannot apply the secondary's versions", "err=\"%s\"", r->err);
+	if (r->done)
+		r->done(r, r->rc, r->arg);	/* the plan is still there */
+	resolver_reset(r);
+}
+
+int resolver_init(struct resolver *r, struct event_base *base, const char *state,
+		  const char *store, const char *mountpoint, resolver_done_fn done, void *arg)
+{
+	memset(r, 0, sizeof(*r));
+	r->base = base;
+	r->done = done;
+	r->arg = arg;
+	r->efd = -1;
+	r->state = strdup(state);
+	r->store = strdup(store);
+	r->mountpoint = mountpoint ? strdup(mountpoint) : NULL;
+	if (!r->state || !r->store || (mountpoint && !r->mountpoint))
+		return -ENOMEM;
+	r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (r->efd < 0)
+		return -errno;
+	r->ev = event_new(base, r->efd, EV_READ | EV_PERSIST, resolver_ev_cb, r);
+	if (!r->ev || event_add(r->ev, NULL) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int resolver_rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	return (flag == FTW_DP ? rmdir(p) : unlink(p)) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+static void resolver_rm_tree(const char *p)
+{
+	nftw(p, resolver_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void resolver_reset(struct resolver *r)
+{
+	char p[PATH_MAX];
+
+	if (r->th_running)
+		return;	/* the worker's; resolver_ev_cb resets after it */
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->in[i].fd >= 0)
+			close(r->in[i].fd);
+		free(r->in[i].path);
+		free(r->in[i].target);
+	}
+	free(r->in);
+	r->in = NULL;
+	r->n = r->cap = 0;
+	resolution_free(&r->plan);
+	r->active = r->receiving = r->restore = false;
+	if (r->state) {
+		snprintf(p, sizeof(p), "%s/incoming", r->state);
+		resolver_rm_tree(p);
+	}
+}
+
+void resolver_fini(struct resolver *r)
+{
+	if (r->th_running) {
+		pthread_join(r->th, NULL);
+		r->th_running = false;
+	}
+	resolver_reset(r);
+	if (r->ev)
+		event_free(r->ev);
+	if (r->efd >= 0)
+		close(r->efd);
+	free(r->state);
+	free(r->store);
+	free(r->mountpoint);
+	memset(r, 0, sizeof(*r));
+	r->efd = -1;
+}
+
+int resolver_start(struct resolver *r, struct resolution *plan, bool restore,
+		   const char *stamp)
+{
+	char p[PATH_MAX];
+
+	if (r->active)
+		return -EBUSY;
+	if (!r->mountpoint)
+		return -ENOTSUP;
+	resolver_reset(r);
+	snprintf(p, sizeof(p), "%s/incoming", r->state);
+	if (mkdir(p, 0700) < 0)
+		return -errno;
+	if (plan) {
+		r->plan = *plan;
+		memset(plan, 0, sizeof(*plan));
+	}
+	r->restore = restore;
+	snprintf(r->stamp, sizeof(r->stamp), "%s", stamp);
+	r->active = r->receiving = true;
+	return 0;
+}
+
+int resolver_on_entry(struct resolver *r, const struct proto_entry *e)
+{
+	struct resolver_item *it;
+	char p[PATH_MAX];
+
+	if (!r->receiving || path_check(e->path, false) < 0)
+		return -EPROTO;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct resolver_item *n = realloc(r->in, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->in = n;
+		r->cap = cap;
+	}
+	it = &r->in[r->n];
+	memset(it, 0, sizeof(*it));
+	it->fd = -1;
+	it->path = strdup(e->path);
+	it->target = e->target ? strdup(e->target) : NULL;
+	if (!it->path || (e->target && !it->target))
+		return -ENOMEM;
+	it->mode = e->mode;
+	it->uid = e->uid;
+	it->gid = e->gid;
+	it->mtime_ns = e->mtime_ns;
+	r->n++;
+	if (S_ISREG(e->mode)) {
+		snprintf(p, sizeof(p), "%s/incoming/%zu", r->state, r->n - 1);
+		it->fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (it->fd < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+int resolver_on_data(struct resolver *r, const struct proto_data *m)
+{
+	struct resolver_item *it = r->n ? &r->in[r->n - 1] : NULL;
+	int rc;
+
+	if (!r->receiving || !it || it->fd < 0 || strcmp(it->path, m->path) != 0)
+		return -EPROTO;
+	rc = proto_data_verify(m);
+	if (rc < 0)
+		return rc;
+	if (pwrite(it->fd, m->bytes, m->len, (off_t)m->offset) != (ssize_t)m->len)
+		return -errno ? -errno : -EIO;
+	return 0;
+}
+
+/* mkdir -p of DEST's parents under MFD. */
+static int resolver_parents(int mfd, const char *dest)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", dest);
+	for (char *p = buf; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdirat(mfd, buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return 0;
+}
+
+static int resolver_remove(const char *mountpoint, const char *dest)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", mountpoint, dest);
+	if (lstat(p, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode)) {
+		resolver_rm_tree(p);
+		return access(p, F_OK) == 0 ? -ENOTEMPTY : 0;
+	}
+	return unlink(p) < 0 ? -errno : 0;
+}
+
+/* Writes item IT at DEST of the mount (fd MFD). 0 or -errno. */
+static int resolver_put(struct resolver *r, int mfd, const struct resolver_item *it,
+			const char *dest, int n)
+{
+	struct timespec ts[2] = { { 0, UTIME_OMIT },
+				  { it->mtime_ns / 1000000000, it->mtime_ns % 1000000000 } };
+	char tmp[PATH_MAX];
+	const char *slash = strrchr(dest, '/');
+	int rc, out;
+
+	if (!it->mode)
+		return resolver_remove(r->mountpoint, dest);
+	rc = resolver_parents(mfd, dest);
+	if (rc < 0)
+		return rc;
+	if (S_ISDIR(it->mode)) {
+		if (mkdirat(mfd, dest, it->mode & 07777) < 0 && errno != EEXIST)
+			return -errno;
+		fchmodat(mfd, dest, it->mode & 07777, 0);
+		if (fchownat(mfd, dest, it->uid, it->gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM)
+			return -errno;
+		return utimensat(mfd, dest, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	}
+	snprintf(tmp, sizeof(tmp), "%.*s.twinfs-resolve.%d.%d", slash ? (int)(slash - dest + 1) : 0,
+		 dest, (int)getpid(), n);
+	unlinkat(mfd, tmp, 0);
+	if (S_ISLNK(it->mode)) {
+		if (symlinkat(it->target ? it->target : "", mfd, tmp) < 0)
+			return -errno;
+	} else if (S_ISREG(it->mode)) {
+		off_t off = 0;
+		struct stat st;
+
+		out = openat(mfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (out < 0)
+			return -errno;
+		rc = fstat(it->fd, &st) < 0 ? -errno : 0;
+		while (rc == 0 && off < st.st_size) {
+			char buf[1 << 16];
+			ssize_t k = pread(it->fd, buf, sizeof(buf), off);
+
+			if (k <= 0 || write(out, buf, (size_t)k) != k)
+				rc = k == 0 ? -EIO : -errno;
+			off += k > 0 ? k : 0;
+		}
+		if (rc == 0 && fchmod(out, it->mode & 07777) < 0)
+			rc = -errno;
+		if (rc == 0 && fchown(out, it->uid, it->gid) < 0 && errno != EPERM)
+			rc = -errno;
+		if (close(out) < 0 && rc == 0)
+			rc = -errno;
+		if (rc < 0) {
+			unlinkat(mfd, tmp, 0);
+			return rc;
+		}
+	} else {
+		return 0;	/* devices, fifos: not sent as versions */
+	}
+	utimensat(mfd, tmp, ts, AT_SYMLINK_NOFOLLOW);
+	if (S_ISLNK(it->mode))
+		fchownat(mfd, tmp, it->uid, it->gid, AT_SYMLINK_NOFOLLOW);
+	rc = resolver_remove(r->mountpoint, dest);
+	if (rc == 0 && renameat(mfd, tmp, mfd, dest) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlinkat(mfd, tmp, 0);
+	return rc;
+}
+
+static const struct resolver_item *resolver_find(const struct resolver *r, const char *path)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->in[i].path, path) == 0)
+			return &r->in[i];
+	return NULL;
+}
+
+static int resolver_run(struct resolver *r, int sfd, int mfd)
+{
+	char folder[128];
+	int rc = 0;
+
+	if (r->restore) {
+		snprintf(folder, sizeof(folder), "%s-restore", r->stamp);
+		for (size_t i = 0; i < r->n && rc >= 0; i++) {
+			rc = conflicts_save(r->state, folder, sfd, r->in[i].path);
+			if (rc >= 0)
+				rc = resolver_put(r, mfd, &r->in[i], r->in[i].path, (int)i);
+			if (rc < 0)
+				snprintf(r->err, sizeof(r->err), "/%s: %s", r->in[i].path,
+					 strerror(-rc));
+		}
+		if (rc >= 0)
+			conflicts_finish(r->state, folder);
+		return rc < 0 ? rc : 0;
+	}
+	for (size_t i = 0; i < r->plan.n && rc >= 0; i++) {
+		const struct resolution_item *it = &r->plan.it[i];
+
+		if (it->p_saves)
+			rc = conflicts_save(r->state, r->plan.folder, sfd, it->e->path);
+		if (rc < 0)
+			snprintf(r->err, sizeof(r->err), "keeping /%s aside: %s", it->e->path,
+				 strerror(-rc));
+	}
+	for (size_t i = 0; i < r->plan.n && rc >= 0; i++) {
+		const struct resolution_item *it = &r->plan.it[i];
+		const struct resolver_item *v;
+
+		if (!it->dest)
+			continue;
+		v = resolver_find(r, it->e->path);
+		rc = v ? resolver_put(r, mfd, v, it->dest, (int)i) : -ENODATA;
+		if (rc < 0)
+			snprintf(r->err, sizeof(r->err), "writing /%s: %s", it->dest,
+				 strerror(-rc));
+	}
+	if (rc >= 0)
+		conflicts_finish(r->state, r->plan.folder);
+	return rc < 0 ? rc : 0;
+}
+
+static void *resolver_thread(void *arg)
+{
+	struct resolver *r = arg;
+	uint64_t one = 1;
+	int sfd = open(r->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int mfd = open(r->mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	pthread_setname_np(pthread_self(), "tw-resolve");
+	if (sfd < 0 || mfd < 0) {
+		r->rc = -errno;
+		snprintf(r->err, sizeof(r->err), "cannot open the store or the mountpoint: %s",
+			 strerror(errno));
+	} else {
+		r->rc = resolver_run(r, sfd, mfd);
+	}
+	if (sfd >= 0)
+		close(sfd);
+	if (mfd >= 0)
+		close(mfd);
+	if (write(r->efd, &one, sizeof(one)) < 0)
+		log_error("cannot wake the replication thread", "err=%s", strerror(errno));
+	return NULL;
+}
+
+int resolver_apply(struct resolver *r)
+{
+	int rc;
+
+	if (!r->receiving)
+		return -EPROTO;
+	r->receiving = false;
+	r->rc = 0;
+	r->err[0] = '\0';
+	rc = -pthread_create(&r->th, NULL, resolver_thread, r);
+	if (rc == 0)
+		r->th_running = true;
+	return rc;
+}

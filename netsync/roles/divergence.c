@@ -1,0 +1,320 @@
+/*
+ * divergence — the split-brain exchange and list (divergence.h). A
+ * version is read with the verify engine's reader (inventory_add_path:
+ * fresh stat, XXH3-128 of the content) so that "equal" means what
+ * `twinfs verify` means. Loop thread of the daemon that owns it.
+ */
+#include "netsync/roles/divergence.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common/array.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "netsync/delta/inventory.h"
+#include "netsync/wire/proto_gen.h"
+
+static struct div_entry *divergence_find(struct divergence *d, const char *path)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (strcmp(d->e[i].path, path) == 0)
+			return &d->e[i];
+	return NULL;
+}
+
+static struct div_entry *divergence_get(struct divergence *d, const char *path)
+{
+	struct div_entry *e = divergence_find(d, path);
+
+	if (e)
+		return e;
+	if (ARRAY_GROW(d->e, d->cap, d->n + 1, 64) < 0)
+		return NULL;
+	e = &d->e[d->n];
+	memset(e, 0, sizeof(*e));
+	e->path = strdup(path);
+	if (!e->path)
+		return NULL;
+	d->n++;
+	return e;
+}
+
+/* Content hashed per exchange at most (it runs on a daemon's loop); a
+ * file past it is listed with its size and mtime and no hash, and counts
+ * as differing. */
+#define DIVERGENCE_HASH_BUDGET (256ull << 20)
+
+/* Our version of PATH. 0 or -errno. */
+static int divergence_read(struct divergence *d, int store_fd, const char *path,
+			   struct div_side *s)
+{
+	struct inventory inv = { 0 };
+	int rc = inventory_add_path(&inv, store_fd, path, false);
+
+	if (rc == 1 && S_ISREG(inv.e[0].mode) && inv.e[0].size <= d->hash_budget) {
+		d->hash_budget -= inv.e[0].size;
+		inventory_free(&inv);
+		rc = inventory_add_path(&inv, store_fd, path, true);
+	}
+	memset(s, 0, sizeof(*s));
+	if (rc == 1) {
+		s->mode = inv.e[0].mode;
+		s->size = inv.e[0].size;
+		s->mtime_ns = inv.e[0].mtime_ns;
+		memcpy(s->hash, inv.e[0].hash, 16);
+		if (S_ISLNK(s->mode) && inv.e[0].target) {
+			/* a symlink's "content" is its target */
+			size_t n = strlen(inv.e[0].target);
+
+			memset(s->hash, 0, 16);
+			memcpy(s->hash, inv.e[0].target, n < 16 ? n : 16);
+		}
+	}
+	inventory_free(&inv);
+	return rc < 0 ? rc : 0;
+}
+
+/* Sends the versions of the entries in [from, to) with FLAGS on the
+ * last frame; side: ours. */
+static int divergence_send(struct divergence *d, size_t *idx, size_t nidx, uint32_t flags,
+			   struct evbuffer *out)
+{
+	struct proto_version *v = calloc(nidx ? nidx : 1, sizeof(*v));
+	size_t start = 0, bytes = 0;
+	int rc = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < nidx; i++) {
+		const struct div_entry *e = &d->e[idx[i]];
+
+		v[i].path = e->path;
+		v[i].mode = e->here.mode;
+		v[i].size = e->here.size;
+		v[i].mtime_ns = e->here.mtime_ns;
+		memcpy(v[i].hash, e->here.hash, 16);
+		if (bytes + proto_version_size(&v[i]) > PROTO_DIV_CHUNK) {
+			rc = proto_encode_diverged(out, flags & PROTO_DIV_F_ANSWER, v + start,
+						   i - start);
+			if (rc < 0)
+				goto out;
+			start = i;
+			bytes = 0;
+		}
+		bytes += proto_version_size(&v[i]);
+	}
+	rc = proto_encode_diverged(out, flags, v + start, nidx - start);
+out:
+	free(v);
+	return rc;
+}
+
+int divergence_begin(struct divergence *d, int store_fd, const char *paths, size_t len,
+		     struct evbuffer *out)
+{
+	size_t *idx;
+	int rc = 0;
+
+	divergence_free(d);
+	d->hash_budget = DIVERGENCE_HASH_BUDGET;
+	for (size_t off = 0; off < len; off += strlen(paths + off) + 1) {
+		struct div_entry *e = divergence_get(d, paths + off);
+
+		if (!e)
+			return -ENOMEM;
+		e->changed_here = true;
+	}
+	idx = calloc(d->n ? d->n : 1, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n && rc == 0; i++) {
+		idx[i] = i;
+		rc = divergence_read(d, store_fd, d->e[i].path, &d->e[i].here);
+	}
+	if (rc == 0)
+		rc = divergence_send(d, idx, d->n, PROTO_DIV_F_LAST, out);
+	free(idx);
+	return rc;
+}
+
+/* A regular file's version read without its content (past the budget)
+ * has an all-zero hash: XXH3-128 of any content, even none, is not. */
+static bool divergence_hashed(const struct div_side *s)
+{
+	static const uint8_t none[16];
+
+	return !S_ISREG(s->mode) || memcmp(s->hash, none, 16) != 0;
+}
+
+static bool divergence_same(const struct div_entry *e)
+{
+	const struct div_side *a = &e->here, *b = &e->peer;
+
+	if (!a->mode && !b->mode)
+		return true;
+	return a->mode == b->mode && a->size == b->size && a->mtime_ns == b->mtime_ns &&
+	       divergence_hashed(a) && divergence_hashed(b) &&
+	       memcmp(a->hash, b->hash, 16) == 0;
+}
+
+static int divergence_entry_cmp(const void *x, const void *y)
+{
+	return inventory_path_cmp(((const struct div_entry *)x)->path,
+				  ((const struct div_entry *)y)->path);
+}
+
+/* Both answers are in: keep what differs, in tree order. */
+static void divergence_finish(struct divergence *d)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < d->n; i++) {
+		if (divergence_same(&d->e[i])) {
+			free(d->e[i].path);
+			continue;
+		}
+		d->e[k++] = d->e[i];
+	}
+	d->n = k;
+	qsort(d->e, d->n, sizeof(d->e[0]), divergence_entry_cmp);
+	d->complete = true;
+}
+
+/* The peer's list is complete: our versions of the paths only it listed. */
+static int divergence_answer(struct divergence *d, int store_fd, struct evbuffer *out)
+{
+	size_t *idx = calloc(d->n ? d->n : 1, sizeof(*idx)), n = 0;
+	int rc = 0;
+
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n && rc == 0; i++) {
+		if (d->e[i].changed_here)
+			continue;
+		rc = divergence_read(d, store_fd, d->e[i].path, &d->e[i].here);
+		idx[n++] = i;
+	}
+	if (rc == 0)
+		rc = divergence_send(d, idx, n, PROTO_DIV_F_ANSWER | PROTO_DIV_F_LAST, out);
+	free(idx);
+	return rc;
+}
+
+int divergence_on_frame(struct divergence *d, int store_fd, const struct proto_frame *f,
+			struct evbuffer *out)
+{
+	struct proto_diverged m;
+	struct proto_version v;
+	int rc;
+
+	rc = proto_decode_diverged(f, &m);
+	if (rc < 0)
+		return rc;
+	while ((rc = proto_diverged_next(&m, &v)) == 1) {
+		struct div_entry *e = divergence_get(d, v.path);
+
+		if (!e)
+			return -ENOMEM;
+		if (!(m.flags & PROTO_DIV_F_ANSWER))
+			e->changed_peer = true;
+		e->have_peer = true;
+		e->peer.mode = v.mode;
+		e->peer.size = v.size;
+		e->peer.mtime_ns = v.mtime_ns;
+		memcpy(e->peer.hash, v.hash, 16);
+	}
+	if (rc < 0)
+		return rc;
+	if (!(m.flags & PROTO_DIV_F_LAST))
+		return 0;
+	if (!(m.flags & PROTO_DIV_F_ANSWER)) {
+		d->peer_listed = true;
+		rc = divergence_answer(d, store_fd, out);
+		return rc < 0 ? rc : 0;
+	}
+	divergence_finish(d);
+	return 1;
+}
+
+void divergence_free(struct divergence *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		free(d->e[i].path);
+	free(d->e);
+	d->e = NULL;
+	d->n = d->cap = 0;
+	d->peer_listed = d->complete = false;
+}
+
+const char *divergence_changed(const struct div_entry *e)
+{
+	return e->changed_here && e->changed_peer ? "both" : e->changed_here ? "here" : "peer";
+}
+
+static const char *divergence_type(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case 0:
+		return "absent";
+	case S_IFREG:
+		return "file";
+	case S_IFDIR:
+		return "dir";
+	case S_IFLNK:
+		return "symlink";
+	default:
+		return "special";
+	}
+}
+
+static void divergence_side_json(struct json *w, const char *side, const struct div_side *s)
+{
+	char key[32], hex[33], t[48];
+	struct tm tm;
+	time_t sec = (time_t)(s->mtime_ns / 1000000000);
+
+	snprintf(key, sizeof(key), "%s_type", side);
+	json_key(w, key);
+	json_string(w, divergence_type(s->mode));
+	if (!s->mode)
+		return;
+	snprintf(key, sizeof(key), "%s_size", side);
+	json_key(w, key);
+	json_uint(w, s->size);
+	gmtime_r(&sec, &tm);
+	snprintf(t + strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm), 16, ".%09lldZ",
+		 (long long)(s->mtime_ns % 1000000000));
+	snprintf(key, sizeof(key), "%s_mtime", side);
+	json_key(w, key);
+	json_string(w, t);
+	for (int i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", s->hash[i]);
+	snprintf(key, sizeof(key), "%s_hash", side);
+	json_key(w, key);
+	json_string(w, hex);
+}
+
+void divergence_json(const struct divergence *d, struct json *w)
+{
+	json_key(w, "diverged_paths");
+	json_uint(w, d->complete ? d->n : 0);
+	json_key(w, "diverged");
+	json_array_begin(w);
+	for (size_t i = 0; d->complete && i < d->n; i++) {
+		json_object_begin(w);
+		json_key(w, "path");
+		json_string(w, d->e[i].path);
+		json_key(w, "changed");
+		json_string(w, divergence_changed(&d->e[i]));
+		divergence_side_json(w, "local", &d->e[i].here);
+		divergence_side_json(w, "peer", &d->e[i].peer);
+		json_object_end(w);
+	}
+	json_array_end(w);
+}

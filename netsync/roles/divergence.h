@@ -1,0 +1,65 @@
+/*
+ * divergence — a split brain, path by path: the paths each node changed
+ * after the common point, with each side's version (type, mode, size,
+ * mtime, content digest), as the two nodes exchange them in DIVERGED
+ * frames (docs/protocol.md, "Split brain"). Both ends run the same
+ * exchange: each sends its own list (flagged last), answers with its
+ * versions of the paths only the other listed (flagged answer, last), and
+ * keeps the paths whose versions differ. Runs on a daemon's loop thread;
+ * reads (and hashes) the store's versions there.
+ */
+#ifndef TWINFS_DIVERGENCE_H
+#define TWINFS_DIVERGENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+
+#include "netsync/wire/proto.h"
+
+struct json;
+
+struct div_side {
+	uint32_t mode;		/* 0: absent */
+	uint64_t size;
+	int64_t mtime_ns;
+	uint8_t hash[16];
+};
+
+struct div_entry {
+	char *path;
+	struct div_side here, peer;
+	bool changed_here, changed_peer;
+	bool have_peer;		/* the peer's version is known */
+};
+
+struct divergence {
+	struct div_entry *e;	/* sorted by path once complete */
+	size_t n, cap;
+	bool peer_listed;	/* the peer's list is complete */
+	uint64_t hash_budget;	/* content bytes this exchange may still hash */
+	bool complete;		/* both lists and both answers are in */
+	char peer_name[64];	/* for conflict copies (resolve) */
+};
+
+/*
+ * Starts the exchange: PATHS (LEN bytes of NUL-terminated store paths:
+ * what this node changed after the common point) are read from the store
+ * under STORE_FD and sent as DIVERGED frames, the last one flagged.
+ * Returns 0 or -errno.
+ */
+int divergence_begin(struct divergence *d, int store_fd, const char *paths, size_t len,
+		     struct evbuffer *out);
+/* A DIVERGED frame from the peer. 1 when the exchange is complete (the
+ * list then holds only paths that differ), 0 if not yet, -errno. */
+int divergence_on_frame(struct divergence *d, int store_fd, const struct proto_frame *f,
+			struct evbuffer *out);
+void divergence_free(struct divergence *d);
+/* "changed" as a word: "here", "peer" or "both". */
+const char *divergence_changed(const struct div_entry *e);
+/* "diverged_paths": N and "diverged": [...] into a status reply. */
+void divergence_json(const struct divergence *d, struct json *w);
+
+#endif
