@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "common/pathset.h"
@@ -61,6 +62,7 @@ struct applypool {
 	size_t bytes;
 	bool stop;
 	atomic_int err;		/* 0, or the first failure's -errno */
+	int efd;		/* eventfd, readable once a run failed */
 	uint32_t code;
 	char text[PROTO_TEXT_MAX];
 	atomic_uint_fast64_t ops, data_bytes;
@@ -84,6 +86,7 @@ static void ap_failed(struct applypool *p, struct receiver *r, const char *what,
 
 	pthread_mutex_lock(&p->mu);
 	if (atomic_compare_exchange_strong(&p->err, &none, rc)) {
+		(void)eventfd_write(p->efd, 1);
 		if (rc == -EBADMSG) {
 			p->code = PROTO_E_BADHASH;
 			snprintf(p->text, sizeof(p->text), "%s '%s': block hash mismatch; nothing "
@@ -288,6 +291,19 @@ not_ours:
 	return 0;
 }
 
+void applypool_kick(struct applypool *p)
+{
+	pthread_mutex_lock(&p->mu);
+	for (int i = 0; i < p->n_w; i++)
+		ap_wake(p->w[i]);
+	pthread_mutex_unlock(&p->mu);
+}
+
+int applypool_fd(const struct applypool *p)
+{
+	return p->efd;
+}
+
 int applypool_drain(struct applypool *p)
 {
 	bool ran = p->ran;
@@ -351,6 +367,9 @@ int applypool_start(const char *store, struct applypool **out)
 	pthread_cond_init(&p->cv_idle, NULL);
 	pathset_init(&p->seen);
 	p->cur = -1;
+	p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->efd < 0)
+		rc = -errno;
 	for (int i = 0; i < want && rc == 0; i++) {
 		struct ap_worker *w = calloc(1, sizeof(*w));
 
@@ -399,6 +418,8 @@ void applypool_stop(struct applypool *p)
 		free(w);
 	}
 	pathset_clear(&p->seen);
+	if (p->efd >= 0)
+		close(p->efd);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv_idle);
 	free(p);

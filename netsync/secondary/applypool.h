@@ -29,6 +29,12 @@ int applypool_start(const char *store, struct applypool **out);
  * itself, then calls applypool_forget. -EIO: a run failed (applypool_error).
  */
 int applypool_offer(struct applypool *p, const struct proto_frame *f, struct link_slab *s);
+/* Lets idle workers start on what is queued (before the caller waits
+ * for input: it need not wait for them). */
+void applypool_kick(struct applypool *p);
+/* An fd that becomes readable when a run fails (poll it beside the
+ * input, then drain to report the failure). */
+int applypool_fd(const struct applypool *p);
 /* Waits until everything offered is applied. 1 if runs were applied since
  * the last drain (the caller's own receiver must then forget its cached
  * names, receiver_forget), 0 if none, -EIO if one failed. */

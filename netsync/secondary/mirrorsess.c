@@ -336,15 +336,23 @@ int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 		receiver_close(m.r);
 		goto out;
 	}
+	/* a run that fails ends the wait for input: the drain tells why */
+	l->wake_fd = applypool_fd(m.pool);
 	for (;;) {
 		/* answers wait in m.out while more requests are there; before
-		 * blocking, the pool finishes what it has (so that a failure
-		 * is told at once) and they go */
+		 * blocking, they go and the workers start on what they have
+		 * (not waited for: a drain there stalled the stream) */
 		rc = link_recv(l, &f, false);
-		if (rc == 0 && (rc = ms_drain(&m)) == 0)
+		if (rc == 0) {
+			applypool_kick(m.pool);
 			rc = ms_flush(&m);
+		}
 		if (rc == 0)
 			rc = link_recv(l, &f, true);
+		if (rc == -ECANCELED) {
+			rc = ms_drain(&m);
+			break;
+		}
 		if (rc == -ECONNRESET) {
 			rc = 0;
 			break;
@@ -359,6 +367,7 @@ int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 		if (rc <= 0)
 			break;
 	}
+	l->wake_fd = -1;
 	applypool_counts(m.pool, &pool_ops, &pool_bytes);
 	applypool_stop(m.pool);
 	m.applied += pool_ops;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,17 +40,37 @@
  * the send is waited for (the peer reads while it sends, see link.h). */
 #define LINK_IN_MAX (64u << 20)
 
+/*
+ * Slabs of LINK_SLAB bytes are kept for reuse, process-wide (at most
+ * LINK_SLABS_KEPT): a fresh one faults its 1,024 pages in, which on a VM
+ * with free page reporting costs about what copying them does, and a link
+ * whose frames other threads hold (a mirror session's apply pool) starts a
+ * new slab every few frames. Measured: serve took 60,000-98,000 page
+ * faults per mirror of 1.57 GB without the cache (~1,000 before the pool).
+ */
+#define LINK_SLABS_KEPT 16
+
 struct link_slab {
 	atomic_uint ref;	/* the link's own + link_hold's */
 	size_t cap, len;	/* allocated, filled */
 	uint8_t data[];
 };
 
+static pthread_mutex_t link_kept_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct link_slab *link_kept[LINK_SLABS_KEPT];	/* link_kept_mu */
+static int link_n_kept;					/* link_kept_mu */
+
 static struct link_slab *link_slab_new(size_t cap)
 {
-	struct link_slab *s = malloc(sizeof(*s) + cap);
+	struct link_slab *s = NULL;
 
-	if (!s)
+	if (cap == LINK_SLAB) {
+		pthread_mutex_lock(&link_kept_mu);
+		if (link_n_kept)
+			s = link_kept[--link_n_kept];
+		pthread_mutex_unlock(&link_kept_mu);
+	}
+	if (!s && !(s = malloc(sizeof(*s) + cap)))
 		return NULL;
 	atomic_init(&s->ref, 1);
 	s->cap = cap;
@@ -59,8 +80,17 @@ static struct link_slab *link_slab_new(size_t cap)
 
 void link_slab_put(struct link_slab *s)
 {
-	if (s && atomic_fetch_sub(&s->ref, 1) == 1)
-		free(s);
+	if (!s || atomic_fetch_sub(&s->ref, 1) != 1)
+		return;
+	if (s->cap == LINK_SLAB) {
+		pthread_mutex_lock(&link_kept_mu);
+		if (link_n_kept < LINK_SLABS_KEPT) {
+			link_kept[link_n_kept++] = s;
+			s = NULL;
+		}
+		pthread_mutex_unlock(&link_kept_mu);
+	}
+	free(s);
 }
 
 struct link_slab *link_slab_get(struct link_slab *s)
@@ -133,6 +163,7 @@ int link_init(struct link *l, int timeout_ms)
 {
 	memset(l, 0, sizeof(*l));
 	l->fd = -1;
+	l->wake_fd = -1;
 	l->timeout_ms = timeout_ms;
 	return 0;
 }
@@ -263,14 +294,17 @@ static bool link_error_waiting(struct link *l)
 /* Waits up to the timeout for EVENTS; 0, or -ETIMEDOUT. */
 static int link_wait(struct link *l, short events, int ms)
 {
-	struct pollfd p = { .fd = l->fd, .events = events };
+	struct pollfd p[2] = { { .fd = l->fd, .events = events },
+			       { .fd = l->wake_fd, .events = POLLIN } };
 	int r;
 
 	do {
-		r = poll(&p, 1, ms);
+		r = poll(p, l->wake_fd >= 0 ? 2 : 1, ms);
 	} while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;
+	if (r > 0 && l->wake_fd >= 0 && (p[1].revents & POLLIN))
+		return -ECANCELED;
 	return r == 0 ? -ETIMEDOUT : 0;
 }
 

@@ -38,6 +38,7 @@ struct link {
 	struct proto_frame cur;	/* the frame link_recv returned */
 	bool have;		/* cur is valid (consumed by the next call) */
 	int timeout_ms;		/* silence before -ETIMEDOUT */
+	int wake_fd;		/* readable: a wait for input ends (-1: none) */
 	uint64_t bwlimit;	/* bytes/s sent at most (0: no limit) */
 	uint64_t tx_bytes, rx_bytes;
 	uint64_t t0_ns;		/* first send, for the rate limit */
@@ -66,8 +67,9 @@ int link_send(struct link *l, struct evbuffer *out);
 /*
  * The next frame: 1 and *F (valid until the next call on L: copy what is
  * kept), -EBADMSG for a bad frame, -ECONNRESET at the end of the stream,
- * -ETIMEDOUT after timeout_ms of silence, or -errno. With WAIT false it
- * returns 0 at once when no whole frame is there.
+ * -ETIMEDOUT after timeout_ms of silence, -ECANCELED when wake_fd became
+ * readable while it waited, or -errno. With WAIT false it returns 0 at
+ * once when no whole frame is there.
  */
 int link_recv(struct link *l, struct proto_frame *f, bool wait);
 /* A reference to the memory of the frame link_recv returned last, valid
