@@ -5,6 +5,8 @@
  * commute, so each goes to one of a few worker threads, each with a
  * receiver of its own, while the session thread reads on. Every other
  * frame is a barrier: the session drains the pool, then applies it itself.
+ * A flusher thread starts the writeback of what the workers wrote in
+ * steps, so that the session's final syncfs is short.
  * The session thread calls everything here; the workers touch only their
  * own receiver, queue and the pool's error.
  */
