@@ -76,12 +76,15 @@ timed() {
 	printf '%-22s %s s\n' "$_n" "$(tail -n1 "$W/t.$_n")"
 }
 median() { sort -n "$W/t.$1" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-pair() {	# pair CASE ROUND [rsync extra args]: both, alternating order
+# pair CASE ROUND [rsync extra args]: both, alternating order. Each starts
+# with nothing dirty (an untimed sync): all trees share one filesystem, and
+# twinfs's syncfs would otherwise also write what rsync left unwritten.
+pair() {
 	_c=$1 _r=$2; shift 2
 	if [ $((_r % 2)) -eq 0 ]; then
-		timed "$_c.twinfs" tw; timed "$_c.rsync" rs "$@"
+		sync; timed "$_c.twinfs" tw; sync; timed "$_c.rsync" rs "$@"
 	else
-		timed "$_c.rsync" rs "$@"; timed "$_c.twinfs" tw
+		sync; timed "$_c.rsync" rs "$@"; sync; timed "$_c.twinfs" tw
 	fi
 }
 empty_dests() { rm -rf "$F/tw" "$F/rs"; mkdir "$F/tw" "$F/rs"; sync; }
