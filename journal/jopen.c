@@ -108,6 +108,10 @@ static void journal_recover_lost(const char *path, const char *why, void *arg)
 			return;
 		goto out_lost;
 	}
+	if (strcmp(why, "marked-file") == 0 && S_ISREG(st.st_mode) &&
+	    pathset_add(&j->recovered_paths, path, 0) < 0)
+		log_warn("journal out of memory while recovering marks; the mount-time "
+			 "scan may resend a file twice", "path=%s", path);
 	if (!journal_no_handles)
 		fh = jhandle_from_path(&j->hcaps, full, &err);
 	if (!fh && j->n_fds < journal_fds_max) {
@@ -144,6 +148,11 @@ static void journal_recover_lost(const char *path, const char *why, void *arg)
 out_lost:
 	if (pathset_add(&j->lost_paths, path, 0) < 0)
 		log_error("journal out of memory while recovering marks", "path=%s", path);
+}
+
+bool journal_recovered_path(struct journal *j, const char *path)
+{
+	return pathset_find(&j->recovered_paths, path) != NULL;
 }
 
 /* Without file handles the journal keeps up to journal_fds_max fds for
@@ -194,6 +203,7 @@ static struct journal *journal_alloc(const struct journal_opts *o)
 	pathset_init(&j->covered_dirs);
 	pathset_init(&j->needs_scan);
 	pathset_init(&j->lost_paths);
+	pathset_init(&j->recovered_paths);
 	j->size_limit = o->size_limit ? o->size_limit : (1ull << 30);
 	j->commit_ms = o->commit_ms ? o->commit_ms : 5;
 	j->base_seq = o->base_seq;
@@ -431,6 +441,7 @@ void journal_close(struct journal *j)
 	pathset_clear(&j->marked_dirs);
 	pathset_clear(&j->needs_scan);
 	pathset_clear(&j->lost_paths);
+	pathset_clear(&j->recovered_paths);
 	pathset_clear(&j->covered_dirs);
 	free(j->buf.p);
 	free(j->buf.brk);

@@ -26,7 +26,6 @@
 #include <xxhash.h>
 
 #include "common/array.h"
-#include "netsync/delta/hashcache.h"
 
 #define INV_READ_CHUNK (1u << 20)
 #define INV_XATTR_LIST (64u << 10)
@@ -215,16 +214,11 @@ static int inv_entry(struct inv_walk *w, int dirfd, const char *name, const char
 		target[n < 0 ? 0 : n] = '\0';
 		e.target = target;
 	}
-	if (!rc && S_ISREG(st->st_mode) && w->o->cache &&
-	    hashcache_lookup(w->o->cache, st, e.hash) == 1) {
-		e.flags |= PROTO_ENTRY_F_HASHED;
-	} else if (!rc && S_ISREG(st->st_mode) && w->o->hash_content) {
+	if (!rc && S_ISREG(st->st_mode) && w->o->hash_content) {
+		/* read every time: verify and --checksum never trust a cache */
 		rc = inv_hash_file(w, dirfd, name, &e);
-		if (rc == 0) {
+		if (rc == 0)
 			e.flags |= PROTO_ENTRY_F_HASHED;
-			if (w->o->cache)
-				hashcache_store(w->o->cache, st, e.hash);
-		}
 	}
 	snprintf(xpath, sizeof(xpath), "/proc/self/fd/%d/%s", dirfd, name);
 	if (!rc)

@@ -396,10 +396,30 @@ static int scan_record_all(struct journal *j, const char *why)
 	return journal_commit(j);
 }
 
+/*
+ * A change the crash recovery covers already: the same regular file (same
+ * inode, one name) at PATH in the manifest and now, its data marks found
+ * by the journal's recovery, which resends its content, attributes and
+ * xattrs. Sending it again for the scan read it twice on each side.
+ */
+static bool scan_recovered(struct journal *j, const struct manifest *old,
+			   const struct manifest *now, const struct scan_change *c)
+{
+	const struct manifest_entry *o, *e;
+
+	if (c->what != SCAN_WHOLE || !journal_recovered_path(j, c->path))
+		return false;
+	o = manifest_find(old, c->path);
+	e = manifest_find(now, c->path);
+	return o && e && S_ISREG(o->mode) && S_ISREG(e->mode) && o->ino == e->ino &&
+	       o->nlink == 1 && e->nlink == 1;
+}
+
 int scan_mount(struct journal *j, const char *store, const char *state)
 {
 	struct manifest old, now;
 	struct scan_result r = { 0 };
+	size_t skipped = 0;
 	double t0 = clock_mono_s(), t1;
 	char why[128];
 	int fd, rc;
@@ -428,12 +448,19 @@ int scan_mount(struct journal *j, const char *store, const char *state)
 		goto out_write;
 	}
 	rc = scan_diff(&old, &now, &r);
-	manifest_free(&old);
-	if (rc < 0)
+	if (rc < 0) {
+		manifest_free(&old);
 		goto out_free;
+	}
 	for (size_t i = 0; i < r.n && rc >= 0; i++) {
-		int64_t seq = journal_needs_scan(j, r.c[i].path,
-						 r.c[i].what == SCAN_NAMES ? JSCAN_NAMES : 0);
+		int64_t seq;
+
+		if (scan_recovered(j, &old, &now, &r.c[i])) {
+			skipped++;
+			continue;
+		}
+		seq = journal_needs_scan(j, r.c[i].path,
+					 r.c[i].what == SCAN_NAMES ? JSCAN_NAMES : 0);
 
 		if (seq < 0)
 			rc = (int)seq;
@@ -441,6 +468,7 @@ int scan_mount(struct journal *j, const char *store, const char *state)
 			log_debug("changed while not mounted", "path=/%s what=%s",
 				  r.c[i].path, r.c[i].what == SCAN_NAMES ? "names" : "whole");
 	}
+	manifest_free(&old);
 	if (rc >= 0 && r.n)
 		rc = journal_commit(j);
 	if (rc < 0) {
@@ -460,8 +488,8 @@ out_write:
 				 "more", "state=%s err=%s", state, strerror(-wrc));
 	}
 	log_notice("store scanned at mount", "store=%s entries=%zu changed=%zu "
-		   "seconds=%.3f manifest_seconds=%.3f", store, now.n, r.n, t1 - t0,
-		   clock_mono_s() - t1);
+		   "left_to_recovery=%zu seconds=%.3f manifest_seconds=%.3f", store, now.n,
+		   r.n - skipped, skipped, t1 - t0, clock_mono_s() - t1);
 out_free:
 	scan_result_free(&r);
 	manifest_free(&now);

@@ -31,7 +31,7 @@ int repairs_parse(const char *text, char *what, size_t what_len, char *path,
 	return 0;
 }
 
-static bool repairs_under(const char *path, const char *dir)
+bool repairs_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 

@@ -42,6 +42,8 @@ int repairs_parse(const char *text, char *what, size_t what_len, char *path,
  * naming it (or below it) are replaced. Returns the entry or NULL. */
 struct repair *repairs_note(struct repairs *rs, const char *path, const char *what,
 			    const char *reason, uint64_t until, bool failed);
+/* PATH is DIR or below it ("" is the root, above everything). */
+bool repairs_under(const char *path, const char *dir);
 /* The entry covering PATH (itself or an ancestor) for a record at SEQ
  * whose scope (repairs_scope of its own path) is highest in the tree, or
  * NULL. */

@@ -31,11 +31,11 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "netsync/delta/hashcache.h"
 #include "journal/journal.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/addr.h"
 #include "netsync/wire/limits.h"
-#include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
 #include "netsync/control/ctljson.h"
 #include "netsync/roles/tail.h"
@@ -636,6 +636,8 @@ static void sender_flush_ack(struct sender *s)
 			 (unsigned long long)seq, strerror(-rc));
 	if (s->resync && s->baseline_end && seq >= s->baseline_end) {
 		s->resync = false;
+		if (s->hcache)
+			(void)hashcache_save(s->hcache);	/* also at the end */
 		log_notice("baseline complete: the peer has this store's state", "peer=%s "
 			   "seq=%llu files=%llu bytes=%llu seconds=%.1f", s->peer,
 			   (unsigned long long)seq, (unsigned long long)s->resync_files,
@@ -1165,6 +1167,8 @@ void sender_pump(struct sender *s)
 			rc = sender_put_rec(s, out, &b->recs[c->rec]);
 			if (rc < 0)
 				goto out_drop;
+			if (rc == 3)
+				break;	/* a repair's answers to wait for: the read callback pumps */
 			c->rec++;
 			continue;
 		}
@@ -1362,6 +1366,8 @@ int sender_new(struct event_base *base, struct journal *j,
 	s->take_ev = evtimer_new(base, sender_take_cb, s);
 	s->cont_ev = evtimer_new(base, sender_cont_cb, s);
 	s->held = sentmap_new(BLOCK_SIZE);
+	if (hashcache_open(o->state_dir, &s->hcache) < 0)
+		s->hcache = NULL;	/* out of memory: resyncs read everything */
 	if (!s->retry_ev || !s->take_ev || !s->cont_ev || !s->held) {
 		rc = -ENOMEM;
 		goto out_pool;
@@ -1378,6 +1384,7 @@ out_pool:
 	if (s->cont_ev)
 		event_free(s->cont_ev);
 	sentmap_free(s->held);
+	hashcache_close(s->hcache);
 	free(s->pool);
 out_close:
 	close(s->store_fd);
@@ -1429,6 +1436,10 @@ void sender_free(struct sender *s)
 	repairs_free(&s->repairs);
 	sender_scan_forget(s);
 	pool_close(s->pool);
+	if (s->hcache && hashcache_save(s->hcache) < 0)
+		log_warn("cannot write the hash cache; the next resync reads more",
+			 "state=%s", s->state_dir);
+	hashcache_close(s->hcache);
 	if (s->store_fd >= 0)
 		close(s->store_fd);
 	resolver_fini(&s->res);

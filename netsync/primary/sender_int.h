@@ -153,6 +153,22 @@ struct cursor {
 	struct sdelta **rdelta;	/* per repair (repair[i]), NULL: whole */
 	size_t cap_rdelta;
 	struct sdelta *dl;	/* the current file's, when it has an answer */
+	/* A repair record waiting for the peer to say whether it holds each
+	 * path as a file of one name (sender_delta_replace): the record's
+	 * seq (0: none), one question per path (NULL: not a file here). */
+	uint64_t rq_seq;
+	struct sdelta **rq;
+	size_t rq_n;
+	/* The current delta file's own block hashes: from the sender's hash
+	 * cache while the file's (dev, inode, size, mtime, ctime) match
+	 * (mine_cached: a block whose hash equals the peer's is skipped
+	 * unread), else filled as its blocks are read, and cached once all
+	 * are (sender_put_data). */
+	struct blockhash mine;
+	struct stat mine_st;	/* the file's fstat when its reading began */
+	bool mine_cached;
+	uint32_t mine_hashed;	/* blocks hashed into mine as read */
+	bool count_read;	/* a resync's file: counted at its first read */
 };
 
 /* A file whose content goes as a block-hash delta (sender_delta.c). */
@@ -278,6 +294,11 @@ struct sender {
 	size_t n_moves, cap_moves;
 	/* Block-hash deltas of resyncs (sender_delta.c) */
 	uint32_t delta_bs;		/* delta.block_size */
+	/* STATE/hashcache: the block lists of this store's files, so that a
+	 * resync reads only what changed since it last hashed them (the key
+	 * includes ctime, which no write can keep). Loaded at start, saved
+	 * when a baseline completes and at the end. */
+	struct hashcache *hcache;
 	uint64_t resync_files_read;	/* files whose content a resync read */
 	uint64_t resync_bytes_read;
 	uint64_t resync_bytes_matched;	/* read, and the peer had them */
@@ -346,8 +367,18 @@ void sender_baseline_start(struct sender *s, const char *why);
  * answered (sender_delta_next). 0 or -errno. */
 int sender_delta_walk(struct sender *s, struct evbuffer *out, const char *path, int fd,
 		      const struct stat *st);
-/* The batch's recovered files are asked for (once per batch). */
+/* Once per batch, after its records: the recovered files and the repairs
+ * without an answer yet are asked for. */
 int sender_delta_files(struct sender *s, struct evbuffer *out);
+/*
+ * The repair of record SEQ replaces the peer's copy of each of the N
+ * SCOPES (sender_put_replace). A regular file the peer holds as a file of
+ * one name is not removed first: its blocks are compared and only those
+ * that differ go. Returns 3 while the peer's answers are out (call again
+ * with the same arguments), 0 once done, or -errno.
+ */
+int sender_delta_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
+			 const char *const *scopes, size_t n);
 /* A HASHES frame: the answer of the oldest question. 0 or -errno. */
 int sender_delta_on_hashes(struct sender *s, const struct proto_frame *fr);
 /* Queues the next answered walk file as a repair: 1, or 0 if none. */
@@ -357,8 +388,8 @@ size_t sender_delta_pending(const struct cursor *c);
 size_t sender_delta_unanswered(const struct cursor *c);
 /* The delta of cursor file I (NULL: none). */
 struct sdelta *cursor_sdelta(const struct cursor *c, size_t i);
-/* Attaches D to the repair just added. 0 or -ENOMEM. */
-int cursor_attach_rdelta(struct cursor *c, struct sdelta *d);
+/* Attaches D to repair I. 0 or -ENOMEM. */
+int cursor_attach_rdelta(struct cursor *c, size_t i, struct sdelta *d);
 void cursor_free_deltas(struct cursor *c);
 
 /* ---- sender_scan.c ---- */
@@ -373,10 +404,12 @@ int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
 		    const char *path);
 /* Record R names a path the peer failed to apply (see "Apply errors" in
  * sender.c): replaced by the current state of each path it names; UNTIL:
- * the covering repair's. 0 or -errno. */
+ * the covering repair's. 0, 3 while the peer's answers are out (called
+ * again), or -errno. */
 int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
 			  const struct journal_rec *r, uint64_t until);
-/* The batch's BATCH record: repairs no record carried go now. */
+/* The batch's BATCH record: repairs no record carried go now. Returns as
+ * sender_put_repair_rec. */
 int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint64_t seq);
 /* PATH the peer failed to apply: the peer's copy removed and sent anew. */
 int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,

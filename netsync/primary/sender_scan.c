@@ -650,28 +650,38 @@ int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 	return rc < 0 ? rc : sender_put_path(s, out, seq, path);
 }
 
-/* ---- repairs (sender.c, "Apply errors") ---- */
+/* ---- repairs of the paths the peer failed to apply (sender.c, "Apply
+ * errors") ---- */
 
-/* Sends the current state of SCOPE for a record at SEQ (sender_put_replace)
- * and marks every repair it carries; nothing if a walk of this batch
- * already sends SCOPE whole (an earlier record replaced by it). */
-static int sender_put_scope(struct sender *s, struct evbuffer *out, uint64_t seq,
-			    const char *scope)
+/* Adds SCOPE to SCOPES[*N] unless a walk of this batch already sends it
+ * whole (an earlier record replaced by it) or a scope already listed
+ * holds it. */
+static void sender_scope_add(struct sender *s, char (*scope)[PROTO_PATH_MAX + 1],
+			     const char **scopes, size_t *n, const char *path)
 {
-	repairs_carry(&s->repairs, scope, s->c.cur->b->end_seq);
-	if (cursor_walks(&s->c, scope))
-		return 0;
-	return sender_put_replace(s, out, seq, scope);
+	if (cursor_walks(&s->c, path))
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (repairs_under(path, scopes[i]))
+			return;
+	snprintf(scope[*n], sizeof(scope[*n]), "%s", path);
+	scopes[*n] = scope[*n];
+	(*n)++;
 }
 
 /* Replaces record R, which names a path the peer failed to apply, by the
  * current state of the failed path (or of the folder its failures moved
- * the repair up to) for each path R names (see "Apply errors"). */
+ * the repair up to) for each path R names; every repair below a scope is
+ * carried by it. 0, 3 while the peer's answers about the scopes' files
+ * are out (called again: all of this is idempotent), or -errno. */
 int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
 				 const struct journal_rec *r, uint64_t until)
 {
 	const char *paths[2] = { r->op.path, NULL };
-	char scope[PROTO_PATH_MAX + 1];
+	uint64_t end = s->c.cur->b->end_seq;
+	char scope[2][PROTO_PATH_MAX + 1], one[PROTO_PATH_MAX + 1];
+	const char *scopes[2];
+	size_t n = 0;
 	int rc;
 
 	if (r->op.type == JOP_RENAME || r->op.type == JOP_LINK)
@@ -686,34 +696,61 @@ int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
 			rep = repairs_note(&s->repairs, paths[i], NULL, NULL, until, false);
 		if (!rep)
 			return -ENOMEM;
-		repairs_scope(rep, rep->path, scope, sizeof(scope));
-		log_info("replacing a record the peer failed on by the path's state",
-			 "peer=%s seq=%llu op=%s path=/%s replaced=/%s", s->peer,
-			 (unsigned long long)r->seq, journal_op_name(r->op.type), paths[i],
-			 scope);
-		rc = sender_put_scope(s, out, r->seq, scope);
-		if (rc < 0)
-			return rc;
+		repairs_scope(rep, rep->path, one, sizeof(one));
+		repairs_carry(&s->repairs, one, end);
+		sender_scope_add(s, scope, scopes, &n, one);
 	}
-	return 0;
+	rc = sender_delta_replace(s, out, r->seq, scopes, n);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		log_info("replaced a record the peer failed on by the path's state",
+			 "peer=%s seq=%llu op=%s replaced=/%s", s->peer,
+			 (unsigned long long)r->seq, journal_op_name(r->op.type), scopes[i]);
+	return rc;
 }
 
 /* The batch's records are all sent: repairs no record carried (the peer
- * failed on file data or an ATTR) go out now, before the batch's data. */
+ * failed on file data or an ATTR) go out now, before the batch's data.
+ * The set is chosen from entries not yet carried, and they are marked
+ * only once it is sent, so that a call again after 3 sees the same set. */
 int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint64_t seq)
 {
-	char scope[PROTO_PATH_MAX + 1];
-	int rc;
+	char (*scope)[PROTO_PATH_MAX + 1] = NULL;
+	char one[PROTO_PATH_MAX + 1];
+	const char **scopes = NULL;
+	size_t n = 0;
+	int rc = 0;
 
+	for (size_t i = 0; i < s->repairs.n; i++)
+		n += !s->repairs.r[i].sent_end && s->repairs.r[i].failures;
+	if (!n)
+		return 0;
+	scope = malloc(n * sizeof(*scope));
+	scopes = malloc(n * sizeof(*scopes));
+	if (!scope || !scopes) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	n = 0;
 	for (size_t i = 0; i < s->repairs.n; i++) {
 		struct repair *rep = &s->repairs.r[i];
 
 		if (rep->sent_end || !rep->failures)
 			continue;
-		repairs_scope(rep, rep->path, scope, sizeof(scope));
-		rc = sender_put_scope(s, out, seq, scope);
-		if (rc < 0)
-			return rc;
+		repairs_scope(rep, rep->path, one, sizeof(one));
+		sender_scope_add(s, scope, scopes, &n, one);
 	}
-	return 0;
+	/* 3: called again with the same set */
+	rc = sender_delta_replace(s, out, seq, scopes, n);
+	for (size_t i = 0; rc == 0 && i < s->repairs.n; i++) {
+		struct repair *rep = &s->repairs.r[i];
+
+		if (rep->sent_end || !rep->failures)
+			continue;
+		repairs_scope(rep, rep->path, one, sizeof(one));
+		repairs_carry(&s->repairs, one, s->c.cur->b->end_seq);
+	}
+out:
+	free(scope);
+	free(scopes);
+	return rc;
 }

@@ -21,6 +21,7 @@
 #include <event2/buffer.h>
 
 #include "common/array.h"
+#include "common/fsutil.h"
 #include "common/log.h"
 #include "journal/journal.h"
 #include "netsync/wire/proto.h"
@@ -422,10 +423,10 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 		 * peer must get the content under the name it was created with
 		 * (the RENAME that follows moves it).
 		 */
-		fd = openat(it->dirfd, it->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-			    O_NOCTTY | O_NONBLOCK);
+		fd = fsutil_open_noatime(it->dirfd, it->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+					 O_NOCTTY | O_NONBLOCK);
 		if (fd < 0)
-			return errno == ENOENT || errno == ELOOP ? 0 : -errno;
+			return fd == -ENOENT || fd == -ELOOP ? 0 : fd;
 		/* what the peer holds decides what is sent (sender_delta.c) */
 		if (s->delta_bs)
 			return sender_delta_walk(s, out, it->path, fd, &it->st);

@@ -98,6 +98,9 @@ struct recv_fd {
 	uint64_t wb_off, wb_end;	/* written since the last writeback kick */
 	uint64_t drop_off;	/* pages of this run before it are dropped */
 	uint64_t touched;	/* touch_gen its inode was put in the touch set */
+	/* made here (O_EXCL) and no xattr set on it since: it has none to
+	 * remove (a keep-list REMOVEXATTR right after its CREATE is a no-op) */
+	bool fresh;
 };
 
 struct receiver {
@@ -273,6 +276,11 @@ void receiver_reset(struct receiver *r)
 	 * filesystem instead. */
 	if ((r->touch.n || r->touch.whole_fs) && recv_touch_spill(r) < 0)
 		r->touch.whole_fs = true;
+}
+
+void receiver_forget(struct receiver *r)
+{
+	recv_ns_changed(r);
 }
 
 void receiver_close(struct receiver *r)
@@ -534,6 +542,7 @@ static int recv_fd_adopt(struct receiver *r, const char *path, int fd,
 	slot->used = ++r->tick;
 	slot->wb_off = slot->wb_end = slot->drop_off = 0;
 	slot->touched = 0;
+	slot->fresh = false;
 	if (out)
 		*out = slot;
 	return 0;
@@ -546,11 +555,19 @@ static int recv_fd_adopt(struct receiver *r, const char *path, int fd,
  * the fd, -ELOOP for a symlink and -EISDIR for anything else that is not
  * a regular file in the way (the caller may remove either), or -errno.
  */
-static int recv_open_reg(int dirfd, const char *name, mode_t mode)
+static int recv_open_reg(int dirfd, const char *name, mode_t mode, bool *made)
 {
 	struct stat st;
 	int fd;
 
+	/* a new file (the common case of a copy): made here, so a regular
+	 * file, and nothing else to check (O_EXCL follows no symlink) */
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	*made = fd >= 0;
+	if (fd >= 0)
+		return fd;
+	if (errno != EEXIST)
+		return errno == ENXIO ? -EISDIR : -errno;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
 		return S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
 	/* O_NONBLOCK: should a fifo appear in between, the open fails
@@ -575,6 +592,7 @@ static int recv_open_slot(struct receiver *r, const char *path, struct recv_fd *
 {
 	struct path_ref ref;
 	struct recv_fd *slot = recv_fd_find(r, path);
+	bool made;
 	int fd, rc;
 
 	if (slot) {
@@ -585,11 +603,14 @@ static int recv_open_slot(struct receiver *r, const char *path, struct recv_fd *
 	rc = recv_resolve(r, path, false, &ref);
 	if (rc < 0)
 		return rc;
-	fd = recv_open_reg(ref.dirfd, ref.name, 0600);
+	fd = recv_open_reg(ref.dirfd, ref.name, 0600, &made);
 	path_put(&ref);
 	if (fd < 0)
 		return fd;
-	return recv_fd_adopt(r, path, fd, out);
+	rc = recv_fd_adopt(r, path, fd, out);
+	if (rc == 0)
+		(*out)->fresh = made;
+	return rc;
 }
 
 static int recv_chown(struct receiver *r, int dirfd, const char *name,
@@ -648,7 +669,8 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 	struct stat own;
 	bool chowned = false;
 
-	if (!st && (mask & (JATTR_UID | JATTR_GID | JATTR_MODE)) && fstat(fd, &own) == 0)
+	if (!st && (mask & (JATTR_UID | JATTR_GID | JATTR_MODE | JATTR_ATIME | JATTR_MTIME)) &&
+	    fstat(fd, &own) == 0)
 		st = &own;
 	if (mask & (JATTR_UID | JATTR_GID)) {
 		uid_t u = (mask & JATTR_UID) ? uid : (uid_t)-1;
@@ -665,7 +687,15 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 	    (!st || chowned || (st->st_mode & 07777) != (mode & 07777)) &&
 	    fchmod(fd, mode & 07777) < 0)
 		return -errno;
-	if (mask & (JATTR_ATIME | JATTR_MTIME)) {
+	/* Times it has already are not set again: that would only move its
+	 * ctime, the hash cache's key for the file. When both times come
+	 * (the state after a file's data) and mtime matches, a differing
+	 * atime alone is left too: reads move it on either side (treecmp's,
+	 * a backup's), it is not part of what a replica must equal, and
+	 * setting it would make every resync re-read the file. */
+	if ((mask & (JATTR_ATIME | JATTR_MTIME)) &&
+	    !(st && ((mask & JATTR_MTIME) ? storeops_ts_same(&st->st_mtim, mtime) :
+		     storeops_ts_same(&st->st_atim, atime)))) {
 		struct timespec ts[2] = {
 			(mask & JATTR_ATIME) ? *atime : (struct timespec){ 0, UTIME_OMIT },
 			(mask & JATTR_MTIME) ? *mtime : (struct timespec){ 0, UTIME_OMIT },
@@ -677,16 +707,6 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 	return 0;
 }
 
-/* Creates (or opens) the regular file and sets owner and mode through
- * its fd, which stays in the fd cache for the DATA and ATTR that follow. */
-/* True if NAME in DIRFD is a regular file with other names. */
-static bool recv_is_shared(int dirfd, const char *name)
-{
-	struct stat st;
-
-	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	       st.st_nlink > 1;
-}
 
 /*
  * CREATE makes a new file (the primary's fs records it only for a name
@@ -704,10 +724,10 @@ static bool recv_is_shared(int dirfd, const char *name)
 static int recv_create(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
 {
 	struct recv_fd *slot = recv_fd_find(r, op->path);
-	bool keep = true;
+	bool keep = true, made = false;
 	int fd, rc;
 
-	if (!(op->flags & JCREATE_F_LINKED) && recv_is_shared(ref->dirfd, ref->name)) {
+	if (!(op->flags & JCREATE_F_LINKED) && storeops_is_shared(ref->dirfd, ref->name)) {
 		r->ns_flush = true;
 		if (unlinkat(ref->dirfd, ref->name, 0) < 0 && errno != ENOENT)
 			return -errno;
@@ -719,7 +739,7 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 		slot->used = ++r->tick;
 		goto out_meta;
 	}
-	fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777);
+	fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777, &made);
 	if (fd == -EISDIR || fd == -ELOOP) {
 		/* something else (a symlink, fifo, device, empty dir) is in
 		 * the way; removing it may change what a cached path names */
@@ -728,7 +748,7 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 		rc = storeops_remove(ref->dirfd, ref->name);
 		if (rc < 0)
 			return rc;
-		fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777);
+		fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777, &made);
 	}
 	if (fd < 0)
 		return fd;
@@ -747,8 +767,10 @@ out_meta:
 		return rc;
 	}
 	/* without a cache slot it is only reopened for its data */
-	if (recv_fd_adopt(r, op->path, fd, &slot) == 0)
+	if (recv_fd_adopt(r, op->path, fd, &slot) == 0) {
 		slot->touched = r->touch_gen;
+		slot->fresh = made;
+	}
 	return 0;
 }
 
@@ -868,11 +890,6 @@ static int recv_two(struct receiver *r, const struct journal_op *op,
 	return 0;
 }
 
-static bool recv_exists(int dirfd, const char *name, struct stat *st)
-{
-	return fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
 static int recv_link(struct receiver *r, const struct journal_op *op)
 {
 	struct path_ref from, to;
@@ -884,8 +901,8 @@ static int recv_link(struct receiver *r, const struct journal_op *op)
 	if (linkat(from.dirfd, from.name, to.dirfd, to.name, 0) == 0)
 		goto out_put;
 	rc = -errno;
-	if (rc == -EEXIST && recv_exists(from.dirfd, from.name, &a) &&
-	    recv_exists(to.dirfd, to.name, &b)) {
+	if (rc == -EEXIST && storeops_exists(from.dirfd, from.name, &a) &&
+	    storeops_exists(to.dirfd, to.name, &b)) {
 		if (a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
 			rc = 0;		/* already linked */
 		} else {
@@ -893,8 +910,8 @@ static int recv_link(struct receiver *r, const struct journal_op *op)
 			if (rc == 0 && linkat(from.dirfd, from.name, to.dirfd, to.name, 0) < 0)
 				rc = -errno;
 		}
-	} else if (rc == -ENOENT && !recv_exists(from.dirfd, from.name, &a) &&
-		   recv_exists(to.dirfd, to.name, &b)) {
+	} else if (rc == -ENOENT && !storeops_exists(from.dirfd, from.name, &a) &&
+		   storeops_exists(to.dirfd, to.name, &b)) {
 		rc = 0;		/* replay: the source went away later */
 	}
 	if (rc < 0)
@@ -914,14 +931,7 @@ out_put:
 	return rc;
 }
 
-/* True if NAME in DIRFD is a whiteout (a 0:0 character device). */
-static bool recv_is_whiteout(int dirfd, const char *name)
-{
-	struct stat st;
 
-	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode) &&
-	       st.st_rdev == 0;
-}
 
 /*
  * RENAME_WHITEOUT: the rename leaves a whiteout at the old name, on the
@@ -930,35 +940,12 @@ static bool recv_is_whiteout(int dirfd, const char *name)
  * steps. The whiteout then gets the primary's owner; its mtime comes with
  * the results. Returns 0 or -errno (errno of the rename).
  */
-/*
- * A replayed RENAME_WHITEOUT that was applied already leaves a whiteout at
- * the source and the moved entry at the target. A whiteout at the source
- * is not enough to tell: a whiteout may itself be renamed (f was renamed
- * away with RENAME_WHITEOUT, then f's whiteout renamed over d1/d), and
- * skipping that rename left a file at d1/d where the primary has a
- * whiteout. So the target must also carry the moved entry's mtime (the
- * op's results), when the op has it.
- */
-static bool recv_whiteout_done(int fdir, const char *fname, int tdir, const char *tname,
-			       const struct journal_op *op)
-{
-	struct stat st;
-
-	if (!recv_is_whiteout(fdir, fname) ||
-	    fstatat(tdir, tname, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return false;
-	if (!(op->res_mask & JRES_BIT(JRES_PATH2)))
-		return true;
-	return st.st_mtim.tv_sec == op->res_mtime[JRES_PATH2].tv_sec &&
-	       st.st_mtim.tv_nsec == op->res_mtime[JRES_PATH2].tv_nsec;
-}
-
 static int recv_rename_whiteout(struct receiver *r, struct path_ref *from,
 				struct path_ref *to, const struct journal_op *op)
 {
 	int rc;
 
-	if (r->replay && recv_whiteout_done(from->dirfd, from->name, to->dirfd, to->name, op))
+	if (r->replay && storeops_whiteout_done(from->dirfd, from->name, to->dirfd, to->name, op))
 		goto out_owner;	/* replay of a rename done already */
 	if (renameat2(from->dirfd, from->name, to->dirfd, to->name, RENAME_WHITEOUT) < 0) {
 		if (errno != EINVAL)
@@ -966,7 +953,7 @@ static int recv_rename_whiteout(struct receiver *r, struct path_ref *from,
 		if (renameat(from->dirfd, from->name, to->dirfd, to->name) < 0)
 			return -errno;
 	}
-	if (!recv_is_whiteout(from->dirfd, from->name) &&
+	if (!storeops_is_whiteout(from->dirfd, from->name) &&
 	    mknodat(from->dirfd, from->name, S_IFCHR, makedev(0, 0)) < 0)
 		return -errno;
 out_owner:
@@ -997,17 +984,17 @@ static int recv_rename(struct receiver *r, const struct journal_op *op)
 		 * a replay it means a LINK re-created the source that this rename
 		 * had already moved away, so the source must go.
 		 */
-		if (r->replay && !flags && recv_exists(from.dirfd, from.name, &st)) {
+		if (r->replay && !flags && storeops_exists(from.dirfd, from.name, &st)) {
 			struct stat st2;
 
-			if (recv_exists(to.dirfd, to.name, &st2) && st.st_ino == st2.st_ino &&
+			if (storeops_exists(to.dirfd, to.name, &st2) && st.st_ino == st2.st_ino &&
 			    st.st_dev == st2.st_dev && unlinkat(from.dirfd, from.name, 0) < 0)
 				rc = recv_fail(r, op->path, -errno);
 		}
 	} else {
 		rc = -errno;
-		if (rc == -ENOENT && !recv_exists(from.dirfd, from.name, &st) &&
-		    recv_exists(to.dirfd, to.name, &st))
+		if (rc == -ENOENT && !storeops_exists(from.dirfd, from.name, &st) &&
+		    storeops_exists(to.dirfd, to.name, &st))
 			rc = 0;	/* already renamed */
 		else
 			recv_fail(r, op->path, rc);
@@ -1060,6 +1047,22 @@ static int recv_setattr(struct receiver *r, struct path_ref *ref, const char *pa
 	return recv_set_meta(r, ref->dirfd, ref->name, mask, mode, uid, gid, atime, mtime);
 }
 
+/* True if the xattr OP sets has that value already (through FD, or the
+ * l* call on LPATH): set again, it would only move the file's ctime, the
+ * hash cache's key. */
+static bool recv_xattr_same(int fd, const char *lpath, const struct journal_op *op)
+{
+	char buf[256];
+	ssize_t n;
+
+	if (op->xsize > sizeof(buf))
+		return false;	/* rare: a big value is simply set */
+	n = fd >= 0 ? fgetxattr(fd, op->xname, buf, sizeof(buf)) :
+	    lgetxattr(lpath, op->xname, buf, sizeof(buf));
+	return n >= 0 && (size_t)n == op->xsize &&
+	       (!op->xsize || memcmp(buf, op->xvalue, op->xsize) == 0);
+}
+
 /* l*xattr on "/proc/self/fd/DIRFD/NAME": the directory was resolved safely,
  * and the l* calls do not follow NAME. */
 static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
@@ -1070,18 +1073,26 @@ static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct jou
 	if (!op->xname && op->type == JOP_REMOVEXATTR) {
 		if (op->xsize && ((const char *)op->xvalue)[op->xsize - 1] != '\0')
 			return -EINVAL;
+		if (slot && slot->fresh)
+			return 0;	/* made here: none to remove */
 		snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", ref->dirfd, ref->name);
 		return storeops_xattr_keep(slot ? slot->fd : -1, p, op);
 	}
 	if (!op->xname)
 		return -EINVAL;
-	if (slot && op->type == JOP_SETXATTR)
+	if (slot && op->type == JOP_SETXATTR) {
+		slot->fresh = false;
+		if (recv_xattr_same(slot->fd, NULL, op))
+			return 0;
 		return fsetxattr(slot->fd, op->xname, op->xvalue ? op->xvalue : "",
 				 op->xsize, 0) < 0 ? -errno : 0;
+	}
 	if (slot)
 		return fremovexattr(slot->fd, op->xname) < 0 && errno != ENODATA ? -errno : 0;
 	snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", ref->dirfd, ref->name);
 	if (op->type == JOP_SETXATTR) {
+		if (recv_xattr_same(-1, p, op))
+			return 0;
 		if (lsetxattr(p, op->xname, op->xvalue ? op->xvalue : "", op->xsize, 0) < 0)
 			return -errno;
 		return 0;

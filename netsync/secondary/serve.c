@@ -50,6 +50,7 @@
 #include "netsync/roles/divergence.h"
 #include "netsync/secondary/splitres.h"
 #include "netsync/roles/mountrec.h"
+#include "netsync/secondary/hashjob.h"
 #include "netsync/secondary/mirrorsess.h"
 #include "netsync/secondary/peerhash.h"
 #include "netsync/wire/path.h"
@@ -59,6 +60,10 @@
 #include "netsync/secondary/syncer.h"
 
 #define SERVE_CLOSE_GRACE_NS (2ull * 1000000000ull)
+/* A HASH_REQ's file bigger than this is hashed off the loop (hashjob.h):
+ * ~10 ms of reading uncached. */
+#define SERVE_HASH_INLINE (4u << 20)
+
 static const char *const peer_state_names[] = {
 	[PEER_NONE] = "none", [PEER_HELLO] = "hello",
 	[PEER_STREAMING] = "streaming", [PEER_CLOSING] = "closing",
@@ -125,6 +130,7 @@ void serve_conn_free(struct serve *s)
 	}
 	bufferevent_free(s->bev);
 	s->bev = NULL;
+	s->hashing = false;	/* its answer, when it comes, is dropped */
 	receiver_reset(s->recv);
 	serve_set_state(s, PEER_NONE);
 	log_notice("primary disconnected", "peer=%s", s->peer);
@@ -335,6 +341,38 @@ static int serve_on_gen_frame(struct serve *s, const struct proto_frame *f)
 	return 0;
 }
 
+/*
+ * A resync's question (netsync/primary/sender_delta.c): answered in
+ * stream order, after what came before it is applied. A file to read past
+ * SERVE_HASH_INLINE is hashed on the hash thread (hashjob.h); the frames
+ * after the question wait in s->in meanwhile (the primary's window bounds
+ * them) while the loop serves everything else. 0, -EBADMSG (a malformed
+ * frame), or -errno after the connection was failed.
+ */
+static int serve_hash_req(struct serve *s, const struct proto_frame *f)
+{
+	struct proto_hash_req q;
+	uint64_t read = 0;
+	struct stat st;
+	int fd, rc;
+
+	if (proto_decode_hash_req(f, &q) < 0 || path_check(q.path, false) < 0)
+		return -EBADMSG;
+	rc = peerhash_begin(receiver_store_fd(s->recv), s->cache, &q, SERVE_HASH_INLINE,
+			    bufferevent_get_output(s->bev), &read, &fd, &st);
+	if (rc == 0) {
+		rc = hashjob_start(s->hashjob, fd, &st, &q, s->connections);
+		s->hashing = rc == 0;
+	}
+	if (rc < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot answer for the blocks of '%s'", q.path);
+		return rc;
+	}
+	s->hashed_bytes += read;
+	s->last_tx_ns = clock_mono_ns();
+	return 0;
+}
+
 /* Split brain: the exchange of diverged paths, then heartbeats until
  * the primary goes (or `twinfs resolve`). Nothing reaches the store. */
 static void serve_on_split_frame(struct serve *s, const struct proto_frame *f)
@@ -450,24 +488,10 @@ void serve_on_frame(struct serve *s, const struct proto_frame *f)
 			serve_apply_failed(s, "prune", rc);
 		break;
 	}
-	case PROTO_HASH_REQ: {
-		/* a resync's question (netsync/primary/sender_delta.c): answered
-		 * here, in stream order, after what came before it is applied */
-		struct proto_hash_req q;
-		uint64_t read = 0;
-
-		if (proto_decode_hash_req(f, &q) < 0 || path_check(q.path, false) < 0)
+	case PROTO_HASH_REQ:
+		if (serve_hash_req(s, f) == -EBADMSG)
 			goto bad;
-		if (peerhash_answer(receiver_store_fd(s->recv), s->cache, &q,
-				    bufferevent_get_output(s->bev), &read) < 0) {
-			serve_conn_fail(s, PROTO_E_APPLY, "cannot answer for the blocks of '%s'",
-					q.path);
-			break;
-		}
-		s->hashed_bytes += read;
-		s->last_tx_ns = clock_mono_ns();
 		break;
-	}
 	case PROTO_BATCH_END: {
 		struct receiver_stats st;
 		uint64_t seq;
@@ -589,6 +613,30 @@ static void serve_synced(uint64_t seq, int err, void *arg)
 		statusinfo_ack(&s->si, seq);
 	}
 	serve_maybe_resume(s);	/* the syncer's queue shrank */
+}
+
+/* The hash thread answered a HASH_REQ of connection TAG: the answer goes
+ * out and the frames that waited behind it are applied. */
+static void serve_hashed(struct evbuffer *answer, uint64_t read, uint64_t tag, void *arg)
+{
+	struct serve *s = arg;
+
+	s->hashed_bytes += read;
+	if (!s->bev || !s->hashing || tag != s->connections) {
+		if (answer)
+			evbuffer_free(answer);
+		return;
+	}
+	s->hashing = false;
+	if (!answer || evbuffer_add_buffer(bufferevent_get_output(s->bev), answer) < 0) {
+		if (answer)
+			evbuffer_free(answer);
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot answer for the blocks of a file");
+		return;
+	}
+	evbuffer_free(answer);
+	s->last_tx_ns = clock_mono_ns();
+	serve_apply(s);
 }
 
 /*
@@ -1161,6 +1209,8 @@ static void serve_close_store(struct serve *s)
  * STATE/hashcache is written for the next run. */
 static void serve_delta_stop(struct serve *s)
 {
+	hashjob_free(s->hashjob);
+	s->hashjob = NULL;
 	mirrorsess_free(s->mirror);
 	s->mirror = NULL;
 	if (s->cache)
@@ -1251,6 +1301,8 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 		}
 	}
 	rc = hashcache_open(o->state, &s.cache);
+	if (rc == 0)
+		rc = hashjob_new(s.base, s.cache, serve_hashed, &s, &s.hashjob);
 	if (rc < 0)
 		goto out_syncer;
 	rc = gate_new(s.base, o->tls, &serve_gate_ops, &s, &s.gate);

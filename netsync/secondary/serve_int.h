@@ -65,6 +65,8 @@ struct serve {
 	struct mirrorsess *mirror;	/* a `twinfs mirror` being served */
 	struct hashcache *cache;	/* STATE/hashcache (deltas) */
 	uint64_t hashed_bytes;		/* read to answer a primary's HASH_REQs */
+	struct hashjob *hashjob;	/* large files' answers, off the loop */
+	bool hashing;			/* the connection's frames wait for one */
 	struct metrics *metrics;	/* /metrics, when asked for */
 	struct syncer *syncer;	/* syncfs off the loop */
 	uint64_t commit_seq;	/* sync thread only: last seq recorded */

@@ -191,6 +191,10 @@ void serve_apply(struct serve *s)
 			  s->state == PEER_SPLIT)) {
 		if (serve_over_caps(s))
 			return;
+		/* a HASH_REQ is answered off the loop (hashjob.h): the frames
+		 * after it wait, in order, for serve_hashed */
+		if (s->hashing)
+			break;
 		if (applied && clock_mono_ns() - t0 > LIMITS_APPLY_SLICE_NS) {
 			serve_reading(s, false);
 			event_active(s->cont, EV_TIMEOUT, 1);

@@ -130,6 +130,22 @@ static uint64_t proto_frame_hash(uint8_t *frame, uint32_t clen)
 	return h;
 }
 
+int proto_frame_parse(uint8_t *buf, size_t have, struct proto_frame *f)
+{
+	static const uint8_t magic[4] = { 'T', 'W', 'F', '1' };
+
+	if (have < PROTO_HDR_LEN)
+		return memcmp(buf, magic, have < 4 ? have : 4) == 0 ? 0 : -EBADMSG;
+	if (proto_hdr_parse(buf, &f->h) < 0)
+		return -EBADMSG;
+	if (have < PROTO_HDR_LEN + (size_t)f->h.len)
+		return 0;
+	if (proto_frame_hash(buf, f->h.clen) != f->h.check)
+		return -EBADMSG;
+	f->payload = buf + PROTO_HDR_LEN;
+	return 1;
+}
+
 int proto_frame_next(struct evbuffer *in, struct proto_frame *f)
 {
 	uint8_t hdr[PROTO_HDR_LEN];

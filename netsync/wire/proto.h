@@ -18,9 +18,10 @@
 
 #include "journal/op.h"
 
-#define PROTO_VERSION 5u	/* 2: PRUNE; 3: OP results (mtimes after the op);
+#define PROTO_VERSION 6u	/* 2: PRUNE; 3: OP results (mtimes after the op);
 				 * 4: ENTRY flags and nlink, the delta frames;
-				 * 5: generation histories, TAIL, DIVERGED, RESOLVE */
+				 * 5: generation histories, TAIL, DIVERGED, RESOLVE;
+				 * 6: HASH_REQ ONE_NAME, no quick check */
 #define PROTO_MAGIC 0x31465754u	/* "TWF1" on the wire */
 #define PROTO_HDR_LEN 24u
 #define PROTO_MAX_BLOCK (16u << 20)	/* DATA block bytes */
@@ -215,6 +216,13 @@ void proto_hdr_write(uint8_t *buf, const struct proto_hdr *h);
  * without waiting for 24 or len bytes.
  */
 int proto_frame_next(struct evbuffer *in, struct proto_frame *f);
+/*
+ * proto_frame_next on flat memory: BUF holds HAVE bytes from a frame's
+ * start. Returns 1 with *F (payload inside BUF) for a whole valid frame,
+ * 0 when more bytes are needed (f->h is set once the header is complete,
+ * so the caller knows how many: PROTO_HDR_LEN + f->h.len), -EBADMSG.
+ */
+int proto_frame_parse(uint8_t *buf, size_t have, struct proto_frame *f);
 /* Drains the frame returned by proto_frame_next. */
 void proto_frame_consume(struct evbuffer *in, const struct proto_frame *f);
 
@@ -305,19 +313,17 @@ struct proto_tree_req {
 	const char *path;	/* the subtree ("" = the whole store) */
 };
 
-/* HASH_REQ flags */
-#define PROTO_HASH_F_QUICK (1u << 0)	/* answer SAME, without reading, when
-					 * the file has this size and mtime */
+/* HASH_REQ flags (any other bit: a bad frame) */
+#define PROTO_HASH_F_ONE_NAME (1u << 0)	/* a file with other names gets err
+					 * EMLINK, no list (a repair must not
+					 * write into an inode others share) */
 struct proto_hash_req {
 	uint32_t block_size;
 	uint32_t flags;		/* PROTO_HASH_F_* */
-	uint64_t size;		/* QUICK: the asker's size and mtime */
-	int64_t mtime_ns;
 	const char *path;
 };
 
-#define PROTO_HASHES_F_LAST (1u << 0)
-#define PROTO_HASHES_F_SAME (1u << 1)	/* QUICK matched: no hashes follow */
+#define PROTO_HASHES_F_LAST (1u << 0)	/* the only flag */
 struct proto_hashes {
 	const char *path;
 	uint64_t size;		/* the file's size when hashed */
