@@ -5,11 +5,13 @@
 # included, in the log directory).
 # Usage: bench/difftest-soak.sh [--duration SECONDS] [--seed FIRST]
 #        [--ops PER_SEED] [--faults LIST] [--shrink-seconds S] [--logs DIR]
+#        [--op-set classic|all] [--mount-args "ARGS"] [--strict-apply]
 #        (needs root and a build in ./build; BUILD=dir to change)
+# --mount-args "--no-uring --mode sync" runs the other transport and mode.
 set -eu
 BUILD=${BUILD:-$(dirname "$0")/../build}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-DURATION=3600 SEED=1000 OPS=400 FAULTS=all SHRINK=120 LOGS=
+DURATION=3600 SEED=1000 OPS=400 FAULTS=all SHRINK=120 LOGS= OPSET=all MARGS= STRICT=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--duration) DURATION=$2; shift 2 ;;
@@ -18,6 +20,9 @@ while [ $# -gt 0 ]; do
 	--faults) FAULTS=$2; shift 2 ;;
 	--shrink-seconds) SHRINK=$2; shift 2 ;;
 	--logs) LOGS=$2; shift 2 ;;
+	--op-set) OPSET=$2; shift 2 ;;
+	--mount-args) MARGS=$2; shift 2 ;;
+	--strict-apply) STRICT=--strict-apply; shift ;;
 	*) echo "difftest-soak: unknown option $1" >&2; exit 64 ;;
 	esac
 done
@@ -34,6 +39,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	rc=0
 	python3 "$SRC/tests/e2e/difftest.py" --twinfs "$BUILD/src/twinfs" --mode mount \
 		--faults "$FAULTS" --seed "$SEED" --ops "$OPS" --sync-timeout 20 \
+		--op-set "$OPSET" --mount-args="$MARGS" $STRICT \
 		--shrink-seconds "$shrink" >"$log" 2>&1 || rc=$?
 	n=$(sed -n 's/^# difftest: [0-9]* seed(s), \([0-9]*\) ops.*/\1/p' "$log")
 	ops=$((ops + ${n:-0}))
@@ -48,5 +54,6 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	seeds=$((seeds + 1))
 	SEED=$((SEED + 1))
 done
-echo "difftest-soak: seeds $first..$((SEED - 1)) ($seeds seeds), $ops ops, $failed failed; logs in $LOGS"
+echo "difftest-soak: seeds $first..$((SEED - 1)) ($seeds seeds), $ops ops, $failed failed" \
+	"(faults $FAULTS, op set $OPSET, mount args '$MARGS'${STRICT:+, strict apply}); logs in $LOGS"
 [ "$failed" -eq 0 ]

@@ -4,8 +4,11 @@
 # ROUNDS. All trees live on one ext4 on a loop device whose image is in
 # /dev/shm (every block written once before timing), so that the disk's
 # noise stays out. The data set: one LARGE_MB MiB file and SMALL files
-# (bench_make_dataset). Cases:
-#   initial      empty destinations
+# (bench_make_dataset). twinfs's time includes the peer's syncfs at the
+# end (durable), rsync's does not (it never fsyncs): the initial case is
+# also reported against rsync followed by `sync -f` of its destination.
+# Cases:
+#   initial      empty destinations (and rsync + sync -f, measured apart)
 #   unchanged    nothing changed, warm cache; and cold (caches dropped)
 #   1pct         1 % of the small files changed (rewritten, deleted, added,
 #                renamed) before each round
@@ -73,21 +76,27 @@ timed() {
 	printf '%-22s %s s\n' "$_n" "$(tail -n1 "$W/t.$_n")"
 }
 median() { sort -n "$W/t.$1" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-pair() {	# pair CASE ROUND [rsync extra args]: both, alternating order
+# pair CASE ROUND [rsync extra args]: both, alternating order. Each starts
+# with nothing dirty (an untimed sync): all trees share one filesystem, and
+# twinfs's syncfs would otherwise also write what rsync left unwritten.
+pair() {
 	_c=$1 _r=$2; shift 2
 	if [ $((_r % 2)) -eq 0 ]; then
-		timed "$_c.twinfs" tw; timed "$_c.rsync" rs "$@"
+		sync; timed "$_c.twinfs" tw; sync; timed "$_c.rsync" rs "$@"
 	else
-		timed "$_c.rsync" rs "$@"; timed "$_c.twinfs" tw
+		sync; timed "$_c.rsync" rs "$@"; sync; timed "$_c.twinfs" tw
 	fi
 }
 empty_dests() { rm -rf "$F/tw" "$F/rs"; mkdir "$F/tw" "$F/rs"; sync; }
 drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 
 echo "# $(uname -r), $(nproc) CPUs, shared machine; ext4 on $LOOP (image in /dev/shm); $LARGE MiB + $SMALL files; $ROUNDS rounds"
+rs_sync() { rs "$@" && sync -f "$F/rs"; }
 for r in $(seq 1 "$ROUNDS"); do
 	empty_dests
 	pair initial "$r"
+	rm -rf "$F/rs"; mkdir "$F/rs"; sync
+	timed initial_sync.rsync rs_sync
 	pair unchanged_warm "$r"
 	drop
 	if [ $((r % 2)) -eq 0 ]; then timed unchanged_cold.twinfs tw; drop; timed unchanged_cold.rsync rs
@@ -144,6 +153,9 @@ for c in initial unchanged_warm unchanged_cold 1pct bigdelta; do
 	a=$(median "$c.twinfs") b=$(median "$c.rsync")
 	printf '%-16s %10.3f %10.3f %8.2f\n' "$c" "$a" "$b" "$(echo "$a / $b" | bc -l)"
 done
+a=$(median initial.twinfs) b=$(median initial_sync.rsync)
+printf '%-16s %10.3f %10.3f %8.2f   (rsync then sync -f: both durable)\n' initial_sync "$a" "$b" \
+	"$(echo "$a / $b" | bc -l)"
 v=$(median verify) s=$(median seqread)
 printf 'verify %.0f MB/s (cold), sequential read of the source %.0f MB/s (cold): ratio %.2f\n' \
 	"$(echo "$bytes / $v / 1000000" | bc -l)" "$(echo "$bytes / $s / 1000000" | bc -l)" \

@@ -21,7 +21,9 @@ int array_grow(void *pp, size_t *cap, size_t need, size_t elem, size_t first)
 			return -ENOMEM;
 		ncap *= 2;
 	}
-	if (elem && ncap > SIZE_MAX / elem)
+	/* no object may be larger than PTRDIFF_MAX (glibc's malloc refuses
+	 * them too; a sanitizer build would abort instead) */
+	if (elem && ncap > (size_t)PTRDIFF_MAX / elem)
 		return -ENOMEM;
 	/* *pp is a T *: copied, not read as a void *, whatever T is. */
 	memcpy(&p, pp, sizeof(p));

@@ -23,3 +23,12 @@ int fsutil_sync_dir(const char *path)
 	close(fd);
 	return rc;
 }
+
+int fsutil_open_noatime(int dirfd, const char *name, int flags)
+{
+	int fd = openat(dirfd, name, flags | O_NOATIME);
+
+	if (fd < 0 && errno == EPERM)
+		fd = openat(dirfd, name, flags);
+	return fd < 0 ? -errno : fd;
+}

@@ -1,7 +1,8 @@
 /*
  * fsutil — making directory entries durable: after a create, rename or
  * unlink, the directory holding the name must be fsynced too, or a crash
- * can forget the name while keeping the data. Any thread; blocks on disk.
+ * can forget the name while keeping the data; and reading a file without
+ * moving its atime. Any thread; blocks on disk.
  */
 #ifndef TWINFS_FSUTIL_H
 #define TWINFS_FSUTIL_H
@@ -11,5 +12,11 @@
 int fsutil_sync_dirfd(int fd);
 /* Opens the directory PATH, fsyncs it, closes it. 0 or -errno. */
 int fsutil_sync_dir(const char *path);
+
+/* openat(DIRFD, NAME, FLAGS | O_NOATIME), or without O_NOATIME where it
+ * is not allowed (not the owner, no CAP_FOWNER). For reads that only
+ * compare content (resyncs, hash lists): a moved atime would be sent
+ * back to the peer as a change of the file. The fd or -errno. */
+int fsutil_open_noatime(int dirfd, const char *name, int flags);
 
 #endif

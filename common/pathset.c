@@ -112,23 +112,31 @@ bool pathset_remove(struct pathset *s, const char *path)
 	return false;
 }
 
-bool pathset_covers(const struct pathset *s, const char *path)
+struct pathset_entry *pathset_covering(const struct pathset *s, const char *path,
+				       uint64_t min)
 {
 	size_t len = strlen(path);
 
 	if (s->n == 0)
-		return false;
+		return NULL;
 	/* The path itself, then each ancestor: "a/b/c", "a/b", "a", "". */
 	for (;;) {
-		if (pathset_lookup(s, path, len, XXH3_64bits(path, len)))
-			return true;
+		struct pathset_entry *e = pathset_lookup(s, path, len, XXH3_64bits(path, len));
+
+		if (e && e->value >= min)
+			return e;
 		if (len == 0)
-			return false;
+			return NULL;
 		while (len > 0 && path[len - 1] != '/')
 			len--;
 		if (len > 0)
 			len--;	/* drop the '/' */
 	}
+}
+
+bool pathset_covers(const struct pathset *s, const char *path)
+{
+	return pathset_covering(s, path, 0) != NULL;
 }
 
 void pathset_each(const struct pathset *s,

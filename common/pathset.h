@@ -33,6 +33,10 @@ bool pathset_remove(struct pathset *s, const char *path);
 /* True if path or one of its ancestor directories ("a" for "a/b/c", and
  * "" the root) is in the set. */
 bool pathset_covers(const struct pathset *s, const char *path);
+/* The entry of PATH or of its nearest ancestor whose value is at least
+ * MIN, or NULL. */
+struct pathset_entry *pathset_covering(const struct pathset *s, const char *path,
+				       uint64_t min);
 /* Calls fn for every entry (any order); fn must not change the set. */
 void pathset_each(const struct pathset *s,
 		  void (*fn)(const struct pathset_entry *e, void *arg), void *arg);

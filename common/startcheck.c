@@ -5,11 +5,14 @@
  */
 #include "common/startcheck.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* realpath of PATH, or of its parent + its name when it does not exist. */
@@ -67,6 +70,94 @@ int startcheck_state_outside(const char *cmd, const char *store, const char *sta
 		"whose changes could overwrite it; put it elsewhere (e.g. /var/lib/twinfs)\n",
 		cmd, state, store);
 	return -EINVAL;
+}
+
+/* One directory of the state dir (NAME "" for the top): a directory, not
+ * writable by group or others, owned by us, with no symlink in it. 0,
+ * -ENOENT if it does not exist, or -EPERM after printing why. */
+static int startcheck_state_dir(const char *cmd, const char *state, const char *name)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int fd, rc = 0;
+
+	if (snprintf(path, sizeof(path), "%s%s%s", state, *name ? "/" : "", name) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	/* the state dir itself may be reached through a link of the admin's;
+	 * journal/ and tls/ inside it may not */
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (*name ? O_NOFOLLOW : 0));
+	if (fd < 0 && errno == ENOENT)
+		return -ENOENT;
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) && *name) {
+		fprintf(stderr, "twinfs %s: refusing state directory %s: %s is not a "
+			"directory but a link or a file; twinfs follows no link in its state "
+			"directory\n", cmd, state, name);
+		return -EPERM;
+	}
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	if (st.st_uid != geteuid()) {
+		fprintf(stderr, "twinfs %s: refusing state directory %s: %s is owned by uid "
+			"%u, not by this user (uid %u), who alone may change it; chown it\n",
+			cmd, state, *name ? name : "it", (unsigned)st.st_uid,
+			(unsigned)geteuid());
+		close(fd);
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		fprintf(stderr, "twinfs %s: refusing state directory %s: %s is writable by "
+			"%s (mode %04o), who could replace the journal or the keys; chmod "
+			"go-w it\n", cmd, state, *name ? name : "it",
+			(st.st_mode & S_IWOTH) ? "others" : "its group",
+			(unsigned)(st.st_mode & 07777));
+		close(fd);
+		return -EPERM;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	while ((de = readdir(d))) {
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(st.st_mode)) {
+			fprintf(stderr, "twinfs %s: refusing state directory %s: %s%s%s is a "
+				"symbolic link; twinfs creates none there and follows none: "
+				"put the file itself there\n", cmd, state, name, *name ? "/" : "",
+				de->d_name);
+			rc = -EPERM;
+			break;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+int startcheck_state_safe(const char *cmd, const char *state)
+{
+	static const char *const dirs[] = { "", "journal", "tls" };
+	int rc;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		rc = startcheck_state_dir(cmd, state, dirs[i]);
+		if (rc == -ENOENT)
+			continue;
+		if (rc < 0) {
+			if (rc != -EPERM)
+				fprintf(stderr, "twinfs %s: state directory %s: %s\n", cmd, state,
+					strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
 }
 
 int startcheck_lock(const char *cmd, const char *what, const char *dir, struct dirlock *l)

@@ -1,7 +1,8 @@
 /*
  * startcheck — the start-up checks that `mount` and `serve` share, all run
  * before either creates a file: the state directory must lie outside the
- * store, and each store and state directory has one writer (dirlock).
+ * store and be safe from other users, and each store and state directory
+ * has one writer (dirlock).
  * Each check prints its one-line refusal ("twinfs CMD: ..., reason") to
  * stderr. Main thread only.
  */
@@ -20,6 +21,13 @@ bool startcheck_inside(const char *dir, const char *path);
  * changes (replicated, or written through the mount) could overwrite the
  * journal and node state. 0 otherwise. */
 int startcheck_state_outside(const char *cmd, const char *store, const char *state);
+
+/* Refuses (-EPERM) a state directory that exists and that others could
+ * tamper with: writable by its group or others, owned by another user,
+ * or holding a symbolic link (in it, journal/ or tls/: twinfs creates
+ * none and follows none it did not make). A state directory that does
+ * not exist yet is made 0700 later: 0. */
+int startcheck_state_safe(const char *cmd, const char *state);
 
 /* Takes the writer lock on DIR (WHAT: "store" or "state directory").
  * 0; -EBUSY naming the holder's PID; -errno when DIR cannot be opened. */

@@ -164,6 +164,35 @@ static int fs_apply_kill(fuse_req_t req, int ifd, int fd, struct stat *st)
 	return 1;
 }
 
+/*
+ * A chown with FUSE_HANDLE_KILLPRIV_V2: the kernel asks us to clear set-id
+ * bits for every chown, whoever calls, and leaves the rule to us. The
+ * store's own chown (we are root) already did the kernel's part of it
+ * (chown_common: set-user-ID always, set-group-ID of a group-executable
+ * file). What depends on the caller is left: set-group-ID of a file that
+ * is not group-executable goes only if the caller is neither in the
+ * file's group as it was before the chown (BEFORE) nor privileged
+ * (setattr_should_drop_sgid; CAP_FSETID, taken here as uid 0). Applying
+ * the write rule instead dropped it for root too, where a local folder
+ * keeps it. Returns 1 if the mode changed, 0 if not, or -errno.
+ */
+static int fs_apply_chown_kill(fuse_req_t req, int ifd, int fd, const struct stat *before,
+			       struct stat *st)
+{
+	char proc[FS_PROCPATH_MAX];
+	mode_t m = st->st_mode & 07777;
+
+	if (!S_ISREG(st->st_mode) || !(m & S_ISGID) || (m & S_IXGRP) ||
+	    fuse_req_ctx(req)->uid == 0 || fs_caller_in_group(req, before->st_gid))
+		return 0;
+	m &= ~S_ISGID;
+	fs_procpath(proc, ifd);
+	if ((fd >= 0 ? fchmod(fd, m) : chmod(proc, m)) < 0)
+		return -errno;
+	st->st_mode = (st->st_mode & S_IFMT) | m;
+	return 1;
+}
+
 int fs_kill_suidgid(fuse_req_t req, struct fs *fs, struct inode *i, int fd,
 		    struct stat *st)
 {
@@ -202,20 +231,25 @@ static int fs_setattr_record(fuse_req_t req, struct fs *fs, struct inode *i,
 {
 	struct record rec;
 	struct journal_op *op = &rec.op;
+	struct stat before;
+	bool chown = to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID);
 	int rc, r, ifd = inode_fd_get(fs->itab, i);
 
 	*done = 0;
 	if (ifd < 0)
 		return ifd;
 	record_begin(fs, &rec, JOP_SETATTR, i, NULL, NULL, NULL);
-	rc = fs_apply_setattr(i, ifd, fd, attr, to_set, done);
+	rc = chown ? fs_stat_fd(ifd, &before) : 0;
+	if (rc == 0)
+		rc = fs_apply_setattr(i, ifd, fd, attr, to_set, done);
 	r = fs_stat_fd(ifd, st);
-	/* A truncate or chown by a caller without CAP_FSETID (the kernel
+	/* A truncate by a caller without CAP_FSETID, or a chown (the kernel
 	 * says so) clears set-id bits; the store would not, as we are root.
 	 * An explicit mode in the same request is the caller's choice. */
 	if (rc == 0 && r == 0 && fs->kp2_on && fuse314_kill_suidgid() &&
 	    !(to_set & FUSE_SET_ATTR_MODE)) {
-		int k = fs_apply_kill(req, ifd, fd, st);
+		int k = chown ? fs_apply_chown_kill(req, ifd, fd, &before, st) :
+				fs_apply_kill(req, ifd, fd, st);
 
 		if (k > 0)
 			*done |= JATTR_MODE;

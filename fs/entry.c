@@ -259,15 +259,18 @@ void fs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
  * record, or its path for the other side of an exchange): its fd may have
  * been opened through a name removed since, so its /proc link cannot name
  * it; the new name is kept for its later records (record_alias_note).
- * Under the ns lock, between the rename and its record. Directories and
- * single-link files need nothing: their fd follows the move.
+ * That holds for a file with one link left whose other names are gone
+ * too (ln a b; rm a; mv b c: its fd may name "a (deleted)"), which the
+ * table knows from before. Under the ns lock, between the rename and its
+ * record. Directories and files that never had another name need
+ * nothing: their fd follows the move.
  */
 static void fs_rename_seed(struct fs *fs, struct inode *dir, int dirfd, const char *name)
 {
 	struct stat st;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
-	    st.st_nlink > 1)
+	    (st.st_nlink > 1 || record_alias_known(st.st_dev, st.st_ino)))
 		record_alias_note(fs, dir, name, st.st_dev, st.st_ino);
 }
 

@@ -92,8 +92,10 @@ static bool record_still_names(struct fs *fs, const struct inode *i)
  * the ns lock, so it cannot change meanwhile). Paths, not directory fds:
  * the daemon's fds are the inode table's budget (fs/inode.c), and a table
  * of held fds beside it ran the mount out of descriptors. A directory
- * renamed since makes its entries stale, which only costs the fallback
- * below (the record is not made). A small table, round-robin.
+ * that moves takes the kept paths below it along (record_alias_moved).
+ * A small table, round-robin: a name pushed out of it, like any name not
+ * known at all, costs a rescan of the store (record_begin), never a lost
+ * record.
  */
 #define RECORD_ALIAS_MAX 1024
 #define RECORD_PATH_MAX (PATH_MAX + NAME_MAX + 2)
@@ -131,6 +133,60 @@ void record_alias_note(struct fs *fs, struct inode *dir, const char *name,
 		a = &record_aliases[record_alias_next++ % RECORD_ALIAS_MAX];
 	free(a->path);
 	*a = (struct record_alias){ dev, ino, path };
+}
+
+bool record_alias_known(dev_t dev, ino_t ino)
+{
+	for (int k = 0; k < RECORD_ALIAS_MAX; k++)
+		if (record_aliases[k].path && record_aliases[k].dev == dev &&
+		    record_aliases[k].ino == ino)
+			return true;
+	return false;
+}
+
+/* DIR/REST into a new string, or NULL. */
+static char *record_alias_rebase(const char *dir, const char *rest)
+{
+	char *p;
+
+	return asprintf(&p, "%s%s%s", dir, *dir && *rest ? "/" : "", rest) < 0 ? NULL : p;
+}
+
+/* The suffix of PATH below directory DIR ("" for the root), or NULL. */
+static const char *record_alias_below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 0)
+		return path;
+	return strncmp(path, dir, n) == 0 && path[n] == '/' ? path + n + 1 : NULL;
+}
+
+/*
+ * Directory FROM moved to TO (EXCHANGE: and TO's to FROM), under the ns
+ * lock: the kept names below it move with it. Without this a file whose
+ * fd was opened through a name removed since, and whose other name lies
+ * in a folder renamed since, had no name left that resolves, and its
+ * setattr or xattr change was not recorded at all.
+ */
+static void record_alias_moved(const char *from, const char *to, bool exchange)
+{
+	for (int k = 0; k < RECORD_ALIAS_MAX; k++) {
+		struct record_alias *a = &record_aliases[k];
+		const char *rest;
+		char *np = NULL;
+
+		if (!a->path)
+			continue;
+		if ((rest = record_alias_below(a->path, from)) != NULL)
+			np = record_alias_rebase(to, rest);
+		else if (exchange && (rest = record_alias_below(a->path, to)) != NULL)
+			np = record_alias_rebase(from, rest);
+		else
+			continue;
+		free(a->path);
+		a->path = np;	/* NULL (no memory): the slot is free */
+	}
 }
 
 /* The store-relative path of the directory open on FD into REL (PATH_MAX
@@ -286,6 +342,16 @@ out_log:
 		if (fd >= 0)
 			inode_fd_put(fs->itab, dir, fd);
 	}
+	/* A file with links left whose name we lost track of: the change
+	 * cannot be recorded by path, so the whole store is rescanned, which
+	 * is sure to find it (as the journal does for a dirty file it cannot
+	 * name). The rescan is recorded before the change is made, and the
+	 * sender reads the store after it. */
+	if (rc == -ESTALE && journal_needs_scan(fs->journal, "", 0) >= 0) {
+		log_warn("cannot name a hard-linked file that changed; rescanning "
+			 "the store to send it", "op=%s", journal_op_name(type));
+		return;
+	}
 	if (rc != -ENOENT)
 		log_error("could not prepare the journal for a change; the "
 			  "peer will need a resync of this path",
@@ -409,6 +475,9 @@ void record_end(struct fs *fs, struct record *r, bool applied)
 	if (applied && (r->op.type == JOP_RENAME || r->op.type == JOP_UNLINK ||
 			r->op.type == JOP_RMDIR))
 		fs->ns_gen++;	/* cached record paths may be stale now */
+	if (applied && r->ok && r->op.type == JOP_RENAME && S_ISDIR(r->op.mode) &&
+	    r->op.path2)
+		record_alias_moved(r->op.path, r->op.path2, r->op.flags & RENAME_EXCHANGE);
 	journal_ns_unlock(fs->journal);
 	free(r->paths);
 	r->paths = NULL;

@@ -51,6 +51,9 @@ void record_seed_path2(struct fs *fs, const struct record *r, struct inode *i);
  * once the name its fd was opened through is gone (see record.c). */
 void record_alias_note(struct fs *fs, struct inode *dir, const char *name,
 		       dev_t dev, ino_t ino);
+/* Under the ns lock: true if a name of (DEV, INO) is kept, i.e. it had
+ * several links when one was made or looked up. */
+bool record_alias_known(dev_t dev, ino_t ino);
 /* A lookup found inode I (not a directory, several links) as DIR/NAME:
  * that name stays usable for I's records while it names I, even after
  * the name I's fd was opened by is removed. Takes the namespace lock. */

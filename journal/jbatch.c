@@ -164,9 +164,13 @@ static int jbatch_resolve(struct journal *j, struct jtaken *t, struct journal_di
 		return -ENOENT;
 	rc = journal_fd_path(j, t->fd, &f->path);
 	if (rc < 0) {
-		/* nlink > 0 but no name under the store: moved and evicted. */
-		if (rc == -ENOENT && t->fh && (disconnected ||
-		    (fstat(t->fd, &st) == 0 && st.st_nlink > 0 && !j->hcaps.connectable)))
+		/* nlink > 0 but no name under the store: moved and evicted, or
+		 * the fd (ours, or the one open_by_handle_at picked: the kernel
+		 * may hand back the alias an fd still pins) names a link that
+		 * was removed while others remain. The data must still go:
+		 * dropping it left a hard-linked file's write off the peer. */
+		if (rc == -ENOENT && (disconnected ||
+		    (fstat(t->fd, &st) == 0 && st.st_nlink > 0)))
 			return -ESTALE;
 		return rc;
 	}

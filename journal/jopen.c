@@ -108,6 +108,10 @@ static void journal_recover_lost(const char *path, const char *why, void *arg)
 			return;
 		goto out_lost;
 	}
+	if (strcmp(why, "marked-file") == 0 && S_ISREG(st.st_mode) &&
+	    pathset_add(&j->recovered_paths, path, 0) < 0)
+		log_warn("journal out of memory while recovering marks; the mount-time "
+			 "scan may resend a file twice", "path=%s", path);
 	if (!journal_no_handles)
 		fh = jhandle_from_path(&j->hcaps, full, &err);
 	if (!fh && j->n_fds < journal_fds_max) {
@@ -144,6 +148,11 @@ static void journal_recover_lost(const char *path, const char *why, void *arg)
 out_lost:
 	if (pathset_add(&j->lost_paths, path, 0) < 0)
 		log_error("journal out of memory while recovering marks", "path=%s", path);
+}
+
+bool journal_recovered_path(struct journal *j, const char *path)
+{
+	return pathset_find(&j->recovered_paths, path) != NULL;
 }
 
 /* Without file handles the journal keeps up to journal_fds_max fds for
@@ -194,6 +203,7 @@ static struct journal *journal_alloc(const struct journal_opts *o)
 	pathset_init(&j->covered_dirs);
 	pathset_init(&j->needs_scan);
 	pathset_init(&j->lost_paths);
+	pathset_init(&j->recovered_paths);
 	j->size_limit = o->size_limit ? o->size_limit : (1ull << 30);
 	j->commit_ms = o->commit_ms ? o->commit_ms : 5;
 	j->base_seq = o->base_seq;
@@ -223,7 +233,7 @@ static int journal_open_dirs(struct journal *j, const struct journal_opts *o)
 	}
 	rc = journal_mkdir_p(o->state_dir, j->dir);
 	if (rc == 0) {
-		j->dirfd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		j->dirfd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (j->dirfd < 0)
 			rc = -errno;
 	}
@@ -233,7 +243,7 @@ static int journal_open_dirs(struct journal *j, const struct journal_opts *o)
 		return rc;
 	}
 	/* One process owns a journal. list_pending only reads, without it. */
-	j->lockfd = openat(j->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	j->lockfd = openat(j->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (j->lockfd < 0 || flock(j->lockfd, LOCK_EX | LOCK_NB) < 0) {
 		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		log_error("journal is in use by another twinfs process; stop it first",
@@ -431,6 +441,7 @@ void journal_close(struct journal *j)
 	pathset_clear(&j->marked_dirs);
 	pathset_clear(&j->needs_scan);
 	pathset_clear(&j->lost_paths);
+	pathset_clear(&j->recovered_paths);
 	pathset_clear(&j->covered_dirs);
 	free(j->buf.p);
 	free(j->buf.brk);

@@ -443,7 +443,8 @@ static int journal_write_out(struct journal *j, const struct jbuf *b)
 			}
 			jseg_name(name, sizeof name, b->brk[bi].first_seq);
 			j->seg_fd = openat(j->dirfd, name,
-					   O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+					   O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC |
+					   O_NOFOLLOW, 0600);
 			if (j->seg_fd < 0)
 				return -errno;
 			jseg_hdr_encode(hdr, b->brk[bi].first_seq);
@@ -574,6 +575,26 @@ static void journal_parent(const char *path, char *buf, size_t len)
 		n = len - 1;
 	memcpy(buf, path, n);
 	buf[n] = '\0';
+}
+
+/*
+ * A LINK the journal cannot record: the folder holding both names is
+ * rescanned whole, so that one walk meets both and links them on the peer
+ * (scanned one name at a time, each went over as a file of its own). mu
+ * held.
+ */
+static int64_t journal_needs_scan_link_locked(struct journal *j, const char *from,
+					      const char *to)
+{
+	char dir[PATH_MAX];
+	size_t i = 0, last = 0;
+
+	snprintf(dir, sizeof(dir), "%s", from);
+	for (; dir[i] && dir[i] == to[i]; i++)
+		if (dir[i] == '/')
+			last = i;
+	dir[last] = '\0';
+	return journal_needs_scan_locked(j, dir);
 }
 
 void journal_mark_time(struct journal_op *op)
@@ -743,8 +764,12 @@ int64_t journal_append(struct journal *j, const struct journal_op *op)
 				 "size_limit=%" PRIu64, j->dir, op->path, strerror((int)-seq),
 				 j->size_limit);
 		}
-		seq = journal_needs_scan_locked(j, op->path);
-		if (seq > 0 && journal_op_has_path2(op->type) && op->path2)
+		if (op->type == JOP_LINK && op->path2)
+			seq = journal_needs_scan_link_locked(j, op->path, op->path2);
+		else
+			seq = journal_needs_scan_locked(j, op->path);
+		if (seq > 0 && op->type != JOP_LINK && journal_op_has_path2(op->type) &&
+		    op->path2)
 			seq = journal_needs_scan_locked(j, op->path2);
 	}
 	if (seq > 0 && wait > 0) {
@@ -829,6 +854,14 @@ static int journal_mark_by_path_locked(struct journal *j, struct jinode *e, int 
  * is durable: an fs that calls it so before its first write to a file
  * closes the crash window described at the top of this file.
  */
+/* True if the file open on FD still has a name somewhere (any thread). */
+static bool journal_fd_linked(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_nlink > 0;
+}
+
 static int journal_mark(struct journal *j, uint64_t ino, int fd,
 			uint64_t off, uint64_t len, bool pin)
 {
@@ -860,18 +893,31 @@ static int journal_mark(struct journal *j, uint64_t ino, int fd,
 			int64_t seq;
 
 			rc = journal_fd_path(j, fd, &path);
-			if (rc == -ENOENT) {
+			if (rc == -ENOENT && !journal_fd_linked(fd)) {
 				/* Unlinked: nothing to replicate. */
 				journal_inode_drop(j, e);
 				rc = 0;
 				goto out_unlock;
 			}
-			if (rc < 0)
+			if (rc == -ENOENT) {
+				/*
+				 * The fd names a link removed since, and the file
+				 * lives on under other names we cannot tell from
+				 * here: a rescan of the store is its mark, sure to
+				 * find it after a crash, and its data goes with
+				 * the batch as for any file. Dropped, a write to a
+				 * hard-linked file whose first name went never
+				 * reached the peer.
+				 */
+				seq = journal_needs_scan_locked(j, "");
+			} else if (rc < 0) {
 				goto out_unlock;
-			op.path = path;
-			journal_mark_time(&op);
-			seq = journal_append_locked(j, &op, true);
-			free(path);
+			} else {
+				op.path = path;
+				journal_mark_time(&op);
+				seq = journal_append_locked(j, &op, true);
+				free(path);
+			}
 			if (seq < 0) {
 				rc = (int)seq;
 				goto out_unlock;

@@ -191,6 +191,11 @@ void journal_scan(struct journal *j, bool force);
 #define JSCAN_NAMES (1u << 0)
 int64_t journal_needs_scan(struct journal *j, const char *path, uint32_t flags);
 
+/* True if crash recovery at journal_open marked the regular file at PATH
+ * dirty whole: its content, attributes and xattrs go to the peer anyway,
+ * so the mount-time scan need not send it again. Read-only after open. */
+bool journal_recovered_path(struct journal *j, const char *path);
+
 /* Makes every record appended so far durable (fsync path). 0 or -errno. */
 int journal_commit(struct journal *j);
 

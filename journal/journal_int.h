@@ -149,6 +149,10 @@ struct journal {
 	uint64_t covered_gen;		/* dir_gen when covered_dirs last grew */
 	struct pathset needs_scan;	/* NEEDS_SCAN this epoch; value = seq */
 	struct pathset lost_paths;	/* recovered dirty paths (no fd) */
+	/* Regular files whose data marks crash recovery found (and marked
+	 * dirty whole), by path (journal_recovered_path); set at open,
+	 * read-only after. */
+	struct pathset recovered_paths;
 	struct jinode **itab;
 	size_t itab_nb, itab_n;
 	struct jinode *dirty_head, *dirty_tail;	/* newest first */

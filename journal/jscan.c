@@ -22,14 +22,28 @@ static int64_t journal_needs_scan_flags_locked(struct journal *j, const char *pa
 	struct journal_op op = { .type = JOP_NEEDS_SCAN, .path = path, .flags = flags };
 	int64_t seq;
 
-	if (pathset_covers(&j->needs_scan, path))
+	/* Covered only by a whole scan not taken yet: the sender reads the
+	 * store for it later, so it sees this change too. One already taken
+	 * (in a batch sent, or being sent) may have read the store before
+	 * this change: the change needs a record of its own. (Before, a
+	 * change below a folder rescanned earlier in the epoch was dropped,
+	 * and `twinfs sync` exited 0 with the peer behind.) */
+	if (pathset_covering(&j->needs_scan, path,
+			     (j->taking_end > j->sent_seq ? j->taking_end : j->sent_seq) + 1))
 		return (int64_t)j->head_seq;
 	journal_mark_time(&op);
 	seq = journal_append_locked(j, &op, true);
 	if (seq < 0 || (flags & JSCAN_NAMES))
 		return seq;
-	if (pathset_add(&j->needs_scan, path, (uint64_t)seq) < 0)
+	switch (pathset_add(&j->needs_scan, path, (uint64_t)seq)) {
+	case 0:		/* recorded before, taken since: it covers from here */
+		pathset_find(&j->needs_scan, path)->value = (uint64_t)seq;
+		break;
+	case 1:
+		break;
+	default:
 		return -ENOMEM;
+	}
 	return seq;
 }
 

@@ -54,7 +54,7 @@ int jseg_reader_open(struct jseg_reader *r, int dirfd, uint64_t first_seq)
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
 	jseg_name(name, sizeof name, first_seq);
-	r->fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	r->fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (r->fd < 0)
 		return -errno;
 	n = pread(r->fd, hdr, sizeof hdr, 0);
@@ -215,7 +215,7 @@ static int jseg_cut(int dirfd, uint64_t first_seq, uint64_t off)
 	int fd, rc = 0;
 
 	jseg_name(name, sizeof name, first_seq);
-	fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
+	fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, (off_t)off) < 0 || fsync(fd) < 0)
@@ -398,7 +398,7 @@ int jseg_last_write(int dirfd, struct timespec *out)
 
 void jseg_closed_write(int dirfd)
 {
-	int fd = openat(dirfd, "closed", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = openat(dirfd, "closed", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 
 	if (fd < 0 || fsync(fd) < 0 || fsutil_sync_dirfd(dirfd) < 0)
 		log_warn("journal cannot note its clean close; the next open will "
@@ -430,7 +430,7 @@ int jseg_ack_read(int dirfd, uint64_t *seq)
 	int fd;
 
 	*seq = 0;
-	fd = openat(dirfd, "acked", O_RDONLY | O_CLOEXEC);
+	fd = openat(dirfd, "acked", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
 	n = read(fd, buf, sizeof buf - 1);
@@ -453,7 +453,7 @@ int jseg_ack_write(int dirfd, uint64_t seq)
 	int fd, rc = 0, len;
 
 	len = snprintf(buf, sizeof buf, "acked %" PRIu64 "\n", seq);
-	fd = openat(dirfd, "acked.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = openat(dirfd, "acked.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, buf, (size_t)len) != len || fsync(fd) < 0) {

@@ -393,6 +393,9 @@ static int mount_preflight(struct mount_ctx *m)
 		return EX_NOINPUT;
 	if (startcheck_state_outside("mount", m->c.store, m->c.state) < 0)
 		return EX_CONFIG;
+	rc = startcheck_state_safe("mount", m->c.state);
+	if (rc < 0)
+		return rc == -EPERM ? EX_CONFIG : cli_exit_code(rc);
 	if (startcheck_inside(m->c.store, m->c.mountpoint) ||
 	    startcheck_inside(m->c.mountpoint, m->c.store)) {
 		fprintf(stderr, "twinfs mount: refusing mountpoint %s: it and the store %s "

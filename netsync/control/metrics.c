@@ -74,6 +74,8 @@ static const struct metric_def metric_defs[] = {
 	  "secondary: connections refused before admission (handshake, HELLO, caps)" },
 	{ "connections_waiting", "twinfs_waiting_connections", M_GAUGE,
 	  "secondary: connections not yet admitted" },
+	{ "read_pauses", "twinfs_read_pauses_total", M_COUNTER,
+	  "secondary: times it stopped reading from its primary over a cap or a full store" },
 	{ "journal_bytes", "twinfs_journal_bytes", M_GAUGE,
 	  "size of the journal's segment files on disk" },
 	{ "journal_segments", "twinfs_journal_segments", M_GAUGE,

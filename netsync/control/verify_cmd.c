@@ -34,6 +34,7 @@
 #include "netsync/control/ctlstate.h"
 #include "netsync/delta/inventory.h"
 #include "netsync/wire/addr.h"
+#include "netsync/wire/limits.h"
 #include "netsync/wire/proto.h"
 #include "netsync/wire/tls.h"
 
@@ -126,7 +127,9 @@ static int verify_recv(struct verify_link *l, struct proto_frame *f, bool *have)
 		proto_frame_consume(l->in, f);
 	*have = false;
 	for (;;) {
-		int rc = proto_frame_next(l->in, f);
+		/* the secondary's frames are small: a larger header is refused
+		 * before its payload is waited for (limits.h) */
+		int rc = limits_frame_next(l->in, PROTO_ROLE_SECONDARY, f);
 
 		if (rc == 1) {
 			*have = true;

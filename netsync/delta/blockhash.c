@@ -138,8 +138,6 @@ int blockhash_add_frame(struct blockhash *b, const char *path, uint32_t bs,
 		return -EBADMSG;
 	if (m->err)
 		return b->h ? -EBADMSG : -(int)(m->err > 4095 ? EIO : m->err);
-	if (m->flags & PROTO_HASHES_F_SAME)
-		return b->h ? -EBADMSG : 2;
 	if (!b->h) {
 		if (m->first != 0)
 			return -EBADMSG;

@@ -35,9 +35,8 @@ void blockhash_free(struct blockhash *b);
  * Adds one decoded HASHES frame M for PATH to B (empty before the first
  * frame). Checks that M names PATH, keeps size and block size of the
  * first frame, and continues exactly where the previous frame ended.
- * Returns 1 when M was the last frame, 0 when more follow, 2 when M says
- * SAME (a quick check matched: no list), -EBADMSG for an inconsistent
- * list, -ENOMEM; with M->err set, -(M->err).
+ * Returns 1 when M was the last frame, 0 when more follow, -EBADMSG for
+ * an inconsistent list, -ENOMEM; with M->err set, -(M->err).
  */
 int blockhash_add_frame(struct blockhash *b, const char *path, uint32_t bs,
 			const struct proto_hashes *m);

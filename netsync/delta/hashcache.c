@@ -18,15 +18,14 @@
 
 #include "netsync/delta/blockhash.h"
 
-#define HC_MAGIC 0x3148434657544e49ull	/* "INTWFCH1" little-endian */
+#define HC_MAGIC 0x3248434657544e49ull	/* "INTWFCH2" little-endian (1 had
+						 * whole-file digests: ignored) */
 #define HC_MAX_ENTRIES (4u << 20)
 #define HC_MAX_BLOCKS (1u << 24)	/* per file kept (2^24 * 16 = 256 MiB) */
 
 struct hc_ent {
 	uint64_t dev, ino, size;
 	int64_t mtime_ns, ctime_ns;
-	bool has_digest;
-	uint8_t digest[16];
 	uint32_t bs, n;		/* block list, n == 0: none */
 	uint8_t *blocks;
 };
@@ -114,36 +113,6 @@ static struct hc_ent *hc_get(struct hashcache *c, const struct stat *st)
 	return e;
 }
 
-int hashcache_lookup(struct hashcache *c, const struct stat *st, uint8_t out[16])
-{
-	struct hc_ent *e;
-	int hit = 0;
-
-	pthread_mutex_lock(&c->mu);
-	c->lookups++;
-	e = hc_find(c, st);
-	if (e && e->has_digest) {
-		memcpy(out, e->digest, 16);
-		c->hits++;
-		hit = 1;
-	}
-	pthread_mutex_unlock(&c->mu);
-	return hit;
-}
-
-void hashcache_store(struct hashcache *c, const struct stat *st, const uint8_t h[16])
-{
-	struct hc_ent *e;
-
-	pthread_mutex_lock(&c->mu);
-	e = hc_get(c, st);
-	if (e) {
-		memcpy(e->digest, h, 16);
-		e->has_digest = true;
-	}
-	pthread_mutex_unlock(&c->mu);
-}
-
 int hashcache_lookup_blocks(struct hashcache *c, const struct stat *st, uint32_t bs,
 			    struct blockhash *out)
 {
@@ -190,7 +159,6 @@ void hashcache_store_blocks(struct hashcache *c, const struct stat *st,
 		e->blocks = copy;
 		e->bs = b->block_size;
 		e->n = b->n;
-		/* the whole digest of a file, from its blocks' hashes */
 		copy = NULL;
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -212,8 +180,7 @@ void hashcache_stats(struct hashcache *c, uint64_t *entries, uint64_t *hits,
 struct hc_rec {		/* on disk, little-endian (x86 and arm64 hosts) */
 	uint64_t dev, ino, size;
 	int64_t mtime_ns, ctime_ns;
-	uint32_t has_digest, bs, n, pad;
-	uint8_t digest[16];
+	uint32_t bs, n;
 };
 
 static void hc_load(struct hashcache *c)
@@ -260,8 +227,6 @@ static void hc_load(struct hashcache *c)
 			free(blocks);
 			goto bad;
 		}
-		e->has_digest = r.has_digest != 0;
-		memcpy(e->digest, r.digest, 16);
 		e->bs = r.bs;
 		e->n = r.n;
 		e->blocks = blocks;
@@ -332,10 +297,8 @@ int hashcache_save(struct hashcache *c)
 		r.size = e->size;
 		r.mtime_ns = e->mtime_ns;
 		r.ctime_ns = e->ctime_ns;
-		r.has_digest = e->has_digest;
 		r.bs = e->bs;
 		r.n = e->blocks ? e->n : 0;
-		memcpy(r.digest, e->digest, 16);
 		fwrite(&r, sizeof(r), 1, f);
 		XXH64_update(st, &r, sizeof(r));
 		if (r.n) {

@@ -1,12 +1,12 @@
 /*
- * hashcache — content digests remembered between runs, keyed by (device,
- * inode, size, mtime, ctime): a whole-file XXH3-128 and, for a file of
- * more than one block, its block hash list. A key that still matches
- * means the content was not written since (any write moves mtime or
- * ctime), so an unchanged tree is compared and a delta computed without
- * reading content. Kept as one file, DIR/hashcache (STATE of serve; the
- * mirror client's --cache DIR), loaded at open and written atomically at
- * save. `verify` and `--checksum` never use it. Thread-safe (one mutex).
+ * hashcache — block hash lists remembered between runs, keyed by (device,
+ * inode, size, mtime, ctime). A key that still matches means the content
+ * was not written since (any write moves ctime, which user space cannot
+ * set), so an unchanged tree is compared and a delta computed without
+ * reading content. Kept as one file, DIR/hashcache (STATE of serve and of
+ * a mount; the mirror client's --cache DIR), loaded at open and written
+ * atomically at save. `verify` and `--checksum` never use it: they read.
+ * Thread-safe (one mutex).
  */
 #ifndef TWINFS_HASHCACHE_H
 #define TWINFS_HASHCACHE_H
@@ -24,9 +24,6 @@ int hashcache_open(const char *dir, struct hashcache **out);
 int hashcache_save(struct hashcache *c);
 void hashcache_close(struct hashcache *c);	/* NULL is fine; does not save */
 
-/* The whole-file digest of the file whose lstat is ST: 1 and OUT, or 0. */
-int hashcache_lookup(struct hashcache *c, const struct stat *st, uint8_t out[16]);
-void hashcache_store(struct hashcache *c, const struct stat *st, const uint8_t h[16]);
 /* The block list at block size BS: 1 and *OUT (a copy), 0, or -ENOMEM. */
 int hashcache_lookup_blocks(struct hashcache *c, const struct stat *st, uint32_t bs,
 			    struct blockhash *out);

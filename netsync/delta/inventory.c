@@ -26,7 +26,6 @@
 #include <xxhash.h>
 
 #include "common/array.h"
-#include "netsync/delta/hashcache.h"
 
 #define INV_READ_CHUNK (1u << 20)
 #define INV_XATTR_LIST (64u << 10)
@@ -215,16 +214,11 @@ static int inv_entry(struct inv_walk *w, int dirfd, const char *name, const char
 		target[n < 0 ? 0 : n] = '\0';
 		e.target = target;
 	}
-	if (!rc && S_ISREG(st->st_mode) && w->o->cache &&
-	    hashcache_lookup(w->o->cache, st, e.hash) == 1) {
-		e.flags |= PROTO_ENTRY_F_HASHED;
-	} else if (!rc && S_ISREG(st->st_mode) && w->o->hash_content) {
+	if (!rc && S_ISREG(st->st_mode) && w->o->hash_content) {
+		/* read every time: verify and --checksum never trust a cache */
 		rc = inv_hash_file(w, dirfd, name, &e);
-		if (rc == 0) {
+		if (rc == 0)
 			e.flags |= PROTO_ENTRY_F_HASHED;
-			if (w->o->cache)
-				hashcache_store(w->o->cache, st, e.hash);
-		}
 	}
 	snprintf(xpath, sizeof(xpath), "/proc/self/fd/%d/%s", dirfd, name);
 	if (!rc)
@@ -360,7 +354,8 @@ static int inv_entry_cmp(const void *a, const void *b)
 
 void inventory_sort(struct inventory *inv)
 {
-	qsort(inv->e, inv->n, sizeof(*inv->e), inv_entry_cmp);
+	if (inv->n > 1)	/* an empty inventory has no array: qsort(NULL) is UB */
+		qsort(inv->e, inv->n, sizeof(*inv->e), inv_entry_cmp);
 }
 
 /* Every name of a link group but the first (in tree order) names the
@@ -373,7 +368,8 @@ static int inv_link_groups(struct inv_walk *w)
 	for (size_t i = 0; i < w->n_inos; i++)
 		w->inos[i].idx = (size_t)(uintptr_t)inv->e[w->inos[i].idx].path;
 	inventory_sort(inv);
-	qsort(w->inos, w->n_inos, sizeof(*w->inos), inv_ino_cmp);
+	if (w->n_inos > 1)	/* no hard links: no array */
+		qsort(w->inos, w->n_inos, sizeof(*w->inos), inv_ino_cmp);
 	for (size_t i = 0; i < w->n_inos;) {
 		size_t j = i;
 		const char *first = (const char *)(uintptr_t)w->inos[i].idx;

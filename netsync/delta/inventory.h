@@ -36,7 +36,6 @@ int inventory_path_cmp(const char *a, const char *b);
  */
 int inventory_build(const char *root, const char *skip, struct inventory *inv);
 
-struct hashcache;
 
 /* How inventory_walk reads a tree (the mirror and resync walks). */
 struct inventory_opts {
@@ -50,9 +49,6 @@ struct inventory_opts {
 	 * subtrees (may be NULL). */
 	bool (*exclude)(const char *path, bool is_dir, void *arg);
 	void *exclude_arg;
-	/* Whole-file digests come from here when (dev, ino, size, mtime,
-	 * ctime) match, and go here when read (may be NULL). */
-	struct hashcache *cache;
 };
 
 /* inventory_build with options O: ROOT is the tree's root, paths stay

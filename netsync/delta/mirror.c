@@ -46,6 +46,7 @@
 #include "netsync/delta/hashcache.h"
 #include "netsync/delta/inventory.h"
 #include "netsync/delta/plan.h"
+#include "netsync/delta/prefetch.h"
 #include "netsync/wire/link.h"
 #include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
@@ -73,6 +74,7 @@ struct mc {
 	uint64_t tmp_seq;
 	struct progress pr;
 	uint64_t done_bytes, done_files;
+	struct prefetch *pf;	/* whole files read ahead */
 };
 
 /* ---- errors ---- */
@@ -116,6 +118,15 @@ static int mc_peer_error(struct mc *c, const struct proto_frame *f)
 
 static int mc_link_error(struct mc *c, int rc)
 {
+	struct proto_frame f;
+
+	/* A peer that fails sends ERROR, then closes: a send that meets the
+	 * closed socket reports its reason (No space left on device), not
+	 * the broken pipe. */
+	if (rc == -EPIPE || rc == -ECONNRESET || rc == -ECONNABORTED)
+		while (link_recv(c->l, &f, false) == 1)
+			if (f.h.type == PROTO_ERROR)
+				return mc_peer_error(c, &f);
 	if (rc == -EBADMSG)
 		return mc_fail(c, rc, "a bad frame from the peer");
 	if (rc == -ETIMEDOUT)
@@ -173,53 +184,15 @@ static int mc_attr_entry(struct mc *c, const struct proto_entry *e, uint32_t mas
 
 #define MC_META (JATTR_MODE | JATTR_UID | JATTR_GID | JATTR_MTIME)
 
-/*
- * The replicated xattrs (user.*, trusted.*) of the source's PATH as the
- * peer's whole state of PEER_PATH: REMOVEXATTR with the keep-list, then a
- * SETXATTR per name (docs/protocol.md, "Whole xattr state").
- */
+/* The source's replicated xattrs of PATH as PEER_PATH's whole xattr state
+ * (prefetch_xattrs). */
 static int mc_xattrs(struct mc *c, const char *path, const char *peer_path)
 {
-	char lpath[64 + PROTO_PATH_MAX], *names = NULL, *val = NULL;
-	struct journal_op op = { .type = JOP_REMOVEXATTR, .path = peer_path };
-	size_t keep = 0;
-	ssize_t n, vn;
-	int rc = 0;
+	int rc = prefetch_xattrs(c->rootfd, -1, path, peer_path, MC_SEQ, c->out);
 
-	snprintf(lpath, sizeof(lpath), "/proc/self/fd/%d/%s", c->rootfd, path);
-	n = llistxattr(lpath, NULL, 0);
-	if (n < 0)
-		return errno == ENOTSUP || errno == ENOENT ? 0 : 0;
-	names = malloc((size_t)n + 1);
-	val = malloc(PROTO_XVALUE_MAX);
-	if (!names || !val) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	n = n ? llistxattr(lpath, names, (size_t)n) : 0;
-	for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(names + i) + 1) {
-		size_t l = strlen(names + i) + 1;
-
-		if (!strncmp(names + i, "user.", 5) || !strncmp(names + i, "trusted.", 8)) {
-			memmove(names + keep, names + i, l);
-			keep += l;
-		}
-	}
-	op.xvalue = keep ? names : NULL;
-	op.xsize = keep;
-	rc = mc_op(c, &op);
-	for (size_t i = 0; rc == 0 && i < keep; i += strlen(names + i) + 1) {
-		vn = lgetxattr(lpath, names + i, val, PROTO_XVALUE_MAX);
-		if (vn < 0)
-			continue;	/* removed meanwhile */
-		op = (struct journal_op){ .type = JOP_SETXATTR, .path = peer_path,
-					  .xname = names + i, .xvalue = val, .xsize = (size_t)vn };
-		rc = mc_op(c, &op);
-	}
-out:
-	free(names);
-	free(val);
-	return rc;
+	if (rc < 0)
+		return mc_fail(c, rc, "cannot encode the xattrs of %s: %s", path, strerror(-rc));
+	return mc_maybe_flush(c);
 }
 
 /* Opens the source's regular file PATH. */
@@ -290,7 +263,8 @@ static int mc_whole(struct mc *c, const struct proto_entry *e, const char *peer_
 		rc = mc_data(c, fd, peer_path, off, left < PROTO_BLOCK_SIZE ? left :
 			     PROTO_BLOCK_SIZE, e->path);
 	}
-	if (rc == 0 && fstat(fd, &st) == 0)
+	/* the attributes from before the reading (prefetch.c says why) */
+	if (rc == 0)
 		rc = mc_attr(c, peer_path, MC_META | JATTR_SIZE, &st);
 	close(fd);
 	if (rc == 0) {
@@ -298,32 +272,6 @@ static int mc_whole(struct mc *c, const struct proto_entry *e, const char *peer_
 		c->st->bytes_whole += (uint64_t)st.st_size;
 	}
 	return rc;
-}
-
-/* A temporary name in PATH's folder for a replacement. */
-static void mc_tmpname(struct mc *c, const char *path, char *buf, size_t len)
-{
-	const char *slash = strrchr(path, '/');
-
-	snprintf(buf, len, "%.*s%s.~twinfs.%d.%" PRIu64, slash ? (int)(slash - path) : 0, path,
-		 slash ? "/" : "", (int)getpid(), ++c->tmp_seq);
-}
-
-static int mc_replace(struct mc *c, const struct proto_entry *e)
-{
-	char tmp[PROTO_PATH_MAX + 64];
-	struct journal_op op = { .type = JOP_RENAME };
-	int rc;
-
-	mc_tmpname(c, e->path, tmp, sizeof(tmp));
-	if (strlen(tmp) > PROTO_PATH_MAX)
-		return mc_whole(c, e, e->path);	/* no room for a temp name: in place */
-	rc = mc_whole(c, e, tmp);
-	if (rc < 0)
-		return rc;
-	op.path = tmp;
-	op.path2 = e->path;
-	return mc_op(c, &op);
 }
 
 /* ---- block deltas ---- */
@@ -355,7 +303,7 @@ static int mc_on_frame(struct mc *c, const struct proto_frame *f)
 	if (proto_decode_hashes(f, &m) < 0)
 		return mc_fail(c, -EBADMSG, "a malformed hash list for %s", p->it->s->path);
 	rc = blockhash_add_frame(&p->peer, p->it->s->path, c->bs, &m);
-	if (rc == -EBADMSG || rc == -ENOMEM || rc == 2)	/* SAME: never asked for */
+	if (rc == -EBADMSG || rc == -ENOMEM)
 		return mc_fail(c, rc, "an inconsistent hash list for %s from the peer",
 			       p->it->s->path);
 	if (rc == 0)
@@ -472,9 +420,58 @@ static int mc_delta_finish(struct mc *c, struct mc_pend *p)
 	return rc < 0 ? rc : mc_maybe_flush(c);
 }
 
+/*
+ * A whole-file item (PLAN_FILE, PLAN_REPLACE), the Ith of the plan: its
+ * chunks from the read-ahead (prefetch.h), in order. Before waiting for
+ * one, what is encoded goes out (it holds the read-ahead's blocks) and
+ * the peer's answers are read.
+ */
+static int mc_take(struct mc *c, size_t i)
+{
+	struct prefetch_chunk ch;
+	int rc;
+
+	for (;;) {
+		rc = prefetch_next(c->pf, &ch, false);
+		if (rc == 0) {
+			rc = mc_flush(c);
+			if (rc == 0 && c->n > c->head)
+				rc = mc_replies(c, false, 0);
+			if (rc < 0)
+				return rc;
+			if (prefetch_next(c->pf, &ch, true) == 0)
+				return mc_fail(c, -EIO, "the read-ahead stopped early");
+		}
+		if (ch.item != i || ch.rc < 0) {
+			evbuffer_free(ch.buf);
+			if (ch.item != i)
+				return mc_fail(c, -EIO, "the read-ahead is out of order");
+			return mc_fail(c, ch.rc, "%s", ch.err);
+		}
+		rc = evbuffer_add_buffer(c->out, ch.buf);
+		evbuffer_free(ch.buf);
+		if (rc < 0)
+			return mc_fail(c, -ENOMEM, "out of memory");
+		c->st->bytes_read += ch.data;
+		c->done_bytes += ch.data;
+		progress_update(&c->pr, c->done_bytes);
+		if (ch.last) {
+			if (ch.sent) {
+				c->st->files_whole++;
+				c->st->bytes_whole += ch.size;
+			}
+			progress_files(&c->pr, ++c->done_files);
+			return mc_maybe_flush(c);
+		}
+		rc = mc_maybe_flush(c);
+		if (rc < 0)
+			return rc;
+	}
+}
+
 /* ---- items ---- */
 
-static int mc_item(struct mc *c, const struct plan_item *it)
+static int mc_item(struct mc *c, const struct plan_item *it, size_t i)
 {
 	const struct proto_entry *e = it->s;
 	struct journal_op op = { .path = e ? e->path : NULL };
@@ -492,13 +489,8 @@ static int mc_item(struct mc *c, const struct plan_item *it)
 		c->st->created_other++;
 		return rc;
 	case PLAN_FILE:
-		rc = mc_whole(c, e, e->path);
-		progress_files(&c->pr, ++c->done_files);
-		return rc;
 	case PLAN_REPLACE:
-		rc = mc_replace(c, e);
-		progress_files(&c->pr, ++c->done_files);
-		return rc;
+		return mc_take(c, i);
 	case PLAN_RENAME:
 		op.type = JOP_RENAME;
 		op.path = it->from;
@@ -743,7 +735,7 @@ static int mc_execute(struct mc *c, const struct plan *pl)
 	int rc = 0;
 
 	for (size_t i = 0; rc == 0 && i < pl->n; i++) {
-		rc = mc_item(c, &pl->it[i]);
+		rc = mc_item(c, &pl->it[i], i);
 		if (rc == 0 && c->n > c->head)
 			rc = mc_replies(c, false, 0);
 	}
@@ -807,6 +799,11 @@ int mirror_run(struct link *l, const char *src_root, const struct mirror_opts *o
 	}
 	progress_init(&c.pr, stderr, o->progress, "mirror", pl.bytes_whole + pl.bytes_delta,
 		      pl.files_whole + pl.files_delta);
+	rc = prefetch_start(c.rootfd, &pl, MC_SEQ, &c.pf);
+	if (rc < 0) {
+		mc_fail(&c, rc, "cannot start the read-ahead: %s", strerror(-rc));
+		goto out;
+	}
 	rc = mc_remove_roots(&c, &src, &peer);
 	if (rc == 0)
 		rc = mc_execute(&c, &pl);
@@ -824,8 +821,10 @@ out:
 	inventory_free(&src);
 	inventory_free(&peer);
 	free(c.buf);
+	/* before the read-ahead goes: c.out may hold references to its blocks */
 	if (c.out)
 		evbuffer_free(c.out);
+	prefetch_stop(c.pf);
 	close(c.rootfd);
 	return rc;
 }

@@ -14,8 +14,9 @@
  * re-sent); its new children are changes of their own. Everything else
  * (a new, replaced or changed entry, a removed one) is scanned whole; a
  * removed path makes the sender prune its nearest existing ancestor. A
- * regular file with other names that are new gets the common ancestor of
- * its names scanned whole, so that the walk there re-creates the links.
+ * non-directory (of any type: symlinks, devices, FIFOs and sockets have
+ * hard links too) with other names that are new gets the common ancestor
+ * of its names scanned whole, so that the walk there re-creates the links.
  */
 #include "netsync/delta/scan.h"
 
@@ -211,9 +212,9 @@ static void scan_common_dir(char *a, const char *b)
 }
 
 /*
- * A new name of an inode with several names: its links are re-created by
- * a walk of the common ancestor of all its names (the walk sends LINK for
- * every name after the first it meets). Only for inodes some new name of
+ * A new name of an inode with several names (any non-directory): its
+ * links are re-created by a walk of the common ancestor of all its names
+ * (the walk sends LINK for every name after the first it meets). Only for inodes some new name of
  * which was found; NOW is sorted by path, so this is a scan over it.
  */
 static int scan_links(const struct manifest *old, const struct manifest *now,
@@ -225,7 +226,7 @@ static int scan_links(const struct manifest *old, const struct manifest *now,
 		const struct manifest_entry *e = &now->e[i], *o;
 		char *anc;
 
-		if (!S_ISREG(e->mode) || e->nlink < 2)
+		if (S_ISDIR(e->mode) || e->nlink < 2)
 			continue;
 		o = manifest_find(old, e->path);
 		if (o && o->ino == e->ino)
@@ -234,7 +235,7 @@ static int scan_links(const struct manifest *old, const struct manifest *now,
 		if (!anc)
 			return -ENOMEM;
 		for (size_t k = 0; k < now->n; k++)
-			if (k != i && now->e[k].ino == e->ino && S_ISREG(now->e[k].mode))
+			if (k != i && now->e[k].ino == e->ino && !S_ISDIR(now->e[k].mode))
 				scan_common_dir(anc, now->e[k].path);
 		rc = scan_push(r, SCAN_WHOLE, anc);
 		free(anc);
@@ -395,10 +396,30 @@ static int scan_record_all(struct journal *j, const char *why)
 	return journal_commit(j);
 }
 
+/*
+ * A change the crash recovery covers already: the same regular file (same
+ * inode, one name) at PATH in the manifest and now, its data marks found
+ * by the journal's recovery, which resends its content, attributes and
+ * xattrs. Sending it again for the scan read it twice on each side.
+ */
+static bool scan_recovered(struct journal *j, const struct manifest *old,
+			   const struct manifest *now, const struct scan_change *c)
+{
+	const struct manifest_entry *o, *e;
+
+	if (c->what != SCAN_WHOLE || !journal_recovered_path(j, c->path))
+		return false;
+	o = manifest_find(old, c->path);
+	e = manifest_find(now, c->path);
+	return o && e && S_ISREG(o->mode) && S_ISREG(e->mode) && o->ino == e->ino &&
+	       o->nlink == 1 && e->nlink == 1;
+}
+
 int scan_mount(struct journal *j, const char *store, const char *state)
 {
 	struct manifest old, now;
 	struct scan_result r = { 0 };
+	size_t skipped = 0;
 	double t0 = clock_mono_s(), t1;
 	char why[128];
 	int fd, rc;
@@ -427,12 +448,19 @@ int scan_mount(struct journal *j, const char *store, const char *state)
 		goto out_write;
 	}
 	rc = scan_diff(&old, &now, &r);
-	manifest_free(&old);
-	if (rc < 0)
+	if (rc < 0) {
+		manifest_free(&old);
 		goto out_free;
+	}
 	for (size_t i = 0; i < r.n && rc >= 0; i++) {
-		int64_t seq = journal_needs_scan(j, r.c[i].path,
-						 r.c[i].what == SCAN_NAMES ? JSCAN_NAMES : 0);
+		int64_t seq;
+
+		if (scan_recovered(j, &old, &now, &r.c[i])) {
+			skipped++;
+			continue;
+		}
+		seq = journal_needs_scan(j, r.c[i].path,
+					 r.c[i].what == SCAN_NAMES ? JSCAN_NAMES : 0);
 
 		if (seq < 0)
 			rc = (int)seq;
@@ -440,6 +468,7 @@ int scan_mount(struct journal *j, const char *store, const char *state)
 			log_debug("changed while not mounted", "path=/%s what=%s",
 				  r.c[i].path, r.c[i].what == SCAN_NAMES ? "names" : "whole");
 	}
+	manifest_free(&old);
 	if (rc >= 0 && r.n)
 		rc = journal_commit(j);
 	if (rc < 0) {
@@ -459,8 +488,8 @@ out_write:
 				 "more", "state=%s err=%s", state, strerror(-wrc));
 	}
 	log_notice("store scanned at mount", "store=%s entries=%zu changed=%zu "
-		   "seconds=%.3f manifest_seconds=%.3f", store, now.n, r.n, t1 - t0,
-		   clock_mono_s() - t1);
+		   "left_to_recovery=%zu seconds=%.3f manifest_seconds=%.3f", store, now.n,
+		   r.n - skipped, skipped, t1 - t0, clock_mono_s() - t1);
 out_free:
 	scan_result_free(&r);
 	manifest_free(&now);

@@ -155,6 +155,7 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_u64(w, "stuck_paths", ss.stuck_paths);
 	ctljson_str(w, "stuck_path", ss.stuck_paths ? ss.stuck_path : NULL);
 	ctljson_str(w, "stuck_reason", ss.stuck_paths ? ss.stuck_reason : NULL);
+	ctljson_str(w, "peer_stalled", ss.peer_stalled[0] ? ss.peer_stalled : NULL);
 	sender_status_lineage(p->snd, w);	/* generation, verdict, split_brain */
 	ctljson_str(w, "mountpoint", p->mountpoint);
 	ctljson_str(w, "last_error", ss.last_error[0] ? ss.last_error : NULL);
@@ -224,7 +225,11 @@ static void primary_check_waiters(struct primary *p)
 			primary_reply_sync(p, wt->req, "ok", NULL, wt->seq);
 			statusinfo_sync_ok(&p->si);
 		} else if (wt->deadline > 0 && now >= wt->deadline) {
-			if (ss.stuck_paths)
+			if (ss.peer_stalled[0])
+				snprintf(why, sizeof(why), "timed out: the peer %s cannot apply "
+					 "changes for now (it retries): %s", p->peer,
+					 ss.peer_stalled);
+			else if (ss.stuck_paths)
 				snprintf(why, sizeof(why), "timed out: the peer %s cannot apply "
 					 "/%s (%" PRIu64 " stuck path(s)): %s", p->peer,
 					 ss.stuck_path, ss.stuck_paths, ss.stuck_reason);
@@ -448,6 +453,12 @@ static void primary_free(struct primary *p)
 		event_free(p->stop_ev);
 	if (p->poll_ev)
 		event_free(p->poll_ev);
+	/* Freeing the connection queued libevent's deferred callbacks (the
+	 * TLS filter's and its socket's), which hold references to both until
+	 * they run: run them, with nothing of ours left on the base, or the
+	 * connection and its SSL are never freed. */
+	if (p->base)
+		event_base_loop(p->base, EVLOOP_NONBLOCK);
 	if (p->base)
 		event_base_free(p->base);
 	if (p->stop_fd >= 0)

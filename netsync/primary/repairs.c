@@ -31,7 +31,7 @@ int repairs_parse(const char *text, char *what, size_t what_len, char *path,
 	return 0;
 }
 
-static bool repairs_under(const char *path, const char *dir)
+bool repairs_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 
@@ -78,14 +78,66 @@ struct repair *repairs_note(struct repairs *rs, const char *path, const char *wh
 	return r;
 }
 
+/* How many levels of folders SCOPE has: fewer is higher in the tree. */
+static size_t repairs_depth(const char *scope)
+{
+	size_t n = *scope ? 1 : 0;
+
+	for (; *scope; scope++)
+		n += *scope == '/';
+	return n;
+}
+
+/*
+ * Several entries can cover one path (a folder failed, then a path below
+ * it failed too, or the other way round). The one whose scope reaches
+ * highest wins: its replacement sends the whole current state of that
+ * scope, which carries every other entry below it (repairs_carry). Were
+ * the first match taken, an entry that keeps failing would never widen
+ * the replacement, and the path would stay stuck.
+ */
 struct repair *repairs_covering(struct repairs *rs, const char *path, uint64_t seq)
+{
+	struct repair *best = NULL;
+	size_t best_depth = 0;
+	char scope[4096];
+
+	if (!path)
+		return NULL;
+	for (size_t i = 0; i < rs->n; i++) {
+		size_t d;
+
+		if (seq > rs->r[i].until || !repairs_under(path, rs->r[i].path))
+			continue;
+		repairs_scope(&rs->r[i], rs->r[i].path, scope, sizeof(scope));
+		d = repairs_depth(scope);
+		if (!best || d < best_depth) {
+			best = &rs->r[i];
+			best_depth = d;
+		}
+	}
+	return best;
+}
+
+struct repair *repairs_inside(struct repairs *rs, const char *path, uint64_t seq)
 {
 	if (!path)
 		return NULL;
 	for (size_t i = 0; i < rs->n; i++)
-		if (seq <= rs->r[i].until && repairs_under(path, rs->r[i].path))
+		if (seq <= rs->r[i].until && strcmp(rs->r[i].path, path) != 0 &&
+		    repairs_under(rs->r[i].path, path))
 			return &rs->r[i];
 	return NULL;
+}
+
+void repairs_carry(struct repairs *rs, const char *scope, uint64_t end)
+{
+	for (size_t i = 0; i < rs->n; i++) {
+		struct repair *r = &rs->r[i];
+
+		if (repairs_under(r->path, scope) && r->sent_end < end)
+			r->sent_end = end;
+	}
 }
 
 size_t repairs_acked(struct repairs *rs, uint64_t seq,
@@ -146,8 +198,12 @@ void repairs_scope(const struct repair *r, const char *path, char *out, size_t l
 	unsigned up = 0;
 
 	snprintf(out, len, "%s", path);
+	/* ENOENT, ENOTDIR, ELOOP (the peer resolves paths without following
+	 * symlinks): something above the path is missing or of another type
+	 * on the peer */
 	if (r->failures >= 2 && (strstr(r->reason, "No such file or directory") ||
-				 strstr(r->reason, "Not a directory")))
+				 strstr(r->reason, "Not a directory") ||
+				 strstr(r->reason, "Too many levels of symbolic links")))
 		up = r->failures - 1;
 	for (; up > 0 && *out; up--) {
 		char *slash = strrchr(out, '/');

@@ -42,9 +42,18 @@ int repairs_parse(const char *text, char *what, size_t what_len, char *path,
  * naming it (or below it) are replaced. Returns the entry or NULL. */
 struct repair *repairs_note(struct repairs *rs, const char *path, const char *what,
 			    const char *reason, uint64_t until, bool failed);
-/* The entry covering PATH (itself or an ancestor) for a record at SEQ,
- * or NULL. */
+/* PATH is DIR or below it ("" is the root, above everything). */
+bool repairs_under(const char *path, const char *dir);
+/* The entry covering PATH (itself or an ancestor) for a record at SEQ
+ * whose scope (repairs_scope of its own path) is highest in the tree, or
+ * NULL. */
 struct repair *repairs_covering(struct repairs *rs, const char *path, uint64_t seq);
+/* An entry strictly below PATH that covers a record at SEQ (a rename of
+ * PATH moves it), or NULL. */
+struct repair *repairs_inside(struct repairs *rs, const char *path, uint64_t seq);
+/* The current state of SCOPE goes out in the batch ending at END: every
+ * entry at or below SCOPE is carried by it (done once END is acked). */
+void repairs_carry(struct repairs *rs, const char *scope, uint64_t end);
 /* The peer acked SEQ: entries whose repair it carried are done; each is
  * passed to done (may be NULL) before it goes. Returns how many went. */
 size_t repairs_acked(struct repairs *rs, uint64_t seq,
@@ -55,10 +64,11 @@ size_t repairs_stuck(const struct repairs *rs, const struct repair **first);
 /* How long to wait before reconnecting after the latest failure: 0 for a
  * first failure, then doubling from 1 s to 30 s. */
 uint32_t repairs_backoff_ms(const struct repairs *rs);
-/* What to replace for a record naming PATH that R covers, into OUT: PATH
- * itself, or, once R failed again because something above it is missing
- * or of another type on the peer (ENOENT, ENOTDIR), one directory higher
- * for each further failure, up to the root "". */
+/* What to replace for a record that R covers, into OUT, given PATH =
+ * R's own path: PATH itself, or, once R failed again because something
+ * above it is missing or of another type on the peer (ENOENT, ENOTDIR,
+ * ELOOP), one directory higher for each further failure, up to the root
+ * "". */
 void repairs_scope(const struct repair *r, const char *path, char *out, size_t len);
 void repairs_free(struct repairs *rs);
 

@@ -31,10 +31,11 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "netsync/delta/hashcache.h"
 #include "journal/journal.h"
 #include "netsync/roles/state.h"
 #include "netsync/wire/addr.h"
-#include "netsync/wire/path.h"
+#include "netsync/wire/limits.h"
 #include "netsync/wire/proto.h"
 #include "netsync/control/ctljson.h"
 #include "netsync/roles/tail.h"
@@ -42,7 +43,6 @@
 #include "netsync/wire/tls.h"
 #include "netsync/primary/sentmap.h"
 
-#define BACKOFF_MIN_MS	200
 #define BACKOFF_MAX_MS	5000
 #define CONNECT_TIMEOUT_S 5
 /* At most one journal_take_batch per interval: each take appends a BATCH
@@ -223,6 +223,8 @@ static void sender_disconnect(struct sender *s, const char *why)
 		s->bev = NULL;
 	}
 	sender_requeue_all(s);
+	/* a peer still full says so again on the next connection */
+	s->stalled[0] = '\0';
 	resolver_reset(&s->res);	/* versions half received: asked again */
 	if (was_up) {
 		struct journal_stats js;
@@ -283,6 +285,15 @@ int sender_check_peer(const char *peer, bool insecure, char *why, size_t len)
 	return 0;
 }
 
+/* The socket's bufferevent: s->bev, or under TLS the one beneath the
+ * OpenSSL filter. */
+static struct bufferevent *sender_sock(struct sender *s)
+{
+	struct bufferevent *u = s->tls ? bufferevent_get_underlying(s->bev) : NULL;
+
+	return u ? u : s->bev;
+}
+
 static void sender_connect(struct sender *s)
 {
 	struct sockaddr_storage ss;
@@ -321,14 +332,31 @@ static void sender_connect(struct sender *s)
 	s->peer_auth[0] = '\0';
 	if (s->tls) {
 		/* BEV_EVENT_CONNECTED comes once the handshake has authenticated
-		 * the peer; until then nothing of ours is sent */
+		 * the peer; until then nothing of ours is sent. An OpenSSL
+		 * filter over a socket bufferevent, not a socket BIO: OpenSSL
+		 * writes each 16 KiB record to its BIO on its own, one send()
+		 * per record over a socket (64 per 1 MiB block); gathered in the
+		 * socket bufferevent's output they go out in writes of up to
+		 * SEND_MAX_WRITE, for one copy of the ciphertext (docs/
+		 * benchmarks.md, "The link"). */
 		SSL *ssl = tls_ssl_new(s->tls);
+		struct bufferevent *sock = bufferevent_socket_new(s->base, -1,
+								  BEV_OPT_CLOSE_ON_FREE);
 
-		s->bev = ssl ? bufferevent_openssl_socket_new(s->base, -1, ssl,
-							      BUFFEREVENT_SSL_CONNECTING,
-							      BEV_OPT_CLOSE_ON_FREE) : NULL;
-		if (s->bev)
+		if (sock) {
+			bufferevent_set_max_single_write(sock, SEND_MAX_WRITE);
+			bufferevent_setwatermark(sock, EV_WRITE, 0, TLS_SEND_AHEAD);
+		}
+		s->bev = ssl && sock ? bufferevent_openssl_filter_new(s->base, sock, ssl,
+								      BUFFEREVENT_SSL_CONNECTING,
+								      BEV_OPT_CLOSE_ON_FREE) : NULL;
+		if (s->bev) {
 			bufferevent_openssl_set_allow_dirty_shutdown(s->bev, 1);
+		} else {
+			if (sock)
+				bufferevent_free(sock);
+			SSL_free(ssl);
+		}
 	} else {
 		s->bev = bufferevent_socket_new(s->base, -1, BEV_OPT_CLOSE_ON_FREE);
 	}
@@ -347,7 +375,7 @@ static void sender_connect(struct sender *s)
 		log_warn("cannot raise the socket write size; sending in 16 KiB steps",
 			 "peer=%s", s->peer);
 	sender_set_state(s, PEER_CONNECTING, "connect");
-	rc = bufferevent_socket_connect(s->bev, (struct sockaddr *)&ss, (int)sslen);
+	rc = bufferevent_socket_connect(sender_sock(s), (struct sockaddr *)&ss, (int)sslen);
 	if (rc < 0) {
 		sender_set_error(s, "cannot connect to %s: %s", s->peer, strerror(errno));
 		sender_disconnect(s, "connect failed");
@@ -361,7 +389,7 @@ static void sender_connected(struct sender *s)
 	struct proto_hello h = { 0 };
 	struct journal_stats js;
 	int one = 1;
-	evutil_socket_t fd = bufferevent_getfd(s->bev);
+	evutil_socket_t fd = bufferevent_getfd(sender_sock(s));
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	journal_get_stats(s->j, &js);
@@ -372,6 +400,7 @@ static void sender_connected(struct sender *s)
 	h.generation = history_cur(&s->lin.hist)->num;
 	h.head_seq = js.head_seq;
 	lineage_hello(&s->lin, &h);
+	s->hello_gen = history_cur(&s->lin.hist)->id;
 	h.role = PROTO_ROLE_PRIMARY;
 	h.applied_seq = js.acked_seq;
 	h.name = s->name;
@@ -465,12 +494,33 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 
 	if (s->state != PEER_HELLO)
 		return -EPROTO;
+	if (h->version != PROTO_VERSION) {
+		sender_set_error(s, "peer %s speaks protocol version %u, this node speaks %u: "
+				 "run the same twinfs release on both nodes", s->peer,
+				 (unsigned)h->version, (unsigned)PROTO_VERSION);
+		log_error("the peer speaks another protocol version", "peer=%s peer_version=%u "
+			  "version=%u", s->peer, (unsigned)h->version, (unsigned)PROTO_VERSION);
+		return -EPROTO;
+	}
 	if (h->role != PROTO_ROLE_SECONDARY) {
 		sender_set_error(s, "peer %s is not a secondary (twinfs serve)", s->peer);
 		return -EPROTO;
 	}
 	s->peer_generation = h->generation;
 	snprintf(s->peer_name, sizeof(s->peer_name), "%s", h->name ? h->name : "");
+	/*
+	 * A generation begun after our HELLO went out (we wrote while the
+	 * peer had not answered it: a stopped or slow peer counts as apart)
+	 * is one the peer does not know: it would bind to our older history
+	 * and record the new generation's changes under the old one, which
+	 * the next meeting reads as a split brain. Reconnect: the next HELLO
+	 * carries it.
+	 */
+	if (history_cur(&s->lin.hist)->id != s->hello_gen) {
+		log_info("a generation began since the HELLO was sent; reconnecting to "
+			 "send it", "peer=%s", s->peer);
+		return -EAGAIN;
+	}
 	/* Whose data the peer holds decides, not seqs alone (lineage.c); a
 	 * lagged old primary resumes where this node's generation began. */
 	journal_get_stats(s->j, &hs);
@@ -502,6 +552,7 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 	why = resume == 0 ? "the peer has never applied anything" :
 	      "the peer failed to replay a change made during a walk";
 	s->rebaseline = false;
+	sender_scan_forget(s);	/* the replay answers its NEEDS_SCAN records again */
 	rc = journal_rewind(s->j, resume);
 	if (rc == -ERANGE) {
 		struct journal_stats js;
@@ -539,8 +590,9 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		   history_verdict_name(s->lin.verdict), (unsigned long long)resume,
 		   s->down_since ? clock_mono_s() - s->down_since : 0.0);
 	s->down_since = 0;
-	/* a stuck path keeps the backoff it earned (sender_on_apply_error) */
-	if (!repairs_stuck(&s->repairs, NULL))
+	/* a stuck path keeps the backoff it earned (sender_on_apply_error),
+	 * and so does a series of failures of one kind (sender_note_failure) */
+	if (!repairs_stuck(&s->repairs, NULL) && !s->fail_count)
 		s->backoff_ms = BACKOFF_MIN_MS;
 	for (size_t i = 0; i < s->repairs.n; i++)
 		s->repairs.r[i].sent_end = 0;	/* not carried on this connection yet */
@@ -575,6 +627,8 @@ static void sender_flush_ack(struct sender *s)
 	if (!seq)
 		return;
 	s->ack_pending = 0;
+	if (s->fail_count && seq > s->fail_acked)
+		s->fail_count = 0;	/* progress: a series of failures ends */
 	log_debug("ack from peer", "seq=%llu", (unsigned long long)seq);
 	rc = journal_ack(s->j, seq);
 	if (rc < 0)
@@ -582,6 +636,8 @@ static void sender_flush_ack(struct sender *s)
 			 (unsigned long long)seq, strerror(-rc));
 	if (s->resync && s->baseline_end && seq >= s->baseline_end) {
 		s->resync = false;
+		if (s->hcache)
+			(void)hashcache_save(s->hcache);	/* also at the end */
 		log_notice("baseline complete: the peer has this store's state", "peer=%s "
 			   "seq=%llu files=%llu bytes=%llu seconds=%.1f", s->peer,
 			   (unsigned long long)seq, (unsigned long long)s->resync_files,
@@ -601,58 +657,6 @@ static void sender_flush_ack(struct sender *s)
 		inflight_free(f);
 	}
 	s->last_error[0] = '\0';
-}
-
-/*
- * Apply errors. The peer reports that it cannot apply what it was sent
- * (a path missing that it should have, a type in the way, ...) and drops
- * the connection; its position stays before the failing batch. Replaying
- * that batch would fail the same way, for ever. So the failing path is
- * repaired from the store instead: on the replay every record naming it
- * (or a path below it), up to the journal head at the failure, is replaced
- * by the path's current state, the peer's copy removed first (the
- * parent's names without it) and sent anew (sender_put_replace); a rename
- * that names it repairs its new name too. If no record names it (the
- * failure was on file data), the replay's BATCH record carries the
- * repair. Whatever state the replace sends, the records after it replay
- * on top of it (the ordering argument of "Baseline", sender_walk.c). The
- * path is repaired once the peer acks a batch that carried it. Logged at
- * warning level the first time; a path that fails again counts as stuck
- * (status shows it, `twinfs sync` does not succeed) and each further
- * failure doubles the wait before reconnecting, up to 30 s, instead of
- * reconnecting in a tight loop. Returns 0, or -EINVAL if the text names
- * no path (the connection is then dropped as for any error).
- */
-static int sender_on_apply_error(struct sender *s, const char *text)
-{
-	struct journal_stats js;
-	char what[32], path[PROTO_PATH_MAX + 1];
-	struct repair *r;
-	uint32_t ms;
-
-	if (repairs_parse(text, what, sizeof(what), path, sizeof(path)) < 0 ||
-	    path_check(path, true) < 0)
-		return -EINVAL;
-	journal_get_stats(s->j, &js);
-	r = repairs_note(&s->repairs, path, what, text, js.head_seq, true);
-	if (!r)
-		return -EINVAL;
-	s->apply_errors++;
-	if (r->failures == 1)
-		log_warn("the peer could not apply a change; repairing the path from "
-			 "this store", "peer=%s path=/%s op=%s text=\"%s\"", s->peer,
-			 path, what, text);
-	else if (r->failures == REPAIRS_STUCK_AFTER)
-		log_warn("a path is stuck: the peer fails to apply it again after a "
-			 "repair; retrying with backoff", "peer=%s path=/%s op=%s "
-			 "text=\"%s\"", s->peer, path, what, text);
-	else
-		log_info("the peer failed on a stuck path again", "peer=%s path=/%s "
-			 "failures=%u", s->peer, path, r->failures);
-	ms = repairs_backoff_ms(&s->repairs);
-	if (ms > s->backoff_ms)
-		s->backoff_ms = ms;
-	return 0;
 }
 
 /* ---- `twinfs resolve` and `--restore` (the primary leads) ---- */
@@ -793,6 +797,7 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 	struct proto_hello h;
 	struct proto_error e;
 	uint64_t seq;
+	bool loud;
 	int rc;
 
 	if (s->state == PEER_HELLO && fr->h.type != PROTO_HELLO &&
@@ -865,15 +870,30 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		rc = proto_decode_error(fr, &e);
 		if (rc < 0)
 			return rc;
+		if (fr->h.flags & PROTO_F_RETRY) {
+			sender_on_peer_stalled(s, e.text);
+			return 0;
+		}
 		sender_set_error(s, "peer %s: %s", s->peer, e.text);
+		/* a path the peer failed on is repaired, with a backoff of its
+		 * own once it is stuck (a baseline under load fails on one path
+		 * after another, each a step further); anything else counts
+		 * towards a series of failures of one kind */
 		if (e.code == PROTO_E_APPLY && sender_on_apply_error(s, e.text) == 0)
 			return -ECONNABORTED;
 		/* a refusal this side decided too was logged once (lineage.c) */
 		if ((e.code == PROTO_E_SPLITBRAIN || e.code == PROTO_E_AHEAD ||
 		     e.code == PROTO_E_FOREIGN || e.code == PROTO_E_ROLE) && s->lin.logged)
 			return -ECONNABORTED;
-		log_error("the replication peer reported an error", "peer=%s code=%s "
-			  "text=\"%s\"", s->peer, proto_err_name(e.code), e.text);
+		loud = sender_note_failure(s, e.code, e.text);
+		if (loud)
+			log_error("the replication peer reported an error", "peer=%s code=%s "
+				  "text=\"%s\" in_a_row=%u retry_ms=%u", s->peer,
+				  proto_err_name(e.code), e.text, s->fail_count, s->backoff_ms);
+		else
+			log_info("the replication peer reported the same error again",
+				 "peer=%s code=%s in_a_row=%u retry_ms=%u", s->peer,
+				 proto_err_name(e.code), s->fail_count, s->backoff_ms);
 		/*
 		 * A walk reads directories while names change (readdir may
 		 * miss a renamed entry or return it under both names), so the
@@ -913,12 +933,15 @@ static void sender_read_cb(struct bufferevent *bev, void *arg)
 			return;
 	}
 	for (;;) {
-		rc = proto_frame_next(in, &fr);
+		/* a secondary's frames are small: a larger header (or a type it
+		 * never sends) is refused before its payload is waited for */
+		rc = limits_frame_next(in, PROTO_ROLE_SECONDARY, &fr);
 		if (rc == 0)
 			break;
 		if (rc < 0) {
 			log_error("bad frame from the peer; dropping the connection",
-				  "peer=%s err=%s", s->peer, strerror(-rc));
+				  "peer=%s err=\"%s\"", s->peer, limits_frame_error(rc));
+			sender_set_error(s, "peer %s sent %s", s->peer, limits_frame_error(rc));
 			sender_disconnect(s, "bad frame");
 			return;
 		}
@@ -943,63 +966,6 @@ static void sender_write_cb(struct bufferevent *bev, void *arg)
 
 /* ---- streaming ---- */
 
-/* Replaces record R, which names a path the peer failed to apply, by the
- * current state of each path it names (see "Apply errors"). */
-static int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
-				 const struct journal_rec *r, uint64_t until)
-{
-	const char *paths[2] = { r->op.path, NULL };
-	uint64_t end = s->c.cur->b->end_seq;
-	char scope[PROTO_PATH_MAX + 1];
-	int rc;
-
-	if (r->op.type == JOP_RENAME || r->op.type == JOP_LINK)
-		paths[1] = r->op.path2;
-	for (int i = 0; i < 2; i++) {
-		struct repair *rep;
-
-		if (!paths[i])
-			continue;
-		rep = repairs_covering(&s->repairs, paths[i], r->seq);
-		if (!rep)	/* a rename's other name: repaired with it */
-			rep = repairs_note(&s->repairs, paths[i], NULL, NULL, until, false);
-		if (!rep)
-			return -ENOMEM;
-		if (rep->sent_end < end)
-			rep->sent_end = end;
-		repairs_scope(rep, paths[i], scope, sizeof(scope));
-		log_info("replacing a record the peer failed on by the path's state",
-			 "peer=%s seq=%llu op=%s path=/%s replaced=/%s", s->peer,
-			 (unsigned long long)r->seq, journal_op_name(r->op.type), paths[i],
-			 scope);
-		rc = sender_put_replace(s, out, r->seq, scope);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-/* The batch's records are all sent: repairs no record carried (the peer
- * failed on file data or an ATTR) go out now, before the batch's data. */
-static int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint64_t seq)
-{
-	char scope[PROTO_PATH_MAX + 1];
-	int rc;
-
-	for (size_t i = 0; i < s->repairs.n; i++) {
-		struct repair *rep = &s->repairs.r[i];
-
-		if (rep->sent_end || !rep->failures)
-			continue;
-		rep->sent_end = seq;
-		repairs_scope(rep, rep->path, scope, sizeof(scope));
-		rc = sender_put_replace(s, out, seq, scope);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
 static int sender_put_rec(struct sender *s, struct evbuffer *out,
 			  const struct journal_rec *r)
 {
@@ -1008,7 +974,11 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 
 	switch (r->op.type) {
 	case JOP_BATCH:
-		return s->repairs.n ? sender_put_open_repairs(s, out, r->seq) : 0;
+		/* the batch's last record: what goes after all the others */
+		rc = s->repairs.n ? sender_put_open_repairs(s, out, r->seq) : 0;
+		if (rc == 0 && (s->c.names_after.n || s->c.paths_after.n))
+			rc = sender_put_names_after(s, out, r->seq);
+		return rc;
 	case JOP_MARK_DIR:
 	case JOP_MARK_FILE:
 	case JOP_EPOCH:
@@ -1021,16 +991,43 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 	sentmap_forget(s->held, r->op.path);
 	if (r->op.type != JOP_SYMLINK)
 		sentmap_forget(s->held, r->op.path2);
-	if (r->op.type == JOP_NEEDS_SCAN)
-		return sender_put_scan(s, out, r);
+	/* A repair comes first, NEEDS_SCAN records included: a scan's own
+	 * frames may be what the peer fails on, and sent again unchanged they
+	 * would fail for ever. */
 	if (s->repairs.n) {
 		rep = repairs_covering(&s->repairs, r->op.path, r->seq);
 		if (!rep && (r->op.type == JOP_RENAME || r->op.type == JOP_LINK))
 			rep = repairs_covering(&s->repairs, r->op.path2, r->seq);
+		/* A rename of a folder above a repaired path moves it: the
+		 * records naming the path were replaced by its state under its
+		 * old name (gone by now), so the folder is sent as it is now,
+		 * under its new name, and pruned under the old. */
+		if (!rep && r->op.type == JOP_RENAME) {
+			rep = repairs_inside(&s->repairs, r->op.path, r->seq);
+			if (!rep)
+				rep = repairs_inside(&s->repairs, r->op.path2, r->seq);
+		}
 		if (rep)
 			return sender_put_repair_rec(s, out, r, rep->until);
 	}
+	if (r->op.type == JOP_NEEDS_SCAN)
+		return sender_put_scan(s, out, r);
+	if (s->n_moves) {
+		rc = sender_scan_cover(s, r);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+	}
 	if (r->seq <= s->repair_until) {
+		/* An exchange is the one op whose replay over its own result
+		 * undoes it (the peer was interrupted after applying it). It
+		 * is replayed (if it was not applied, that moves the entries
+		 * with their links), and both names then go whole from the
+		 * store at the BATCH record, which puts back a type swapped
+		 * back; the cursor's repairs re-send file contents only. */
+		if (r->op.type == JOP_RENAME && (r->op.flags & RENAME_EXCHANGE) &&
+		    r->op.path2 && (pathset_add(&s->c.paths_after, r->op.path, 0) < 0 ||
+				    pathset_add(&s->c.paths_after, r->op.path2, 0) < 0))
+			return -ENOMEM;
 		rc = cursor_add_repair(&s->c, r->op.path);
 		if (rc == 0 && r->op.type != JOP_SYMLINK)
 			rc = cursor_add_repair(&s->c, r->op.path2);
@@ -1170,6 +1167,8 @@ void sender_pump(struct sender *s)
 			rc = sender_put_rec(s, out, &b->recs[c->rec]);
 			if (rc < 0)
 				goto out_drop;
+			if (rc == 3)
+				break;	/* a repair's answers to wait for: the read callback pumps */
 			c->rec++;
 			continue;
 		}
@@ -1220,11 +1219,13 @@ out_drop:
  * backoff is tried at once. The backoff spares a peer that is down; a
  * waiter is the moment a peer that just came back (a demoted node whose
  * serve started) should be found, not up to BACKOFF_MAX_MS later. A path
- * the peer keeps failing on keeps the backoff it earned.
+ * the peer keeps failing on keeps the backoff it earned, and so does a
+ * series of failures of one kind (sender_note_failure).
  */
 void sender_kick(struct sender *s)
 {
-	if (s->state != PEER_BACKOFF || !s->peer || repairs_stuck(&s->repairs, NULL))
+	if (s->state != PEER_BACKOFF || !s->peer || repairs_stuck(&s->repairs, NULL) ||
+	    s->fail_count > 1)
 		return;
 	evtimer_del(s->retry_ev);
 	sender_connect(s);
@@ -1232,12 +1233,31 @@ void sender_kick(struct sender *s)
 
 /* ---- periodic work ---- */
 
+/* The PSK file changed (tls_ctx_reload): the next connection offers its
+ * first key; a live link made with another key is made again, once. */
+static void sender_tls_reload(struct sender *s)
+{
+	char why[600];
+	int rc = tls_ctx_reload(s->tls, why, sizeof(why));
+
+	if (rc < 0)
+		log_warn("cannot read the key file again", "why=\"%s\"", why);
+	if (rc <= 0)
+		return;
+	log_notice("key file changed: the next connection offers its first key",
+		   "read=\"%s\"", why);
+	if (s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING) &&
+	    !tls_auth_current(s->tls, s->peer_auth))
+		sender_disconnect(s, "this node's key changed; reconnecting with the new one");
+}
+
 void sender_tick(struct sender *s)
 {
 	double now = clock_mono_s();
 	double hb = s->heartbeat_s ? s->heartbeat_s : 1;
 	double dead = hb * PROTO_DEAD_BEATS;
 
+	sender_tls_reload(s);
 	s->rate_slot[s->rate_i] = s->bytes_sent - s->rate_mark;
 	s->rate_mark = s->bytes_sent;
 	s->rate_i = (s->rate_i + 1) % RATE_SLOTS;
@@ -1346,6 +1366,8 @@ int sender_new(struct event_base *base, struct journal *j,
 	s->take_ev = evtimer_new(base, sender_take_cb, s);
 	s->cont_ev = evtimer_new(base, sender_cont_cb, s);
 	s->held = sentmap_new(BLOCK_SIZE);
+	if (hashcache_open(o->state_dir, &s->hcache) < 0)
+		s->hcache = NULL;	/* out of memory: resyncs read everything */
 	if (!s->retry_ev || !s->take_ev || !s->cont_ev || !s->held) {
 		rc = -ENOMEM;
 		goto out_pool;
@@ -1362,11 +1384,11 @@ out_pool:
 	if (s->cont_ev)
 		event_free(s->cont_ev);
 	sentmap_free(s->held);
+	hashcache_close(s->hcache);
 	free(s->pool);
 out_close:
 	close(s->store_fd);
 out_free:
-	resolver_fini(&s->res);
 	resolver_fini(&s->res);
 	lineage_close(&s->lin);
 	divergence_free(&s->div);
@@ -1393,6 +1415,9 @@ void sender_free(struct sender *s)
 
 				if (n <= INT_MAX)
 					SSL_write(ssl, evbuffer_pullup(out, (ssize_t)n), (int)n);
+				/* the records are in the socket bufferevent's output */
+				evbuffer_write(bufferevent_get_output(sender_sock(s)),
+					       bufferevent_getfd(sender_sock(s)));
 			} else {
 				evbuffer_write(out, bufferevent_getfd(s->bev));
 			}
@@ -1409,10 +1434,17 @@ void sender_free(struct sender *s)
 		event_free(s->cont_ev);
 	sentmap_free(s->held);
 	repairs_free(&s->repairs);
+	sender_scan_forget(s);
 	pool_close(s->pool);
+	if (s->hcache && hashcache_save(s->hcache) < 0)
+		log_warn("cannot write the hash cache; the next resync reads more",
+			 "state=%s", s->state_dir);
+	hashcache_close(s->hcache);
 	if (s->store_fd >= 0)
 		close(s->store_fd);
+	resolver_fini(&s->res);
 	lineage_close(&s->lin);
+	divergence_free(&s->div);
 	free(s->peer);
 	free(s->state_dir);
 	free(s->store_dir);
@@ -1458,6 +1490,7 @@ void sender_get_stats(struct sender *s, struct sender_stats *st)
 		}
 	}
 	snprintf(st->last_error, sizeof(st->last_error), "%s", s->last_error);
+	snprintf(st->peer_stalled, sizeof(st->peer_stalled), "%s", s->stalled);
 }
 
 void sender_status_lineage(struct sender *s, struct ctljson *j)

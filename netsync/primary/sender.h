@@ -68,6 +68,7 @@ struct sender_stats {
 	uint64_t resync_files_read, resync_bytes_read, resync_bytes_matched;
 	uint64_t resync_files_left, resync_bytes_left;
 	char last_error[256];	/* the peer's ERROR text or our last failure */
+	char peer_stalled[256];	/* why the peer holds the stream ("" if not) */
 	/* Paths the peer failed to apply and not yet repaired (sender.c,
 	 * "Apply errors"); those that failed again after a repair are stuck. */
 	uint64_t repairs_pending;

@@ -19,8 +19,10 @@
 #include <event2/buffer.h>
 #include <xxhash.h>
 
+#include "common/fsutil.h"
 #include "common/log.h"
 #include "journal/journal.h"
+#include "netsync/delta/hashcache.h"
 #include "netsync/wire/proto.h"
 #include "netsync/primary/sentmap.h"
 #include "netsync/primary/treewalk.h"
@@ -123,8 +125,12 @@ void cursor_reset(struct cursor *c)
 	cursor_pop_dirs(c, 0);
 	free(c->dirs);
 	pathset_clear(&c->pruned);
+	pathset_clear(&c->names_after);
+	pathset_clear(&c->paths_after);
+	cursor_forget_links(c);
 	pathset_clear(&c->attrs_after);
 	cursor_free_deltas(c);
+	blockhash_free(&c->mine);
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 }
@@ -174,13 +180,13 @@ static int cursor_open_file(struct sender *s, const struct journal_dirty *d)
 			goto out_stat;
 		}
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", d->fd);
-		fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		fd = fsutil_open_noatime(AT_FDCWD, proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	} else {
-		fd = openat(s->store_fd, d->path, O_RDONLY | O_CLOEXEC |
-			    O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+		fd = fsutil_open_noatime(s->store_fd, d->path, O_RDONLY | O_CLOEXEC |
+					 O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 	}
 	if (fd < 0)
-		return -errno;
+		return fd;
 	c->fd = fd;
 	c->own_fd = true;
 out_stat:
@@ -197,7 +203,76 @@ out_stat:
 	return 0;
 }
 
+/* A file the batch's records asked to re-send whole, below a subtree this
+ * batch walks: the walk sends it, after making whatever is above it what
+ * the store has (sent first, it could meet a symlink or a file where the
+ * store has a folder). */
+static bool cursor_left_to_walk(const struct cursor *c, const struct journal_dirty *d)
+{
+	return c->file >= cursor_n_files(c) && !c->walk && c->next_root == 0 &&
+	       cursor_walks(c, d->path);
+}
+
 /* ---- streaming ---- */
+
+/* The current delta file's own block list: from the hash cache, or an
+ * empty one to fill as its blocks are read (see struct cursor, mine). */
+static void cursor_mine_start(struct sender *s)
+{
+	struct cursor *c = &s->c;
+	uint64_t n;
+
+	blockhash_free(&c->mine);
+	c->mine_cached = false;
+	c->mine_hashed = 0;
+	c->mine_st = c->st;
+	if (!c->dl || c->dl->rc != 1)
+		return;
+	if (s->hcache && hashcache_lookup_blocks(s->hcache, &c->st, s->delta_bs, &c->mine) == 1) {
+		c->mine_cached = true;
+		return;
+	}
+	n = proto_blocks((uint64_t)c->st.st_size, s->delta_bs);
+	c->mine.h = n && n <= UINT32_MAX ? calloc(n, 16) : NULL;
+	if (!c->mine.h)
+		return;		/* nothing to fill: not cached */
+	c->mine.size = (uint64_t)c->st.st_size;
+	c->mine.block_size = s->delta_bs;
+	c->mine.n = (uint32_t)n;
+}
+
+/* The current delta file is done: its list goes into the cache when every
+ * block was hashed and the file did not change while it was read (the
+ * key from before the reading, checked after it: a write in between must
+ * not be cached under either key). ST: its fstat now. */
+static void cursor_mine_end(struct sender *s, const struct stat *st)
+{
+	struct cursor *c = &s->c;
+	const struct stat *k = &c->mine_st;
+
+	if (s->hcache && !c->mine_cached && c->mine.n && c->mine_hashed == c->mine.n &&
+	    st->st_size == k->st_size && st->st_mtim.tv_sec == k->st_mtim.tv_sec &&
+	    st->st_mtim.tv_nsec == k->st_mtim.tv_nsec && st->st_ctim.tv_sec == k->st_ctim.tv_sec &&
+	    st->st_ctim.tv_nsec == k->st_ctim.tv_nsec)
+		hashcache_store_blocks(s->hcache, k, &c->mine);
+	blockhash_free(&c->mine);
+	c->mine_cached = false;
+	c->mine_hashed = 0;
+}
+
+/* A delta file's block of LEN bytes at the cursor that the cache says the
+ * peer holds: skipped without reading it (true). */
+static bool sender_delta_known(struct sender *s, uint64_t len)
+{
+	struct cursor *c = &s->c;
+	uint64_t idx = c->off / s->delta_bs;
+
+	if (!c->mine_cached || c->off % s->delta_bs != 0 || idx >= c->mine.n ||
+	    idx >= c->dl->peer.n || memcmp(c->mine.h + idx * 16, c->dl->peer.h + idx * 16, 16))
+		return false;
+	s->resync_bytes_matched += len;
+	return true;
+}
 
 /* Opens the cursor's file D and sets where its sending starts. Returns 1,
  * 0 if it is gone (skip it), 3 if it waits for the peer's block hashes,
@@ -226,7 +301,7 @@ static int cursor_start_file(struct sender *s, const struct journal_dirty *d)
 	c->held = c->st.st_nlink == 1 && (uint64_t)c->st.st_size >= HELD_MIN_SIZE;
 	/* a delta: what the peer holds is known block by block (an empty
 	 * list, a file just created there: every block goes, unhashed) */
-	c->dl = dl && ((dl->rc == 1 && dl->peer.n) || dl->rc == 2) ? dl : NULL;
+	c->dl = dl && dl->rc == 1 && dl->peer.n ? dl : NULL;
 	if (dl) {
 		c->held = false;
 		s->resync_left_files--;
@@ -234,13 +309,15 @@ static int cursor_start_file(struct sender *s, const struct journal_dirty *d)
 	}
 	if (!c->held)
 		sentmap_forget(s->held, d->path);
-	if ((dl || c->file >= cursor_n_files(c)) && !(c->dl && c->dl->rc == 2))
-		s->resync_files_read++;
+	/* counted when first read: a cached file may need no read at all */
+	c->count_read = dl || c->file >= cursor_n_files(c);
+	cursor_mine_start(s);
 	return 1;
 }
 
 /* A delta file's block BUF (N bytes at the cursor) that the peer holds
- * (the same XXH3-128 at its index) is skipped: true then. */
+ * (the same XXH3-128 at its index) is skipped: true then. Its hash goes
+ * into the file's own list; with a cached list it is known to differ. */
 static bool sender_delta_holds(struct sender *s, const void *buf, size_t n)
 {
 	struct cursor *c = &s->c;
@@ -248,12 +325,61 @@ static bool sender_delta_holds(struct sender *s, const void *buf, size_t n)
 	uint8_t h[16];
 
 	s->resync_bytes_read += n;
+	if (c->mine_cached)
+		return false;	/* sender_delta_known said it differs */
 	blockhash_one(buf, n, h);
+	if (c->off % s->delta_bs == 0 && idx < c->mine.n &&
+	    (n == s->delta_bs || c->off + n == c->mine.size)) {
+		memcpy(c->mine.h + idx * 16, h, 16);
+		c->mine_hashed++;
+	}
 	if (c->off % s->delta_bs != 0 || idx >= c->dl->peer.n ||
 	    memcmp(h, c->dl->peer.h + idx * 16, 16) != 0)
 		return false;
 	s->resync_bytes_matched += n;
 	return true;
+}
+
+/* The current file's data is sent: its xattr state where due, its ATTR,
+ * and the cursor moves to the next file. */
+static void cursor_end_file(struct sender *s, struct evbuffer *out,
+			    const struct journal_dirty *d)
+{
+	struct cursor *c = &s->c;
+	struct proto_attr a;
+
+	/* A repaired path gets its whole state: xattrs too; so does a file
+	 * crash recovery marked (an xattr change of it may be among the lost
+	 * records, and the mount-time scan leaves it to this,
+	 * netsync/delta/scan.c scan_recovered). */
+	if ((c->file >= cursor_n_files(c) || d->recovered) &&
+	    sender_put_xattr_state(out, c->cur->b->end_seq, d->path, c->fd, NULL) < 0)
+		log_warn("cannot re-send the extended attributes of a file",
+			 "path=%s", d->path);
+	if (fstat(c->fd, &c->st) == 0) {
+		memset(&a, 0, sizeof(a));
+		a.path = d->path;
+		a.mask = JATTR_MODE | JATTR_UID | JATTR_GID | JATTR_SIZE |
+			 JATTR_ATIME | JATTR_MTIME;
+		a.size = (uint64_t)c->st.st_size;
+		a.mode = c->st.st_mode & 07777;
+		a.uid = c->st.st_uid;
+		a.gid = c->st.st_gid;
+		a.atime = c->st.st_atim;
+		a.mtime = c->st.st_mtim;
+		proto_encode_attr(out, &a);
+		sentmap_trim(s->held, d->path, a.size);
+		if (c->dl)
+			cursor_mine_end(s, &c->st);
+	} else {
+		sentmap_forget(s->held, d->path);
+	}
+	blockhash_free(&c->mine);
+	cursor_close_file(c);
+	c->dl = NULL;
+	c->file++;
+	c->range = 0;
+	c->off = 0;
 }
 
 /* Sends the next data block or ATTR of the current file; moves the cursor.
@@ -266,14 +392,13 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 {
 	struct cursor *c = &s->c;
 	const struct journal_dirty *d;
-	struct proto_attr a;
 	uint64_t end, len;
 	void *buf;
 	ssize_t n;
 	int rc;
 
 	for (;;) {
-		if (!c->fasked && s->delta_bs && c->file < cursor_n_files(c)) {
+		if (!c->fasked && s->delta_bs) {
 			rc = sender_delta_files(s, out);
 			if (rc < 0)
 				return rc;
@@ -281,6 +406,10 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 		d = cursor_dirty(c, c->file);
 		if (!d)
 			return 0;
+		if (c->fd < 0 && cursor_left_to_walk(c, d)) {
+			c->file++;
+			continue;
+		}
 		if (c->fd < 0) {
 			rc = cursor_start_file(s, d);
 			if (rc == 3 || rc < 0)
@@ -295,9 +424,7 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 		}
 		/* The end of the current range, bounded by the file's size. */
 		if (d->whole) {
-			/* SAME: the peer has it as it is */
-			end = c->range == 0 && !(c->dl && c->dl->rc == 2) ?
-			      (uint64_t)c->st.st_size : 0;
+			end = c->range == 0 ? (uint64_t)c->st.st_size : 0;
 		} else if (c->range < d->n_ranges) {
 			end = d->ranges[c->range].off + d->ranges[c->range].len;
 			if (end > (uint64_t)c->st.st_size)
@@ -313,32 +440,7 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 			c->off = d->ranges[c->range].off;
 			continue;
 		}
-		/* A repaired path gets its whole state: xattrs too. */
-		if (c->file >= cursor_n_files(c) &&
-		    sender_put_xattr_state(out, c->cur->b->end_seq, d->path, c->fd, NULL) < 0)
-			log_warn("cannot re-send the extended attributes of a file",
-				 "path=%s", d->path);
-		if (fstat(c->fd, &c->st) == 0) {
-			memset(&a, 0, sizeof(a));
-			a.path = d->path;
-			a.mask = JATTR_MODE | JATTR_UID | JATTR_GID | JATTR_SIZE |
-				 JATTR_ATIME | JATTR_MTIME;
-			a.size = (uint64_t)c->st.st_size;
-			a.mode = c->st.st_mode & 07777;
-			a.uid = c->st.st_uid;
-			a.gid = c->st.st_gid;
-			a.atime = c->st.st_atim;
-			a.mtime = c->st.st_mtim;
-			proto_encode_attr(out, &a);
-			sentmap_trim(s->held, d->path, a.size);
-		} else {
-			sentmap_forget(s->held, d->path);
-		}
-		cursor_close_file(c);
-		c->dl = NULL;
-		c->file++;
-		c->range = 0;
-		c->off = 0;
+		cursor_end_file(s, out, d);
 		return 1;
 	}
 	len = end - c->off;
@@ -346,6 +448,11 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 		len = BLOCK_SIZE;
 	if (c->dl && len > s->delta_bs)
 		len = s->delta_bs;
+	if (c->dl && sender_delta_known(s, len)) {
+		c->off += len;
+		s->held_budget -= (int64_t)len;
+		return s->held_budget > 0 ? 1 : 2;
+	}
 	buf = pool_get(s->pool);
 	if (!buf)
 		return -ENOMEM;
@@ -363,6 +470,10 @@ int sender_put_data(struct sender *s, struct evbuffer *out)
 		/* Shrunk under us: what is left of the range does not exist. */
 		c->st.st_size = (off_t)c->off;
 		return 1;
+	}
+	if (c->count_read) {
+		s->resync_files_read++;
+		c->count_read = false;
 	}
 	if (c->dl) {
 		if (sender_delta_holds(s, buf, (size_t)n)) {

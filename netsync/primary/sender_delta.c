@@ -19,8 +19,10 @@
 #include "netsync/primary/sender_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -59,11 +61,11 @@ static void sdelta_free(struct sdelta *d)
 
 /* Sends the question and queues D (taken, also on failure). */
 static int sender_delta_ask(struct sender *s, struct evbuffer *out, struct sdelta *d,
-			    uint32_t flags, int64_t mtime_ns)
+			    uint32_t flags)
 {
 	struct cursor *c = &s->c;
 	struct proto_hash_req q = { .block_size = s->delta_bs, .flags = flags,
-				    .size = d->size, .mtime_ns = mtime_ns, .path = d->path };
+				    .path = d->path };
 	int rc = ARRAY_GROW(c->dq, c->dq_cap, c->dq_n + 1, 64);
 
 	if (rc < 0) {
@@ -93,8 +95,42 @@ int sender_delta_walk(struct sender *s, struct evbuffer *out, const char *path, 
 	/* No quick check: after a crash a file's mtime can equal the peer's
 	 * while its content does not (a write in the same clock tick as the
 	 * one the peer got, its record lost), and a walk cannot tell which
-	 * files those are; so both sides compare blocks (docs/protocol.md). */
-	return sender_delta_ask(s, out, d, 0, 0);
+	 * files those are; so both sides compare blocks (docs/protocol.md),
+	 * each from its hash cache when the file is unchanged since. */
+	return sender_delta_ask(s, out, d, 0);
+}
+
+/*
+ * The repairs queued by the records (the paths a replay names after the
+ * peer was interrupted mid-apply) are sent whole unless asked for here,
+ * after every record of the batch, so that the answer describes what the
+ * file phase will write over. ONE_NAME: a peer file of several names is
+ * not a base to write into (its other names would change too); it is then
+ * sent whole, as before. A walk file's repair has its answer already.
+ */
+static int sender_delta_repairs(struct sender *s, struct evbuffer *out)
+{
+	struct cursor *c = &s->c;
+	size_t nf = cursor_n_files(c);
+	int rc = 0;
+
+	for (size_t i = 0; i < c->n_repair && rc == 0; i++) {
+		const char *path = c->repair[i].path;
+		struct sdelta *d;
+		struct stat st;
+
+		if (cursor_sdelta(c, nf + i) || fstatat(s->store_fd, path, &st,
+							AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		d = sdelta_new(path, -1, false, (uint64_t)st.st_size);
+		if (!d)
+			return -ENOMEM;
+		rc = sender_delta_ask(s, out, d, PROTO_HASH_F_ONE_NAME);
+		if (rc == 0)
+			rc = cursor_attach_rdelta(c, i, d);
+	}
+	return rc;
 }
 
 int sender_delta_files(struct sender *s, struct evbuffer *out)
@@ -104,6 +140,7 @@ int sender_delta_files(struct sender *s, struct evbuffer *out)
 	int rc = 0;
 
 	c->fasked = true;
+	rc = sender_delta_repairs(s, out);
 	for (size_t i = 0; i < b->n_files && rc == 0; i++) {
 		const struct journal_dirty *f = &b->files[i];
 		struct sdelta *d;
@@ -119,8 +156,80 @@ int sender_delta_files(struct sender *s, struct evbuffer *out)
 		if (!d)
 			return -ENOMEM;
 		c->fdelta[i] = d;
-		rc = sender_delta_ask(s, out, d, 0, 0);
+		rc = sender_delta_ask(s, out, d, 0);
 	}
+	return rc;
+}
+
+/* The questions of a repair record: one per regular file among SCOPES. 1
+ * if any was asked, 0 if none, -errno. */
+static int sender_delta_replace_ask(struct sender *s, struct evbuffer *out, uint64_t seq,
+				    const char *const *scopes, size_t n)
+{
+	struct cursor *c = &s->c;
+	int asked = 0, rc;
+
+	free(c->rq);
+	c->rq = calloc(n ? n : 1, sizeof(*c->rq));
+	if (!c->rq)
+		return -ENOMEM;
+	c->rq_n = n;
+	c->rq_seq = seq;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+
+		if (!*scopes[i] || fstatat(s->store_fd, scopes[i], &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		c->rq[i] = sdelta_new(scopes[i], -1, false, (uint64_t)st.st_size);
+		if (!c->rq[i])
+			return -ENOMEM;
+		rc = sender_delta_ask(s, out, c->rq[i], PROTO_HASH_F_ONE_NAME);
+		if (rc < 0)
+			return rc;
+		asked = 1;
+	}
+	return asked;
+}
+
+int sender_delta_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
+			 const char *const *scopes, size_t n)
+{
+	struct cursor *c = &s->c;
+	int rc = 0;
+
+	if (!s->delta_bs) {
+		for (size_t i = 0; i < n && rc == 0; i++)
+			rc = sender_put_replace(s, out, seq, scopes[i]);
+		return rc;
+	}
+	if (c->rq_seq != seq) {
+		rc = sender_delta_replace_ask(s, out, seq, scopes, n);
+		if (rc != 0)
+			return rc < 0 ? rc : 3;
+	}
+	for (size_t i = 0; i < c->rq_n; i++)
+		if (c->rq[i] && !c->rq[i]->ready)
+			return 3;
+	/* Held as a regular file of one name: kept, and the walk of the path
+	 * that follows asks again (after the batch's records) and sends the
+	 * blocks that differ. Anything else there (missing, another type,
+	 * other names) is removed first and the path sent anew. */
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct sdelta *d = i < c->rq_n ? c->rq[i] : NULL;
+
+		if (d) {
+			/* the answer only decided: the walk's question is counted */
+			s->resync_left_files--;
+			s->resync_left_bytes -= d->size;
+		}
+		rc = d && d->rc == 1 ? sender_put_path(s, out, seq, scopes[i]) :
+		     sender_put_replace(s, out, seq, scopes[i]);
+	}
+	free(c->rq);
+	c->rq = NULL;
+	c->rq_n = 0;
+	c->rq_seq = 0;
 	return rc;
 }
 
@@ -145,7 +254,8 @@ int sender_delta_on_hashes(struct sender *s, const struct proto_frame *fr)
 			  s->peer, d->path);
 		return -EPROTO;
 	}
-	/* 1: a list; 2: SAME; -errno: the peer has no such file (sent whole) */
+	/* 1: a list; -errno: the peer has no such file, or not as a file of
+	 * one name when asked so (sent whole) */
 	d->rc = rc;
 	d->ready = true;
 	c->dq_head++;
@@ -169,7 +279,7 @@ int sender_delta_next(struct sender *s)
 			continue;	/* queued already: sent with that one */
 		c->repair[c->n_repair - 1].fd = d->fd;
 		d->fd = -1;
-		rc = cursor_attach_rdelta(c, d);
+		rc = cursor_attach_rdelta(c, c->n_repair - 1, d);
 		return rc < 0 ? rc : 1;
 	}
 	return 0;
@@ -199,10 +309,8 @@ struct sdelta *cursor_sdelta(const struct cursor *c, size_t i)
 	return i < c->n_repair && c->rdelta && i < c->cap_rdelta ? c->rdelta[i] : NULL;
 }
 
-int cursor_attach_rdelta(struct cursor *c, struct sdelta *d)
+int cursor_attach_rdelta(struct cursor *c, size_t i, struct sdelta *d)
 {
-	size_t i = c->n_repair - 1;
-
 	if (i >= c->cap_rdelta) {
 		size_t cap = c->cap_rdelta ? c->cap_rdelta * 2 : 16;
 		struct sdelta **v;
@@ -227,6 +335,10 @@ void cursor_free_deltas(struct cursor *c)
 	free(c->dq);
 	free(c->fdelta);
 	free(c->rdelta);
+	free(c->rq);
+	c->rq = NULL;
+	c->rq_n = 0;
+	c->rq_seq = 0;
 	c->dq = NULL;
 	c->fdelta = NULL;
 	c->rdelta = NULL;

@@ -58,6 +58,9 @@ struct treewalk;
 #define OUT_LOW_WM	(4u << 20)
 #define WINDOW_BYTES	(64ull << 20)
 #define SEND_MAX_WRITE	(4u << 20)
+/* TLS: records encrypted ahead of the socket at most (the filter's
+ * output into the socket bufferevent). */
+#define TLS_SEND_AHEAD	(1u << 20)
 /* Blocks lent to the output at once, and kept for reuse: a small file's
  * block is small, so OUT_HIGH_WM alone would let hundreds be out, and a
  * fresh block faults its pages in during pread where a reused one does
@@ -121,6 +124,20 @@ struct cursor {
 	 * rm -rf while the journal is full makes one NEEDS_SCAN per name, all
 	 * answered by the same folder's names (sender_scan.c). */
 	struct pathset pruned;
+	/* Paths whose nearest folder's names go once the batch's records are
+	 * sent (gone NEEDS_SCAN paths, folders scanned for names; see
+	 * sender_scan.c, "Names sent from the store go after the batch's
+	 * records"). */
+	struct pathset names_after;
+	/* Paths whose whole state goes at the BATCH record: those records
+	 * after an answered NEEDS_SCAN name (sender_scan_cover). */
+	struct pathset paths_after;
+	/* Files with several names sent whole in this batch (by a walk or as
+	 * a scan's entry), by inode: a later name of one, met by another walk
+	 * or entry, goes as LINK to the first (cursor_link_first). */
+	struct pathset blink_ids;	/* "dev:ino" -> index in blinks */
+	char **blinks;
+	size_t n_blinks, cap_blinks;
 	/* Folders a NEEDS_SCAN or a repair changes on the peer (their names
 	 * sent, an entry created in them): their times go once the walks are
 	 * done, since what the walks create there changes their mtime on the
@@ -136,6 +153,22 @@ struct cursor {
 	struct sdelta **rdelta;	/* per repair (repair[i]), NULL: whole */
 	size_t cap_rdelta;
 	struct sdelta *dl;	/* the current file's, when it has an answer */
+	/* A repair record waiting for the peer to say whether it holds each
+	 * path as a file of one name (sender_delta_replace): the record's
+	 * seq (0: none), one question per path (NULL: not a file here). */
+	uint64_t rq_seq;
+	struct sdelta **rq;
+	size_t rq_n;
+	/* The current delta file's own block hashes: from the sender's hash
+	 * cache while the file's (dev, inode, size, mtime, ctime) match
+	 * (mine_cached: a block whose hash equals the peer's is skipped
+	 * unread), else filled as its blocks are read, and cached once all
+	 * are (sender_put_data). */
+	struct blockhash mine;
+	struct stat mine_st;	/* the file's fstat when its reading began */
+	bool mine_cached;
+	uint32_t mine_hashed;	/* blocks hashed into mine as read */
+	bool count_read;	/* a resync's file: counted at its first read */
 };
 
 /* A file whose content goes as a block-hash delta (sender_delta.c). */
@@ -181,10 +214,18 @@ struct sender {
 	struct event *take_ev;	/* next journal_take_batch allowed */
 	double last_take;	/* clock_mono_s() of the last take */
 	uint32_t backoff_ms;
+	/* Repeated failures of one kind (sender_note_failure): the last
+	 * ERROR's code and reason, how often in a row, the ack seq when it
+	 * came (an ack past it is progress), when it was last logged loud. */
+	char fail_kind[96];
+	unsigned fail_count;
+	uint64_t fail_acked;
+	double fail_logged;
 	double state_since;	/* clock_mono_s() of the last transition */
 	double last_rx, last_tx;
 
 	struct state_node id;
+	uint64_t hello_gen;	/* id of the generation our last HELLO named */
 	struct lineage lin;	/* generations, the peer's verdict (lineage.h) */
 	struct divergence div;	/* the last split brain, path by path */
 	struct resolver res;	/* `twinfs resolve`, `--restore` (resolver.h) */
@@ -223,6 +264,10 @@ struct sender {
 	double down_since, warned_at;
 	uint64_t down_events;
 	char last_error[256];
+	/* The peer cannot apply for now and holds the stream (ERROR with
+	 * RETRY: its store is full); "" when it applies. */
+	char stalled[256];
+	double stalled_since;
 	bool pumping;		/* re-entrancy guard for sender_pump */
 
 	/* Baseline (full-state send), see "Baseline" below. */
@@ -239,8 +284,21 @@ struct sender {
 	/* Paths the peer failed to apply, repaired from the store (see
 	 * "Apply errors" in sender.c). */
 	struct repairs repairs;
+	/* Answered NEEDS_SCAN paths and the journal head when each was
+	 * answered (see "Scanned paths and the records after them",
+	 * sender_scan.c). */
+	struct scan_move {
+		char *path;
+		uint64_t until;
+	} *moves;
+	size_t n_moves, cap_moves;
 	/* Block-hash deltas of resyncs (sender_delta.c) */
 	uint32_t delta_bs;		/* delta.block_size */
+	/* STATE/hashcache: the block lists of this store's files, so that a
+	 * resync reads only what changed since it last hashed them (the key
+	 * includes ctime, which no write can keep). Loaded at start, saved
+	 * when a baseline completes and at the end. */
+	struct hashcache *hcache;
 	uint64_t resync_files_read;	/* files whose content a resync read */
 	uint64_t resync_bytes_read;
 	uint64_t resync_bytes_matched;	/* read, and the peer had them */
@@ -252,6 +310,20 @@ struct sender {
 /* Sets the text sender_get_stats reports as last_error. */
 void sender_set_error(struct sender *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* ---- sender_fail.c ---- */
+
+#define BACKOFF_MIN_MS	200	/* the first wait before reconnecting */
+#define BACKOFF_FAIL_MAX_MS 30000	/* repeated failures of one kind */
+
+/* An APPLY error naming a path: noted for repair (0), or -EINVAL when
+ * TEXT names no path (the connection is dropped as for any error). */
+int sender_on_apply_error(struct sender *s, const char *text);
+/* ERROR with RETRY: the peer holds the stream ("" ends it). */
+void sender_on_peer_stalled(struct sender *s, const char *text);
+/* Counts an ERROR of CODE/TEXT in a series of one kind and raises the
+ * backoff; true when it is to be logged loud. */
+bool sender_note_failure(struct sender *s, uint32_t code, const char *text);
 
 /* ---- sender_data.c ---- */
 
@@ -266,6 +338,13 @@ int sender_put_data(struct sender *s, struct evbuffer *out);
 
 void cursor_pop_dirs(struct cursor *c, size_t n);
 int cursor_add_walk(struct cursor *c, const char *root);
+/* True if a walk queued in this batch covers PATH (it or an ancestor). */
+bool cursor_walks(const struct cursor *c, const char *path);
+/* ST is a non-directory with several names, sent whole as PATH: the path
+ * this batch sent the same inode under before (not PATH), or NULL after
+ * recording PATH as its first (also on no memory: then it goes whole). */
+const char *cursor_link_first(struct cursor *c, const struct stat *st, const char *path);
+void cursor_forget_links(struct cursor *c);
 /* Queues PATH's whole state to be sent after the batch's dirty files. */
 int cursor_add_repair(struct cursor *c, const char *path);
 int sender_put_walk(struct sender *s, struct evbuffer *out);
@@ -288,8 +367,18 @@ void sender_baseline_start(struct sender *s, const char *why);
  * answered (sender_delta_next). 0 or -errno. */
 int sender_delta_walk(struct sender *s, struct evbuffer *out, const char *path, int fd,
 		      const struct stat *st);
-/* The batch's recovered files are asked for (once per batch). */
+/* Once per batch, after its records: the recovered files and the repairs
+ * without an answer yet are asked for. */
 int sender_delta_files(struct sender *s, struct evbuffer *out);
+/*
+ * The repair of record SEQ replaces the peer's copy of each of the N
+ * SCOPES (sender_put_replace). A regular file the peer holds as a file of
+ * one name is not removed first: its blocks are compared and only those
+ * that differ go. Returns 3 while the peer's answers are out (call again
+ * with the same arguments), 0 once done, or -errno.
+ */
+int sender_delta_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
+			 const char *const *scopes, size_t n);
 /* A HASHES frame: the answer of the oldest question. 0 or -errno. */
 int sender_delta_on_hashes(struct sender *s, const struct proto_frame *fr);
 /* Queues the next answered walk file as a repair: 1, or 0 if none. */
@@ -299,8 +388,8 @@ size_t sender_delta_pending(const struct cursor *c);
 size_t sender_delta_unanswered(const struct cursor *c);
 /* The delta of cursor file I (NULL: none). */
 struct sdelta *cursor_sdelta(const struct cursor *c, size_t i);
-/* Attaches D to the repair just added. 0 or -ENOMEM. */
-int cursor_attach_rdelta(struct cursor *c, struct sdelta *d);
+/* Attaches D to repair I. 0 or -ENOMEM. */
+int cursor_attach_rdelta(struct cursor *c, size_t i, struct sdelta *d);
 void cursor_free_deltas(struct cursor *c);
 
 /* ---- sender_scan.c ---- */
@@ -313,9 +402,31 @@ int sender_put_scan(struct sender *s, struct evbuffer *out,
  * after the batch's records; gone, the names of its nearest ancestor. */
 int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
 		    const char *path);
+/* Record R names a path the peer failed to apply (see "Apply errors" in
+ * sender.c): replaced by the current state of each path it names; UNTIL:
+ * the covering repair's. 0, 3 while the peer's answers are out (called
+ * again), or -errno. */
+int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
+			  const struct journal_rec *r, uint64_t until);
+/* The batch's BATCH record: repairs no record carried go now. Returns as
+ * sender_put_repair_rec. */
+int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint64_t seq);
 /* PATH the peer failed to apply: the peer's copy removed and sent anew. */
 int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 		       const char *path);
+/* A NEEDS_SCAN record of PATH was answered: records up to the journal
+ * head may still move it. 0 or -ENOMEM. */
+int sender_scan_note(struct sender *s, const char *path);
+/* Record R against the answered NEEDS_SCAN paths (sender_scan.c,
+ * "Scanned paths and the records after them"): 1 if it is replaced by the
+ * state of the paths it names (it must not be sent), 0 to send it, or
+ * -errno. */
+int sender_scan_cover(struct sender *s, const struct journal_rec *r);
+void sender_scan_forget(struct sender *s);
+/* The batch's records are sent (its BATCH record): the names of the folder
+ * of each path in c->names_after, as the store has them now, with SEQ.
+ * 0 or -errno to drop the connection. */
+int sender_put_names_after(struct sender *s, struct evbuffer *out, uint64_t seq);
 /* The walks are done: the ATTR of each folder in c->attrs_after, as it is
  * now. 1 if it sent any, 0 if none were due. */
 int sender_put_attrs_after(struct sender *s, struct evbuffer *out);

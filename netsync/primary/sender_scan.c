@@ -23,6 +23,7 @@
 
 #include <event2/buffer.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "common/pathset.h"
 #include "journal/journal.h"
@@ -66,8 +67,15 @@ static int scan_put_entry(struct sender *s, struct evbuffer *out, uint64_t seq,
 
 	if (!*path)
 		return 0;
-	if (S_ISREG(st->st_mode)) {
+	if ((op.path2 = cursor_link_first(&s->c, st, path)) != NULL) {
+		/* another name of it went in this batch (sender_walk.c) */
+		op.type = JOP_LINK;
+		op.path = op.path2;
+		op.path2 = path;
+		op.res_mask = 0;
+	} else if (S_ISREG(st->st_mode)) {
 		op.type = JOP_CREATE;
+		op.flags = st->st_nlink > 1 ? JCREATE_F_LINKED : 0;
 	} else if (S_ISDIR(st->st_mode)) {
 		op.type = JOP_MKDIR;
 	} else if (S_ISLNK(st->st_mode)) {
@@ -89,13 +97,18 @@ static int scan_put_entry(struct sender *s, struct evbuffer *out, uint64_t seq,
 	return 0;
 }
 
+/* The ATTR of folder PATH as the store has it now. Read now, it may name a
+ * folder the peer does not hold at this point of the stream (removed by
+ * the batch's records, made again by later ones, which bring its times):
+ * PROTO_ATTR_IF_PRESENT lets the peer skip it then. */
 static void scan_put_attr(struct evbuffer *out, const char *path, const struct stat *st)
 {
 	struct proto_attr a;
 
 	memset(&a, 0, sizeof(a));
 	a.path = path;
-	a.mask = JATTR_MODE | JATTR_UID | JATTR_GID | JATTR_ATIME | JATTR_MTIME;
+	a.mask = JATTR_MODE | JATTR_UID | JATTR_GID | JATTR_ATIME | JATTR_MTIME |
+		 PROTO_ATTR_IF_PRESENT;
 	a.mode = st->st_mode & 07777;
 	a.uid = st->st_uid;
 	a.gid = st->st_gid;
@@ -224,6 +237,17 @@ out_close:
 	return rc;
 }
 
+/* Cuts A to the folder that holds both A and B ("" if none). */
+static void scan_common_dir(char *a, const char *b)
+{
+	size_t i = 0, last = 0;
+
+	for (; a[i] && a[i] == b[i]; i++)
+		if (a[i] == '/')
+			last = i;
+	a[last] = '\0';
+}
+
 /* Cuts PATH to its parent ("" for a top-level name). */
 static void scan_parent(char *path)
 {
@@ -236,17 +260,37 @@ static void scan_parent(char *path)
 }
 
 /*
- * PATH is gone here. Whatever happened to it (removed, renamed away, its
- * folder removed), the peer's copy is brought in line at the nearest
- * ancestor that still exists: its names (the peer removes the ones this
- * store lacks, PATH among them, whole subtrees included), then its times,
- * which the removals changed. Nothing is re-sent. Directories above are
- * not created on the peer: one missing there would be created empty and
- * hide what it lacks; the peer reports the missing path instead, which
- * is then repaired whole (sender.c, "Apply errors"). 0 or -errno.
+ * Names sent from the store go after the batch's records.
+ *
+ * A NEEDS_SCAN (or a repair) of a path that is gone here, or of a folder
+ * whose names changed, makes the peer remove what this store lacks in a
+ * folder (PRUNE). That list is read from the store as it is now, which
+ * may be ahead of the batch: sent where the record stands, it would
+ * remove on the peer entries that the batch's later records still use
+ * (a folder they create something in, then remove), and those records
+ * would fail there. So the path is only noted (c->names_after) and its
+ * folder's names go once the batch's records are all sent, at its BATCH
+ * record (sender_put_names_after), when the peer holds everything the
+ * records describe.
  */
-static int scan_put_gone(struct sender *s, struct evbuffer *out, uint64_t seq,
-			 const char *path)
+static int scan_defer_names(struct sender *s, const char *path)
+{
+	return pathset_add(&s->c.names_after, path, 0) < 0 ? -ENOMEM : 0;
+}
+
+/*
+ * The deferred names of PATH, from the store as it is now. The nearest
+ * entry that exists, PATH itself or an ancestor: a folder gets its names
+ * (the peer removes the ones this store lacks, whole subtrees included),
+ * then its times, which the removals changed; a file where a folder was
+ * replaces the peer's folder (an ancestor of PATH), and a file at PATH
+ * itself needs nothing (the record that made it follows). A folder a walk
+ * of this batch covers is left to the walk, whose PRUNE says the same.
+ * Directories above are not created on the peer: one missing there would
+ * be created empty and hide what it lacks. 0 or -errno.
+ */
+static int scan_put_names_now(struct sender *s, struct evbuffer *out, uint64_t seq,
+			      const char *path)
 {
 	char anc[PATH_MAX];
 	struct path_ref ref;
@@ -255,25 +299,22 @@ static int scan_put_gone(struct sender *s, struct evbuffer *out, uint64_t seq,
 
 	snprintf(anc, sizeof(anc), "%s", path);
 	for (;;) {
-		scan_parent(anc);
 		rc = scan_stat(s, anc, &ref, &st);
 		if (rc == 0)
 			break;
 		if (rc != -ENOENT || !*anc)
 			return rc == -ENOENT ? 0 : rc;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		/* a file where a folder was: the peer's folder goes, the file
-		 * is sent */
-		path_put(&ref);
-		return sender_put_replace(s, out, seq, anc);
+		scan_parent(anc);
 	}
 	path_put(&ref);
-	if (pathset_find(&s->c.pruned, anc))
-		return 0;	/* this batch sent its names already */
-	log_info("a path the journal could not follow is gone; the peer removes "
-		 "what this store lacks in its nearest folder", "path=/%s folder=/%s",
-		 path, anc);
+	if (!S_ISDIR(st.st_mode))
+		return strcmp(anc, path) == 0 ? 0 : sender_put_replace(s, out, seq, anc);
+	if (pathset_find(&s->c.pruned, anc) || cursor_walks(&s->c, anc))
+		return 0;	/* this batch sends its names already */
+	if (strcmp(anc, path) != 0)
+		log_info("a path the journal could not follow is gone; the peer removes "
+			 "what this store lacks in its nearest folder", "path=/%s folder=/%s",
+			 path, anc);
 	if (pathset_add(&s->c.pruned, anc, 0) < 0)
 		return -ENOMEM;
 	rc = scan_put_dir_names(s, out, seq, anc, NULL);
@@ -286,6 +327,204 @@ static int scan_put_gone(struct sender *s, struct evbuffer *out, uint64_t seq,
 	return rc;
 }
 
+/*
+ * Scanned paths and the records after them. A NEEDS_SCAN record is
+ * answered with what its path holds when it is sent; records after it,
+ * already made by then, are in the store too. Replayed on the peer they
+ * meet the path's older state, or nothing: an empty file made while
+ * unmounted and renamed after the mount was gone when its NEEDS_SCAN was
+ * answered, so the RENAME found nothing to move on the peer; a folder
+ * renamed above it moved the peer's copy without it, and `twinfs sync`
+ * exited 0 with the file missing there. So each answered NEEDS_SCAN path
+ * is kept until the sender has sent the records up to the journal head of
+ * that moment (none later can have changed what was seen). Until then:
+ * - a record naming a path at or below a kept path is not replayed: each
+ *   path it names goes whole, as the store has it, at the batch's BATCH
+ *   record (c->paths_after; a LINK: the folder holding both names, so
+ *   that the walk links them);
+ * - a RENAME of a folder above a kept path is replayed (the peer has the
+ *   folder), and the path's new name goes whole at the BATCH record;
+ * either way a kept path follows the rename.
+ */
+int sender_scan_note(struct sender *s, const char *path)
+{
+	struct journal_stats js;
+	struct scan_move *m;
+
+	journal_get_stats(s->j, &js);
+	if (ARRAY_GROW(s->moves, s->cap_moves, s->n_moves + 1, 16) < 0)
+		return -ENOMEM;
+	m = &s->moves[s->n_moves];
+	m->path = strdup(path);
+	if (!m->path)
+		return -ENOMEM;
+	m->until = js.head_seq;
+	s->n_moves++;
+	return 0;
+}
+
+/* The suffix of PATH below or at FROM ("" for FROM itself), or NULL. */
+static const char *scan_below(const char *path, const char *from)
+{
+	size_t n = strlen(from);
+
+	if (n == 0)
+		return path;
+	if (strncmp(path, from, n) != 0)
+		return NULL;
+	return path[n] == '\0' ? path + n : path[n] == '/' ? path + n + 1 : NULL;
+}
+
+/* Kept paths at or below FROM are renamed to TO/...; each goes whole at
+ * the BATCH record if SEND. 0 or -ENOMEM. */
+static int scan_moves_rename(struct sender *s, const char *from, const char *to,
+			     bool send)
+{
+	for (size_t i = 0; i < s->n_moves; i++) {
+		const char *rest = scan_below(s->moves[i].path, from);
+		char *np;
+
+		/* (an exchange's first side, renamed already, stays) */
+		if (!rest || (s->moves[i].until & (1ull << 63)))
+			continue;
+		if (asprintf(&np, "%s%s%s", to, *to && *rest ? "/" : "", rest) < 0)
+			return -ENOMEM;
+		free(s->moves[i].path);
+		s->moves[i].path = np;
+		s->moves[i].until |= 1ull << 63;	/* renamed in this pass */
+		if (send && pathset_add(&s->c.paths_after, np, 0) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * PATH goes whole at the BATCH record. A file with other names is sent by
+ * a walk of PATH alone as a file of its own, unless a name the walk meets
+ * first links it: if another kept path (scanned, or moved since) names
+ * the same inode, the folder holding both goes instead, so that its walk
+ * links them.
+ */
+static int scan_after(struct sender *s, const char *path)
+{
+	char dir[PATH_MAX];
+	struct path_ref ref;
+	struct stat st, o;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (scan_stat(s, path, &ref, &st) == 0) {
+		path_put(&ref);
+		for (size_t i = 0; i < s->n_moves && !S_ISDIR(st.st_mode) && st.st_nlink > 1; i++) {
+			if (strcmp(s->moves[i].path, path) == 0 ||
+			    scan_stat(s, s->moves[i].path, &ref, &o) < 0)
+				continue;
+			path_put(&ref);
+			if (o.st_dev == st.st_dev && o.st_ino == st.st_ino)
+				scan_common_dir(dir, s->moves[i].path);
+		}
+	}
+	return pathset_add(&s->c.paths_after, dir, 0) < 0 ? -ENOMEM : 0;
+}
+
+int sender_scan_cover(struct sender *s, const struct journal_rec *r)
+{
+	const struct journal_op *op = &r->op;
+	bool two = op->type == JOP_RENAME || op->type == JOP_LINK;
+	bool covered = false;
+	size_t k = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < s->n_moves; i++) {
+		struct scan_move *m = &s->moves[i];
+
+		if (r->seq > m->until) {
+			free(m->path);	/* nothing later can have changed it */
+			continue;
+		}
+		s->moves[k++] = *m;
+		if (scan_below(op->path, m->path) ||
+		    (two && op->path2 && scan_below(op->path2, m->path)))
+			covered = true;
+	}
+	s->n_moves = k;
+	if (covered && op->type == JOP_LINK) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s", op->path);
+		scan_common_dir(dir, op->path2);
+		return scan_after(s, dir) < 0 ? -ENOMEM : 1;
+	}
+	if (op->type == JOP_RENAME && op->path2) {
+		rc = scan_moves_rename(s, op->path, op->path2, !covered);
+		if (rc == 0 && (op->flags & RENAME_EXCHANGE))
+			rc = scan_moves_rename(s, op->path2, op->path, !covered);
+		for (size_t i = 0; i < s->n_moves; i++)
+			s->moves[i].until &= ~(1ull << 63);
+		if (rc < 0)
+			return rc;
+	}
+	if (!covered)
+		return 0;
+	rc = scan_after(s, op->path);
+	if (rc == 0 && two && op->path2)
+		rc = scan_after(s, op->path2);
+	return rc < 0 ? rc : 1;
+}
+
+void sender_scan_forget(struct sender *s)
+{
+	for (size_t i = 0; i < s->n_moves; i++)
+		free(s->moves[i].path);
+	free(s->moves);
+	s->moves = NULL;
+	s->n_moves = s->cap_moves = 0;
+}
+
+struct names_after_ctx {
+	struct sender *s;
+	struct evbuffer *out;
+	uint64_t seq;
+	int rc;
+};
+
+static void scan_names_after_one(const struct pathset_entry *e, void *arg)
+{
+	struct names_after_ctx *x = arg;
+
+	if (x->rc == 0)
+		x->rc = scan_put_names_now(x->s, x->out, x->seq, e->path);
+}
+
+static void scan_paths_after_one(const struct pathset_entry *e, void *arg)
+{
+	struct names_after_ctx *x = arg;
+
+	if (x->rc == 0 && !cursor_walks(&x->s->c, e->path))
+		x->rc = sender_put_path(x->s, x->out, x->seq, e->path);
+}
+
+int sender_put_names_after(struct sender *s, struct evbuffer *out, uint64_t seq)
+{
+	struct names_after_ctx x = { .s = s, .out = out, .seq = seq };
+	struct pathset todo;
+
+	/* moved NEEDS_SCAN paths first: gone, they note their names too */
+	pathset_each(&s->c.paths_after, scan_paths_after_one, &x);
+	pathset_clear(&s->c.paths_after);
+	todo = s->c.names_after;
+
+	/* a replace below may note more: they go with this batch too */
+	while (todo.n && x.rc == 0) {
+		pathset_init(&s->c.names_after);
+		pathset_each(&todo, scan_names_after_one, &x);
+		pathset_clear(&todo);
+		todo = s->c.names_after;
+	}
+	pathset_clear(&todo);
+	pathset_init(&s->c.names_after);
+	return x.rc;
+}
+
 int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
 		    const char *path)
 {
@@ -295,7 +534,7 @@ int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
 
 	rc = scan_stat(s, path, &ref, &st);
 	if (rc == -ENOENT)
-		return scan_put_gone(s, out, seq, path);
+		return scan_defer_names(s, path);
 	if (rc < 0)
 		return rc;
 	rc = scan_put_entry(s, out, seq, path, &ref, &st);
@@ -332,7 +571,7 @@ static int scan_put_names_only(struct sender *s, struct evbuffer *out, uint64_t 
 
 	rc = scan_stat(s, path, &ref, &st);
 	if (rc == -ENOENT)
-		return scan_put_gone(s, out, seq, path);
+		return scan_defer_names(s, path);
 	if (rc < 0)
 		return rc;
 	if (!S_ISDIR(st.st_mode)) {
@@ -347,15 +586,7 @@ static int scan_put_names_only(struct sender *s, struct evbuffer *out, uint64_t 
 	if (rc == 0)
 		rc = sender_put_xattrs(s, out, seq, &it);
 	path_put(&ref);
-	if (rc == 0)
-		rc = scan_put_dir_names(s, out, seq, path, NULL);
-	if (rc == -ENOENT)
-		return 0;
-	if (rc == 0) {
-		scan_put_attr(out, path, &st);
-		rc = pathset_add(&s->c.attrs_after, path, 0) < 0 ? -ENOMEM : 0;
-	}
-	return rc;
+	return rc < 0 ? rc : scan_defer_names(s, path);
 }
 
 /*
@@ -364,18 +595,23 @@ static int scan_put_names_only(struct sender *s, struct evbuffer *out, uint64_t 
  * carrying the record's seq (so order and resume work as for any op),
  * and its whole state walked before the batch's dirty files (its subtree
  * for a directory, its xattrs and content for a file; sender_put_walk,
- * cursor_n_files). With JSCAN_NAMES a directory gets its names and
- * attributes only. A path that is gone: the peer prunes it from the
- * nearest ancestor that exists (scan_put_gone) — a record that removed
- * or renamed it may not exist (while the journal is full, the removing
- * op is itself only a NEEDS_SCAN of its path).
+ * cursor_n_files). With JSCAN_NAMES a directory gets its entry and
+ * xattrs, and its names and times after the batch's records. A path that
+ * is gone: the peer prunes it from the nearest ancestor that exists, after
+ * the batch's records (scan_put_names_now) — a record that removed or
+ * renamed it may not exist (while the journal is full, the removing op is
+ * itself only a NEEDS_SCAN of its path).
  */
 int sender_put_scan(struct sender *s, struct evbuffer *out,
 		    const struct journal_rec *r)
 {
+	int rc;
+
 	if (r->op.flags & JSCAN_NAMES)
-		return scan_put_names_only(s, out, r->seq, r->op.path);
-	return sender_put_path(s, out, r->seq, r->op.path);
+		rc = scan_put_names_only(s, out, r->seq, r->op.path);
+	else
+		rc = sender_put_path(s, out, r->seq, r->op.path);
+	return rc < 0 ? rc : sender_scan_note(s, r->op.path);
 }
 
 /*
@@ -383,8 +619,9 @@ int sender_put_scan(struct sender *s, struct evbuffer *out,
  * folder deleted behind its back, a file where a folder should be) is
  * replaced by what the store holds now: the parent's names without PATH
  * (which removes the peer's PATH, whatever it is), then PATH sent anew as
- * for NEEDS_SCAN. If the peer lacks the parent, it fails on PATH again
- * and the repair moves up (repairs_scope). 0 or -errno.
+ * for NEEDS_SCAN; gone, its nearest folder's names after the batch's
+ * records. If the peer lacks the parent, it fails on PATH again and the
+ * repair moves up (repairs_scope). 0 or -errno.
  */
 int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 		       const char *path)
@@ -399,7 +636,7 @@ int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 		return sender_put_path(s, out, seq, path);	/* the root: walk it */
 	rc = scan_stat(s, path, &ref, &st);
 	if (rc == -ENOENT)
-		return scan_put_gone(s, out, seq, path);
+		return scan_defer_names(s, path);
 	if (rc < 0)
 		return rc;
 	path_put(&ref);
@@ -411,4 +648,109 @@ int sender_put_replace(struct sender *s, struct evbuffer *out, uint64_t seq,
 	if (rc == -ENOENT)
 		return 0;	/* gone meanwhile: a later op says so */
 	return rc < 0 ? rc : sender_put_path(s, out, seq, path);
+}
+
+/* ---- repairs of the paths the peer failed to apply (sender.c, "Apply
+ * errors") ---- */
+
+/* Adds SCOPE to SCOPES[*N] unless a walk of this batch already sends it
+ * whole (an earlier record replaced by it) or a scope already listed
+ * holds it. */
+static void sender_scope_add(struct sender *s, char (*scope)[PROTO_PATH_MAX + 1],
+			     const char **scopes, size_t *n, const char *path)
+{
+	if (cursor_walks(&s->c, path))
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (repairs_under(path, scopes[i]))
+			return;
+	snprintf(scope[*n], sizeof(scope[*n]), "%s", path);
+	scopes[*n] = scope[*n];
+	(*n)++;
+}
+
+/* Replaces record R, which names a path the peer failed to apply, by the
+ * current state of the failed path (or of the folder its failures moved
+ * the repair up to) for each path R names; every repair below a scope is
+ * carried by it. 0, 3 while the peer's answers about the scopes' files
+ * are out (called again: all of this is idempotent), or -errno. */
+int sender_put_repair_rec(struct sender *s, struct evbuffer *out,
+				 const struct journal_rec *r, uint64_t until)
+{
+	const char *paths[2] = { r->op.path, NULL };
+	uint64_t end = s->c.cur->b->end_seq;
+	char scope[2][PROTO_PATH_MAX + 1], one[PROTO_PATH_MAX + 1];
+	const char *scopes[2];
+	size_t n = 0;
+	int rc;
+
+	if (r->op.type == JOP_RENAME || r->op.type == JOP_LINK)
+		paths[1] = r->op.path2;
+	for (int i = 0; i < 2; i++) {
+		struct repair *rep;
+
+		if (!paths[i])
+			continue;
+		rep = repairs_covering(&s->repairs, paths[i], r->seq);
+		if (!rep)	/* a rename's other name: repaired with it */
+			rep = repairs_note(&s->repairs, paths[i], NULL, NULL, until, false);
+		if (!rep)
+			return -ENOMEM;
+		repairs_scope(rep, rep->path, one, sizeof(one));
+		repairs_carry(&s->repairs, one, end);
+		sender_scope_add(s, scope, scopes, &n, one);
+	}
+	rc = sender_delta_replace(s, out, r->seq, scopes, n);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		log_info("replaced a record the peer failed on by the path's state",
+			 "peer=%s seq=%llu op=%s replaced=/%s", s->peer,
+			 (unsigned long long)r->seq, journal_op_name(r->op.type), scopes[i]);
+	return rc;
+}
+
+/* The batch's records are all sent: repairs no record carried (the peer
+ * failed on file data or an ATTR) go out now, before the batch's data.
+ * The set is chosen from entries not yet carried, and they are marked
+ * only once it is sent, so that a call again after 3 sees the same set. */
+int sender_put_open_repairs(struct sender *s, struct evbuffer *out, uint64_t seq)
+{
+	char (*scope)[PROTO_PATH_MAX + 1] = NULL;
+	char one[PROTO_PATH_MAX + 1];
+	const char **scopes = NULL;
+	size_t n = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < s->repairs.n; i++)
+		n += !s->repairs.r[i].sent_end && s->repairs.r[i].failures;
+	if (!n)
+		return 0;
+	scope = malloc(n * sizeof(*scope));
+	scopes = malloc(n * sizeof(*scopes));
+	if (!scope || !scopes) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	n = 0;
+	for (size_t i = 0; i < s->repairs.n; i++) {
+		struct repair *rep = &s->repairs.r[i];
+
+		if (rep->sent_end || !rep->failures)
+			continue;
+		repairs_scope(rep, rep->path, one, sizeof(one));
+		sender_scope_add(s, scope, scopes, &n, one);
+	}
+	/* 3: called again with the same set */
+	rc = sender_delta_replace(s, out, seq, scopes, n);
+	for (size_t i = 0; rc == 0 && i < s->repairs.n; i++) {
+		struct repair *rep = &s->repairs.r[i];
+
+		if (rep->sent_end || !rep->failures)
+			continue;
+		repairs_scope(rep, rep->path, one, sizeof(one));
+		repairs_carry(&s->repairs, one, s->c.cur->b->end_seq);
+	}
+out:
+	free(scope);
+	free(scopes);
+	return rc;
 }

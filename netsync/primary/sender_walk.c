@@ -21,6 +21,7 @@
 #include <event2/buffer.h>
 
 #include "common/array.h"
+#include "common/fsutil.h"
 #include "common/log.h"
 #include "journal/journal.h"
 #include "netsync/wire/proto.h"
@@ -98,6 +99,63 @@ int cursor_add_walk(struct cursor *c, const char *root)
 		return -ENOMEM;
 	c->n_roots++;
 	return 0;
+}
+
+bool cursor_walks(const struct cursor *c, const char *path)
+{
+	for (size_t i = 0; i < c->n_roots; i++) {
+		const char *root = c->walk_roots[i];
+		size_t n = strlen(root);
+
+		if (!n || (strncmp(path, root, n) == 0 && (path[n] == '\0' || path[n] == '/')))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Hard links across walks. A walk links the names of an inode it meets
+ * (treewalk.c); a batch may send one inode's names through different
+ * walks and scan entries (two NEEDS_SCAN paths, a folder and a renamed
+ * name), and each went over as an inode of its own. So the batch keeps
+ * the first path of each multiply-linked file it sends whole, and a later
+ * name of it is sent as LINK to that path (which the peer has by then:
+ * frames apply in order). Hashed by inode: a baseline meets every such
+ * file of the store.
+ */
+const char *cursor_link_first(struct cursor *c, const struct stat *st, const char *path)
+{
+	struct pathset_entry *e;
+	char id[48];
+
+	if (S_ISDIR(st->st_mode) || st->st_nlink < 2)
+		return NULL;
+	snprintf(id, sizeof(id), "%llx:%llx", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino);
+	e = pathset_find(&c->blink_ids, id);
+	if (e)
+		return strcmp(c->blinks[e->value], path) == 0 ? NULL : c->blinks[e->value];
+	if (ARRAY_GROW(c->blinks, c->cap_blinks, c->n_blinks + 1, 16) < 0)
+		return NULL;
+	c->blinks[c->n_blinks] = strdup(path);
+	if (!c->blinks[c->n_blinks])
+		return NULL;
+	if (pathset_add(&c->blink_ids, id, c->n_blinks) < 0) {
+		free(c->blinks[c->n_blinks]);
+		return NULL;
+	}
+	c->n_blinks++;
+	return NULL;
+}
+
+void cursor_forget_links(struct cursor *c)
+{
+	for (size_t i = 0; i < c->n_blinks; i++)
+		free(c->blinks[i]);
+	free(c->blinks);
+	pathset_clear(&c->blink_ids);
+	c->blinks = NULL;
+	c->n_blinks = c->cap_blinks = 0;
 }
 
 int cursor_add_repair(struct cursor *c, const char *path)
@@ -296,6 +354,7 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 			      JATTR_MTIME;
 	uint64_t seq = s->c.cur->b->end_seq;
 	struct journal_op op = { 0 };
+	const char *link_to;
 	char target[PATH_MAX];
 	ssize_t n;
 	int fd, rc;
@@ -317,12 +376,16 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 	op.mode = it->st.st_mode;
 	op.uid = it->st.st_uid;
 	op.gid = it->st.st_gid;
-	if (!S_ISDIR(it->st.st_mode) && it->link_to) {
+	link_to = it->link_to;
+	if (!link_to && !S_ISDIR(it->st.st_mode))
+		link_to = cursor_link_first(&s->c, &it->st, it->path);
+	if (!S_ISDIR(it->st.st_mode) && link_to) {
 		op.type = JOP_LINK;
-		op.path = it->link_to;
+		op.path = link_to;
 		op.path2 = it->path;
 	} else if (S_ISREG(it->st.st_mode)) {
 		op.type = JOP_CREATE;
+		op.flags = it->st.st_nlink > 1 ? JCREATE_F_LINKED : 0;
 	} else if (S_ISDIR(it->st.st_mode)) {
 		op.type = JOP_MKDIR;
 	} else if (S_ISLNK(it->st.st_mode)) {
@@ -360,10 +423,10 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 		 * peer must get the content under the name it was created with
 		 * (the RENAME that follows moves it).
 		 */
-		fd = openat(it->dirfd, it->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-			    O_NOCTTY | O_NONBLOCK);
+		fd = fsutil_open_noatime(it->dirfd, it->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+					 O_NOCTTY | O_NONBLOCK);
 		if (fd < 0)
-			return errno == ENOENT || errno == ELOOP ? 0 : -errno;
+			return fd == -ENOENT || fd == -ELOOP ? 0 : fd;
 		/* what the peer holds decides what is sent (sender_delta.c) */
 		if (s->delta_bs)
 			return sender_delta_walk(s, out, it->path, fd, &it->st);

@@ -43,7 +43,7 @@ int state_write_atomic(const char *dir, const char *name, const void *buf, size_
 	if (snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= (int)sizeof(tmp) ||
 	    snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst))
 		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
 	while (off < len) {
@@ -89,7 +89,7 @@ static int state_read(const char *dir, const char *name, char *buf, size_t len)
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, len - 1);
@@ -235,7 +235,7 @@ int state_applied_open(const char *dir, struct state_applied **out, uint64_t *se
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	a->fd = open(path, O_RDWR | O_CLOEXEC);
+	a->fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (a->fd < 0) {
 		rc = -errno;
 		goto out_free;

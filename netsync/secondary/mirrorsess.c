@@ -1,7 +1,9 @@
 /*
  * mirrorsess — a mirror client served on its own thread (mirrorsess.h).
- * The thread owns its link, its receiver and what it reads; serve's loop
- * only starts it, asks whether it is done (an atomic flag) and joins it.
+ * The thread owns its link, its receiver and what it reads; the runs of
+ * frames that write whole files go to a few apply threads (tw-apply,
+ * applypool.h) while it reads on; serve's loop only starts it, asks
+ * whether it is done (an atomic flag) and joins it.
  * A TLS connection stays on the loop behind a relay (relay.h): OpenSSL's
  * connection object must not change threads under libevent.
  */
@@ -9,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,10 +24,12 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "netsync/delta/blockhash.h"
 #include "netsync/delta/hashcache.h"
 #include "netsync/delta/inventory.h"
+#include "netsync/secondary/applypool.h"
 #include "netsync/secondary/peerhash.h"
 #include "netsync/secondary/receiver.h"
 #include "netsync/secondary/relay.h"
@@ -33,6 +38,9 @@
 #include "netsync/wire/proto.h"
 
 #define MS_FLUSH (1u << 20)
+/* After an ERROR, what the client still sends is read and dropped for
+ * at most this long (see ms_linger). */
+#define MS_LINGER_MS 2000
 /* A client may hash or read a large file for a while without sending. */
 #define MS_TIMEOUT_MS (600 * 1000)
 
@@ -43,6 +51,8 @@ struct ms {
 	struct evbuffer *out;
 	char peer[64];
 	uint64_t applied, data_bytes, hashed;
+	bool failed;			/* an ERROR went to the client */
+	struct applypool *pool;		/* file runs applied in parallel */
 };
 
 static int ms_flush(struct ms *m)
@@ -64,7 +74,32 @@ static int ms_error(struct ms *m, uint32_t code, const char *fmt, ...)
 		 proto_err_name(code), text);
 	proto_encode_error(m->out, code, text);
 	ms_flush(m);
+	m->failed = true;
 	return -EPROTO;
+}
+
+/*
+ * Lingering close. Closing a socket with unread input sends a RST, which
+ * can overtake the ERROR just written: the client, in the middle of
+ * sending, saw "Broken pipe" instead of "No space left on device". So
+ * after an ERROR the sending side is shut down (the client reads the
+ * ERROR, then EOF) and input is read and dropped until the client closes
+ * or MS_LINGER_MS pass.
+ */
+static void ms_linger(struct link *l)
+{
+	uint64_t end = clock_mono_ns() + (uint64_t)MS_LINGER_MS * 1000000;
+	char buf[65536];
+
+	shutdown(l->fd, SHUT_WR);
+	for (;;) {
+		uint64_t now = clock_mono_ns();
+		struct pollfd p = { .fd = l->fd, .events = POLLIN };
+
+		if (now >= end || poll(&p, 1, (int)((end - now) / 1000000) + 1) <= 0 ||
+		    recv(l->fd, buf, sizeof(buf), 0) <= 0)
+			break;
+	}
 }
 
 /* TREE_REQ: the entries of the subtree, sorted, then ENTRIES_END. */
@@ -219,9 +254,49 @@ static int ms_frame(struct ms *m, const struct proto_frame *f)
 	return ms_error(m, PROTO_E_BADFRAME, "malformed %s frame", proto_type_name(f->h.type));
 }
 
+/* Waits until the apply pool applied everything offered. 0, or -EPROTO
+ * after its failure went to the client. */
+static int ms_drain(struct ms *m)
+{
+	int rc = applypool_drain(m->pool);
+
+	if (rc < 0) {
+		const char *text;
+		uint32_t code = applypool_error(m->pool, &text);
+
+		return ms_error(m, code, "%s", text);
+	}
+	if (rc == 1)
+		receiver_forget(m->r);	/* the runs moved names */
+	return 0;
+}
+
+/* A frame of a file's run goes to the apply pool; any other waits until
+ * the pool has applied everything before it and is applied here, in
+ * order (applypool.h). */
+static int ms_dispatch(struct ms *m, const struct proto_frame *f)
+{
+	struct link_slab *s = link_hold(m->l);
+	int rc = applypool_offer(m->pool, f, s);
+
+	if (rc == 1)
+		return 1;
+	link_slab_put(s);
+	/* not a run's frame (0), or a run failed (-EIO): the drain waits for
+	 * the workers and tells the client a failure */
+	rc = ms_drain(m);
+	if (rc < 0)
+		return rc;
+	rc = ms_frame(m, f);
+	if (f->h.type == PROTO_OP || f->h.type == PROTO_PRUNE)
+		applypool_forget(m->pool);
+	return rc;
+}
+
 int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 {
 	struct ms m = { .l = l, .o = o };
+	uint64_t pool_ops = 0, pool_bytes = 0;
 	struct proto_frame f;
 	int rc;
 
@@ -255,12 +330,29 @@ int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 		ms_error(&m, PROTO_E_APPLY, "cannot open the store: %s", strerror(-rc));
 		goto out;
 	}
+	rc = applypool_start(o->store, &m.pool);
+	if (rc < 0) {
+		ms_error(&m, PROTO_E_APPLY, "cannot start a thread: %s", strerror(-rc));
+		receiver_close(m.r);
+		goto out;
+	}
+	/* a run that fails ends the wait for input: the drain tells why */
+	l->wake_fd = applypool_fd(m.pool);
 	for (;;) {
 		/* answers wait in m.out while more requests are there; before
-		 * blocking, they go */
+		 * blocking, they go and the workers start on what they have
+		 * (not waited for: a drain there stalled the stream) */
 		rc = link_recv(l, &f, false);
-		if (rc == 0 && (rc = ms_flush(&m)) == 0)
+		if (rc == 0) {
+			applypool_kick(m.pool);
+			rc = ms_flush(&m);
+		}
+		if (rc == 0)
 			rc = link_recv(l, &f, true);
+		if (rc == -ECANCELED) {
+			rc = ms_drain(&m);
+			break;
+		}
 		if (rc == -ECONNRESET) {
 			rc = 0;
 			break;
@@ -271,10 +363,15 @@ int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 					 "checksum)");
 			break;
 		}
-		rc = ms_frame(&m, &f);
+		rc = ms_dispatch(&m, &f);
 		if (rc <= 0)
 			break;
 	}
+	l->wake_fd = -1;
+	applypool_counts(m.pool, &pool_ops, &pool_bytes);
+	applypool_stop(m.pool);
+	m.applied += pool_ops;
+	m.data_bytes += pool_bytes;
 	log_info("mirror session ended", "ops=%llu data_bytes=%llu hashed_bytes=%llu rc=%d",
 		 (unsigned long long)m.applied, (unsigned long long)m.data_bytes,
 		 (unsigned long long)m.hashed, rc);
@@ -282,6 +379,8 @@ int mirrorsess_run(struct link *l, const struct mirrorsess_opts *o)
 	if (o->cache)
 		hashcache_save(o->cache);
 out:
+	if (m.failed)
+		ms_linger(l);
 	evbuffer_free(m.out);
 	return rc < 0 ? rc : 0;
 }

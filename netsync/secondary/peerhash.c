@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fsutil.h"
 #include "netsync/delta/blockhash.h"
 #include "netsync/delta/hashcache.h"
 #include "netsync/wire/path.h"
@@ -23,9 +24,9 @@ static int peerhash_open(int rootfd, const char *path, struct stat *st)
 
 	if (rc < 0)
 		return rc;
-	fd = openat(ref.dirfd, ref.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-		    O_CLOEXEC);
-	rc = fd < 0 ? -errno : 0;
+	fd = fsutil_open_noatime(ref.dirfd, ref.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+				 O_NOCTTY | O_CLOEXEC);
+	rc = fd < 0 ? fd : 0;
 	path_put(&ref);
 	if (rc < 0)
 		return rc;
@@ -46,9 +47,18 @@ static int peerhash_fd_blocks(int fd, struct stat *st, struct hashcache *cache, 
 		return 0;
 	rc = blockhash_fd(fd, bs, b);
 	if (rc == 0) {
+		struct stat after;
+
 		*read = b->bytes_read;
-		/* the key after reading: a write meanwhile must not be cached */
-		if (cache && fstat(fd, st) == 0 && (uint64_t)st->st_size == b->size)
+		/* cached under the key from before the reading, and only if
+		 * the file did not change while it was read: a write in
+		 * between must not be cached under either key */
+		if (cache && fstat(fd, &after) == 0 && after.st_size == st->st_size &&
+		    (uint64_t)after.st_size == b->size &&
+		    after.st_mtim.tv_sec == st->st_mtim.tv_sec &&
+		    after.st_mtim.tv_nsec == st->st_mtim.tv_nsec &&
+		    after.st_ctim.tv_sec == st->st_ctim.tv_sec &&
+		    after.st_ctim.tv_nsec == st->st_ctim.tv_nsec)
 			hashcache_store_blocks(cache, st, b);
 	}
 	return rc;
@@ -68,47 +78,78 @@ int peerhash_blocks(int rootfd, struct hashcache *cache, const char *path, uint3
 	return rc;
 }
 
-static int64_t peerhash_ns(const struct timespec *t)
-{
-	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
-}
-
-int peerhash_answer(int rootfd, struct hashcache *cache, const struct proto_hash_req *q,
-		    struct evbuffer *out, uint64_t *read)
+/* HASHES frames of B (or one with err RC) answering Q, appended to OUT. */
+static int peerhash_encode(const struct proto_hash_req *q, const struct blockhash *b, int rc,
+			   struct evbuffer *out)
 {
 	struct proto_hashes h = { .path = q->path, .block_size = q->block_size,
 				  .flags = PROTO_HASHES_F_LAST };
-	struct blockhash b;
-	struct stat st;
 	uint32_t sent = 0;
-	int fd = peerhash_open(rootfd, q->path, &st), rc;
 
-	*read = 0;
-	if (fd >= 0 && (q->flags & PROTO_HASH_F_QUICK) && (uint64_t)st.st_size == q->size &&
-	    peerhash_ns(&st.st_mtim) == q->mtime_ns) {
-		close(fd);
-		h.size = q->size;
-		h.flags |= PROTO_HASHES_F_SAME;
-		return proto_encode_hashes(out, &h);
-	}
-	rc = fd < 0 ? fd : peerhash_fd_blocks(fd, &st, cache, q->block_size, false, &b, read);
-	if (fd >= 0)
-		close(fd);
 	if (rc < 0) {
 		h.err = (uint32_t)(rc == -EXDEV || rc == -ELOOP ? EINVAL : -rc);
 		return proto_encode_hashes(out, &h);
 	}
 	do {
-		uint32_t k = b.n - sent > PROTO_HASHES_CHUNK ? PROTO_HASHES_CHUNK : b.n - sent;
+		uint32_t k = b->n - sent > PROTO_HASHES_CHUNK ? PROTO_HASHES_CHUNK : b->n - sent;
 
-		h.size = b.size;
+		h.size = b->size;
 		h.first = sent;
 		h.count = k;
-		h.hashes = b.h + (size_t)sent * 16;
-		h.flags = sent + k == b.n ? PROTO_HASHES_F_LAST : 0;
+		h.hashes = b->h + (size_t)sent * 16;
+		h.flags = sent + k == b->n ? PROTO_HASHES_F_LAST : 0;
 		rc = proto_encode_hashes(out, &h);
 		sent += k;
-	} while (rc == 0 && sent < b.n);
-	blockhash_free(&b);
+	} while (rc == 0 && sent < b->n);
 	return rc;
+}
+
+int peerhash_begin(int rootfd, struct hashcache *cache, const struct proto_hash_req *q,
+		   uint64_t inline_max, struct evbuffer *out, uint64_t *read, int *fd_out,
+		   struct stat *st)
+{
+	struct blockhash b;
+	int fd = peerhash_open(rootfd, q->path, st), rc;
+
+	*read = 0;
+	*fd_out = -1;
+	if (fd >= 0 && (q->flags & PROTO_HASH_F_ONE_NAME) && st->st_nlink != 1) {
+		close(fd);
+		fd = -EMLINK;
+	}
+	if (fd >= 0 && cache && hashcache_lookup_blocks(cache, st, q->block_size, &b) == 1) {
+		close(fd);
+		rc = peerhash_encode(q, &b, 0, out);
+		blockhash_free(&b);
+		return rc < 0 ? rc : 1;
+	}
+	if (fd >= 0 && (uint64_t)st->st_size > inline_max) {
+		*fd_out = fd;
+		return 0;
+	}
+	if (fd < 0)
+		return peerhash_encode(q, NULL, fd, out) < 0 ? -ENOMEM : 1;
+	return peerhash_finish(fd, st, cache, q, out, read) < 0 ? -ENOMEM : 1;
+}
+
+int peerhash_finish(int fd, struct stat *st, struct hashcache *cache,
+		    const struct proto_hash_req *q, struct evbuffer *out, uint64_t *read)
+{
+	struct blockhash b;
+	int rc = peerhash_fd_blocks(fd, st, cache, q->block_size, true, &b, read), erc;
+
+	close(fd);
+	erc = peerhash_encode(q, &b, rc, out);
+	if (rc == 0)
+		blockhash_free(&b);
+	return erc < 0 ? -ENOMEM : 0;
+}
+
+int peerhash_answer(int rootfd, struct hashcache *cache, const struct proto_hash_req *q,
+		    struct evbuffer *out, uint64_t *read)
+{
+	struct stat st;
+	int fd, rc = peerhash_begin(rootfd, cache, q, UINT64_MAX, out, read, &fd, &st);
+
+	return rc < 0 ? rc : 0;
 }

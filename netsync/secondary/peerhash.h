@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include <event2/buffer.h>
 
@@ -24,6 +25,21 @@ struct hashcache;
  * (-EISDIR: not a regular file; path errors as path_resolve). */
 int peerhash_blocks(int rootfd, struct hashcache *cache, const char *path, uint32_t bs,
 		    bool fresh, struct blockhash *b, uint64_t *read);
+
+/*
+ * The answer to Q in two steps, so that a large file can be hashed off
+ * the caller's thread. peerhash_begin answers into OUT and returns 1 when
+ * that costs no more than reading INLINE_MAX bytes (SAME, the cache, an
+ * error, a small file); else it returns 0 with the file open in *FD and
+ * its fstat in *ST for peerhash_finish (any thread), which hashes,
+ * answers into OUT and closes FD. *READ: bytes read. -ENOMEM/-EINVAL:
+ * nothing sensible could be encoded.
+ */
+int peerhash_begin(int rootfd, struct hashcache *cache, const struct proto_hash_req *q,
+		   uint64_t inline_max, struct evbuffer *out, uint64_t *read, int *fd,
+		   struct stat *st);
+int peerhash_finish(int fd, struct stat *st, struct hashcache *cache,
+		    const struct proto_hash_req *q, struct evbuffer *out, uint64_t *read);
 
 /* Appends the answer to Q (HASHES frames, or one with err or SAME) to
  * OUT. 0 or -ENOMEM/-EINVAL (nothing sensible could be encoded). */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "netsync/wire/limits.h"
 #include "netsync/wire/path.h"
 #include "common/pathset.h"
 #include "netsync/roles/state.h"
@@ -30,7 +31,8 @@
 /* How deep a peer-only subtree PRUNE removes (as deep as a baseline walk
  * goes, netsync/treewalk.h). */
 /* A batch's touch set holds at most this many files/directories (each a
- * dup'ed fd); a fuller one is handed off to be fsynced early (see
+ * dup'ed fd), and at most limits_touch_max() under a low open-file limit;
+ * a fuller one is handed off to be fsynced early (see
  * receiver_set_spill), so that a big batch never costs a syncfs. */
 #define RECV_TOUCH_MAX SYNCER_FSYNC_MAX
 /* Open-addressing index over touch_keys (a power of two, at most half
@@ -96,6 +98,9 @@ struct recv_fd {
 	uint64_t wb_off, wb_end;	/* written since the last writeback kick */
 	uint64_t drop_off;	/* pages of this run before it are dropped */
 	uint64_t touched;	/* touch_gen its inode was put in the touch set */
+	/* made here (O_EXCL) and no xattr set on it since: it has none to
+	 * remove (a keep-list REMOVEXATTR right after its CREATE is a no-op) */
+	bool fresh;
 };
 
 struct receiver {
@@ -124,6 +129,7 @@ struct receiver {
 	receiver_spill_fn spill;	/* where a full touch set goes (NULL: fsync here) */
 	void *spill_arg;
 	struct { dev_t dev; ino_t ino; } touch_keys[RECV_TOUCH_MAX];
+	size_t touch_max;	/* limits_touch_max(), at most RECV_TOUCH_MAX */
 	uint32_t touch_idx[RECV_TOUCH_HASH];	/* 1 + index into touch_keys; 0: free */
 	char failed[PROTO_PATH_MAX + 1];
 	/* PRUNE frames of one directory so far (see receiver_prune) */
@@ -146,6 +152,9 @@ int receiver_open(const char *store_dir, const char *state_dir, struct receiver 
 	r->is_root = geteuid() == 0;
 	r->dir_fd = -1;
 	r->touch_gen = 1;	/* slots start at 0: not in the set */
+	r->touch_max = limits_touch_max();
+	if (r->touch_max > RECV_TOUCH_MAX)
+		r->touch_max = RECV_TOUCH_MAX;
 	if (!state_dir) {
 		/* a mirror session: no STATE/applied, no seqs to keep; its
 		 * end is made durable by one syncfs (receiver.h) */
@@ -251,6 +260,8 @@ static struct recv_fd *recv_fd_find(struct receiver *r, const char *path)
 	return NULL;
 }
 
+static int recv_touch_spill(struct receiver *r);
+
 void receiver_reset(struct receiver *r)
 {
 	recv_ns_changed(r);
@@ -258,6 +269,18 @@ void receiver_reset(struct receiver *r)
 	free(r->prune_path);
 	r->prune_path = NULL;
 	pathset_clear(&r->prune_keep);
+	/* The files the gone connection touched are handed to be fsynced
+	 * now instead of held open until another connection's seal: the fds
+	 * held on behalf of a peer end with it. Syncing early never weakens
+	 * the next seal; if the hand-off fails, that seal syncs the whole
+	 * filesystem instead. */
+	if ((r->touch.n || r->touch.whole_fs) && recv_touch_spill(r) < 0)
+		r->touch.whole_fs = true;
+}
+
+void receiver_forget(struct receiver *r)
+{
+	recv_ns_changed(r);
 }
 
 void receiver_close(struct receiver *r)
@@ -378,7 +401,7 @@ static void recv_touch(struct receiver *r, int fd)
 		if (r->touch_keys[i].ino == st.st_ino && r->touch_keys[i].dev == st.st_dev)
 			return;
 	}
-	if (t->n == RECV_TOUCH_MAX) {
+	if (t->n >= r->touch_max) {
 		if (recv_touch_spill(r) < 0)
 			goto out_whole;
 		h = h0;		/* the index is empty now */
@@ -519,6 +542,7 @@ static int recv_fd_adopt(struct receiver *r, const char *path, int fd,
 	slot->used = ++r->tick;
 	slot->wb_off = slot->wb_end = slot->drop_off = 0;
 	slot->touched = 0;
+	slot->fresh = false;
 	if (out)
 		*out = slot;
 	return 0;
@@ -531,11 +555,19 @@ static int recv_fd_adopt(struct receiver *r, const char *path, int fd,
  * the fd, -ELOOP for a symlink and -EISDIR for anything else that is not
  * a regular file in the way (the caller may remove either), or -errno.
  */
-static int recv_open_reg(int dirfd, const char *name, mode_t mode)
+static int recv_open_reg(int dirfd, const char *name, mode_t mode, bool *made)
 {
 	struct stat st;
 	int fd;
 
+	/* a new file (the common case of a copy): made here, so a regular
+	 * file, and nothing else to check (O_EXCL follows no symlink) */
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	*made = fd >= 0;
+	if (fd >= 0)
+		return fd;
+	if (errno != EEXIST)
+		return errno == ENXIO ? -EISDIR : -errno;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
 		return S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
 	/* O_NONBLOCK: should a fifo appear in between, the open fails
@@ -560,6 +592,7 @@ static int recv_open_slot(struct receiver *r, const char *path, struct recv_fd *
 {
 	struct path_ref ref;
 	struct recv_fd *slot = recv_fd_find(r, path);
+	bool made;
 	int fd, rc;
 
 	if (slot) {
@@ -570,11 +603,14 @@ static int recv_open_slot(struct receiver *r, const char *path, struct recv_fd *
 	rc = recv_resolve(r, path, false, &ref);
 	if (rc < 0)
 		return rc;
-	fd = recv_open_reg(ref.dirfd, ref.name, 0600);
+	fd = recv_open_reg(ref.dirfd, ref.name, 0600, &made);
 	path_put(&ref);
 	if (fd < 0)
 		return fd;
-	return recv_fd_adopt(r, path, fd, out);
+	rc = recv_fd_adopt(r, path, fd, out);
+	if (rc == 0)
+		(*out)->fresh = made;
+	return rc;
 }
 
 static int recv_chown(struct receiver *r, int dirfd, const char *name,
@@ -633,7 +669,8 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 	struct stat own;
 	bool chowned = false;
 
-	if (!st && (mask & (JATTR_UID | JATTR_GID | JATTR_MODE)) && fstat(fd, &own) == 0)
+	if (!st && (mask & (JATTR_UID | JATTR_GID | JATTR_MODE | JATTR_ATIME | JATTR_MTIME)) &&
+	    fstat(fd, &own) == 0)
 		st = &own;
 	if (mask & (JATTR_UID | JATTR_GID)) {
 		uid_t u = (mask & JATTR_UID) ? uid : (uid_t)-1;
@@ -650,7 +687,15 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 	    (!st || chowned || (st->st_mode & 07777) != (mode & 07777)) &&
 	    fchmod(fd, mode & 07777) < 0)
 		return -errno;
-	if (mask & (JATTR_ATIME | JATTR_MTIME)) {
+	/* Times it has already are not set again: that would only move its
+	 * ctime, the hash cache's key for the file. When both times come
+	 * (the state after a file's data) and mtime matches, a differing
+	 * atime alone is left too: reads move it on either side (treecmp's,
+	 * a backup's), it is not part of what a replica must equal, and
+	 * setting it would make every resync re-read the file. */
+	if ((mask & (JATTR_ATIME | JATTR_MTIME)) &&
+	    !(st && ((mask & JATTR_MTIME) ? storeops_ts_same(&st->st_mtim, mtime) :
+		     storeops_ts_same(&st->st_atim, atime)))) {
 		struct timespec ts[2] = {
 			(mask & JATTR_ATIME) ? *atime : (struct timespec){ 0, UTIME_OMIT },
 			(mask & JATTR_MTIME) ? *mtime : (struct timespec){ 0, UTIME_OMIT },
@@ -662,20 +707,39 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 	return 0;
 }
 
-/* Creates (or opens) the regular file and sets owner and mode through
- * its fd, which stays in the fd cache for the DATA and ATTR that follow. */
+
+/*
+ * CREATE makes a new file (the primary's fs records it only for a name
+ * that did not exist; a walk or a scan sends it for a file it sends
+ * whole). A regular file at PATH that has other names here is another
+ * inode's name (a link this store kept that the primary's no longer has,
+ * replaced there by a file of its own): writing the new content into it
+ * would change every other name too. So that name is unlinked and the
+ * file made anew; a cached fd of the old inode goes once the op is done,
+ * and a LINK that should follow links the new one. Unless the primary's
+ * file has other names too (JCREATE_F_LINKED, a walk or scan re-sending
+ * one name of a linked file): then the file here is written in place and
+ * its links stay.
+ */
 static int recv_create(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
 {
 	struct recv_fd *slot = recv_fd_find(r, op->path);
-	bool keep = true;
+	bool keep = true, made = false;
 	int fd, rc;
 
+	if (!(op->flags & JCREATE_F_LINKED) && storeops_is_shared(ref->dirfd, ref->name)) {
+		r->ns_flush = true;
+		if (unlinkat(ref->dirfd, ref->name, 0) < 0 && errno != ENOENT)
+			return -errno;
+		slot = NULL;
+		keep = false;
+	}
 	if (slot) {
 		fd = slot->fd;	/* the same inode an O_CREAT open would give */
 		slot->used = ++r->tick;
 		goto out_meta;
 	}
-	fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777);
+	fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777, &made);
 	if (fd == -EISDIR || fd == -ELOOP) {
 		/* something else (a symlink, fifo, device, empty dir) is in
 		 * the way; removing it may change what a cached path names */
@@ -684,7 +748,7 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 		rc = storeops_remove(ref->dirfd, ref->name);
 		if (rc < 0)
 			return rc;
-		fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777);
+		fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777, &made);
 	}
 	if (fd < 0)
 		return fd;
@@ -703,8 +767,10 @@ out_meta:
 		return rc;
 	}
 	/* without a cache slot it is only reopened for its data */
-	if (recv_fd_adopt(r, op->path, fd, &slot) == 0)
+	if (recv_fd_adopt(r, op->path, fd, &slot) == 0) {
 		slot->touched = r->touch_gen;
+		slot->fresh = made;
+	}
 	return 0;
 }
 
@@ -824,11 +890,6 @@ static int recv_two(struct receiver *r, const struct journal_op *op,
 	return 0;
 }
 
-static bool recv_exists(int dirfd, const char *name, struct stat *st)
-{
-	return fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
 static int recv_link(struct receiver *r, const struct journal_op *op)
 {
 	struct path_ref from, to;
@@ -840,8 +901,8 @@ static int recv_link(struct receiver *r, const struct journal_op *op)
 	if (linkat(from.dirfd, from.name, to.dirfd, to.name, 0) == 0)
 		goto out_put;
 	rc = -errno;
-	if (rc == -EEXIST && recv_exists(from.dirfd, from.name, &a) &&
-	    recv_exists(to.dirfd, to.name, &b)) {
+	if (rc == -EEXIST && storeops_exists(from.dirfd, from.name, &a) &&
+	    storeops_exists(to.dirfd, to.name, &b)) {
 		if (a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
 			rc = 0;		/* already linked */
 		} else {
@@ -849,8 +910,8 @@ static int recv_link(struct receiver *r, const struct journal_op *op)
 			if (rc == 0 && linkat(from.dirfd, from.name, to.dirfd, to.name, 0) < 0)
 				rc = -errno;
 		}
-	} else if (rc == -ENOENT && !recv_exists(from.dirfd, from.name, &a) &&
-		   recv_exists(to.dirfd, to.name, &b)) {
+	} else if (rc == -ENOENT && !storeops_exists(from.dirfd, from.name, &a) &&
+		   storeops_exists(to.dirfd, to.name, &b)) {
 		rc = 0;		/* replay: the source went away later */
 	}
 	if (rc < 0)
@@ -870,14 +931,7 @@ out_put:
 	return rc;
 }
 
-/* True if NAME in DIRFD is a whiteout (a 0:0 character device). */
-static bool recv_is_whiteout(int dirfd, const char *name)
-{
-	struct stat st;
 
-	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode) &&
-	       st.st_rdev == 0;
-}
 
 /*
  * RENAME_WHITEOUT: the rename leaves a whiteout at the old name, on the
@@ -891,8 +945,7 @@ static int recv_rename_whiteout(struct receiver *r, struct path_ref *from,
 {
 	int rc;
 
-	if (r->replay && recv_is_whiteout(from->dirfd, from->name) &&
-	    fstatat(to->dirfd, to->name, &(struct stat){ 0 }, AT_SYMLINK_NOFOLLOW) == 0)
+	if (r->replay && storeops_whiteout_done(from->dirfd, from->name, to->dirfd, to->name, op))
 		goto out_owner;	/* replay of a rename done already */
 	if (renameat2(from->dirfd, from->name, to->dirfd, to->name, RENAME_WHITEOUT) < 0) {
 		if (errno != EINVAL)
@@ -900,7 +953,7 @@ static int recv_rename_whiteout(struct receiver *r, struct path_ref *from,
 		if (renameat(from->dirfd, from->name, to->dirfd, to->name) < 0)
 			return -errno;
 	}
-	if (!recv_is_whiteout(from->dirfd, from->name) &&
+	if (!storeops_is_whiteout(from->dirfd, from->name) &&
 	    mknodat(from->dirfd, from->name, S_IFCHR, makedev(0, 0)) < 0)
 		return -errno;
 out_owner:
@@ -931,17 +984,17 @@ static int recv_rename(struct receiver *r, const struct journal_op *op)
 		 * a replay it means a LINK re-created the source that this rename
 		 * had already moved away, so the source must go.
 		 */
-		if (r->replay && !flags && recv_exists(from.dirfd, from.name, &st)) {
+		if (r->replay && !flags && storeops_exists(from.dirfd, from.name, &st)) {
 			struct stat st2;
 
-			if (recv_exists(to.dirfd, to.name, &st2) && st.st_ino == st2.st_ino &&
+			if (storeops_exists(to.dirfd, to.name, &st2) && st.st_ino == st2.st_ino &&
 			    st.st_dev == st2.st_dev && unlinkat(from.dirfd, from.name, 0) < 0)
 				rc = recv_fail(r, op->path, -errno);
 		}
 	} else {
 		rc = -errno;
-		if (rc == -ENOENT && !recv_exists(from.dirfd, from.name, &st) &&
-		    recv_exists(to.dirfd, to.name, &st))
+		if (rc == -ENOENT && !storeops_exists(from.dirfd, from.name, &st) &&
+		    storeops_exists(to.dirfd, to.name, &st))
 			rc = 0;	/* already renamed */
 		else
 			recv_fail(r, op->path, rc);
@@ -994,6 +1047,22 @@ static int recv_setattr(struct receiver *r, struct path_ref *ref, const char *pa
 	return recv_set_meta(r, ref->dirfd, ref->name, mask, mode, uid, gid, atime, mtime);
 }
 
+/* True if the xattr OP sets has that value already (through FD, or the
+ * l* call on LPATH): set again, it would only move the file's ctime, the
+ * hash cache's key. */
+static bool recv_xattr_same(int fd, const char *lpath, const struct journal_op *op)
+{
+	char buf[256];
+	ssize_t n;
+
+	if (op->xsize > sizeof(buf))
+		return false;	/* rare: a big value is simply set */
+	n = fd >= 0 ? fgetxattr(fd, op->xname, buf, sizeof(buf)) :
+	    lgetxattr(lpath, op->xname, buf, sizeof(buf));
+	return n >= 0 && (size_t)n == op->xsize &&
+	       (!op->xsize || memcmp(buf, op->xvalue, op->xsize) == 0);
+}
+
 /* l*xattr on "/proc/self/fd/DIRFD/NAME": the directory was resolved safely,
  * and the l* calls do not follow NAME. */
 static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
@@ -1004,18 +1073,26 @@ static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct jou
 	if (!op->xname && op->type == JOP_REMOVEXATTR) {
 		if (op->xsize && ((const char *)op->xvalue)[op->xsize - 1] != '\0')
 			return -EINVAL;
+		if (slot && slot->fresh)
+			return 0;	/* made here: none to remove */
 		snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", ref->dirfd, ref->name);
 		return storeops_xattr_keep(slot ? slot->fd : -1, p, op);
 	}
 	if (!op->xname)
 		return -EINVAL;
-	if (slot && op->type == JOP_SETXATTR)
+	if (slot && op->type == JOP_SETXATTR) {
+		slot->fresh = false;
+		if (recv_xattr_same(slot->fd, NULL, op))
+			return 0;
 		return fsetxattr(slot->fd, op->xname, op->xvalue ? op->xvalue : "",
 				 op->xsize, 0) < 0 ? -errno : 0;
+	}
 	if (slot)
 		return fremovexattr(slot->fd, op->xname) < 0 && errno != ENODATA ? -errno : 0;
 	snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", ref->dirfd, ref->name);
 	if (op->type == JOP_SETXATTR) {
+		if (recv_xattr_same(-1, p, op))
+			return 0;
 		if (lsetxattr(p, op->xname, op->xvalue ? op->xvalue : "", op->xsize, 0) < 0)
 			return -errno;
 		return 0;
@@ -1158,6 +1235,14 @@ int receiver_data(struct receiver *r, const struct proto_data *m)
 	return 0;
 }
 
+/* An ATTR flagged PROTO_ATTR_IF_PRESENT whose path is not here: nothing to
+ * set (whatever makes it here later brings its own times). */
+static bool recv_absent_ok(const struct proto_attr *m, int rc)
+{
+	return (m->mask & PROTO_ATTR_IF_PRESENT) &&
+	       (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP);
+}
+
 int receiver_attr(struct receiver *r, const struct proto_attr *m)
 {
 	struct path_ref ref;
@@ -1168,10 +1253,14 @@ int receiver_attr(struct receiver *r, const struct proto_attr *m)
 	if (rc < 0)
 		return rc;
 	rc = recv_resolve(r, m->path, true, &ref);
+	if (rc < 0 && recv_absent_ok(m, rc))
+		return 0;
 	if (rc < 0)
 		return recv_fail(r, m->path, rc);
 	rc = recv_setattr(r, &ref, m->path, m->mask, m->size, m->mode, m->uid, m->gid,
 			  &m->atime, &m->mtime);
+	if (rc < 0 && recv_absent_ok(m, rc))
+		rc = 0;
 	if (rc == 0) {
 		struct recv_fd *slot = *m->path ? recv_fd_find(r, m->path) : NULL;
 
@@ -1226,6 +1315,10 @@ int receiver_prune(struct receiver *r, const struct proto_prune *m)
 	if (rc < 0)
 		goto out_clear;
 	rc = path_resolve(r->rootfd, m->path, true, &ref);
+	if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP) {
+		rc = 0;		/* no such folder here: nothing to remove */
+		goto out_clear;
+	}
 	if (rc < 0) {
 		recv_fail(r, m->path, rc);
 		goto out_clear;

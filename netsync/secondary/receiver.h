@@ -90,6 +90,10 @@ int receiver_set_position(struct receiver *r, uint64_t seq);
 int receiver_store_fd(const struct receiver *r);
 /* The connection ended: closes cached file descriptors. */
 void receiver_reset(struct receiver *r);
+/* Names in the store may have changed behind R's back (another receiver
+ * on the same store applied a rename, a removal, a new folder): drops
+ * the fds R keeps by path. */
+void receiver_forget(struct receiver *r);
 
 void receiver_get_stats(const struct receiver *r, struct receiver_stats *st);
 /* The path of the last failed operation ("" if none), for error texts. */

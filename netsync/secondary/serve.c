@@ -6,7 +6,7 @@
  * batch end pauses the loop, which is fine with one peer). Must not touch
  * the store except through the receiver.
  */
-#include "netsync/secondary/serve.h"
+#include "netsync/secondary/serve_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +35,7 @@
 #include "common/log.h"
 #include "conf/conf.h"
 #include "netsync/wire/addr.h"
+#include "netsync/wire/limits.h"
 #include "netsync/control/control.h"
 #include "netsync/control/ctljson.h"
 #include "netsync/control/metrics.h"
@@ -49,6 +50,7 @@
 #include "netsync/roles/divergence.h"
 #include "netsync/secondary/splitres.h"
 #include "netsync/roles/mountrec.h"
+#include "netsync/secondary/hashjob.h"
 #include "netsync/secondary/mirrorsess.h"
 #include "netsync/secondary/peerhash.h"
 #include "netsync/wire/path.h"
@@ -58,84 +60,14 @@
 #include "netsync/secondary/syncer.h"
 
 #define SERVE_CLOSE_GRACE_NS (2ull * 1000000000ull)
-/*
- * The connection is read here, not by the bufferevent: libevent 2.1's
- * evbuffer_read reads at most 4096 bytes per call, so a bufferevent
- * would deliver a 1 MiB DATA frame in 256 trips through the loop, each an
- * epoll_wait, a FIONREAD ioctl and a readv (docs/benchmarks.md, "serve's
- * reads"). serve_sock_read_cb reads into space reserved in the
- * input evbuffer, SERVE_READ_CHUNK per readv and up to SERVE_READ_MAX per
- * wakeup, into its own evbuffer (a bufferevent's input buffer is frozen
- * for appends from outside), then applies every complete frame. The
- * bufferevent still does the writing (ACKs, HELLO, ERROR).
- * Over TLS an OpenSSL bufferevent does both: records are decrypted into
- * its input, whose chains are moved (not copied) into s->in.
- */
-/* At most this many dup'ed fds wait for the sync thread before a full
- * touch set is fsynced on the loop instead (serve_spill). */
-#define SERVE_SPILL_FDS_MAX (2 * SYNCER_FSYNC_MAX)
-#define SERVE_READ_CHUNK (8 << 20)
-#define SERVE_READ_MAX (8 << 20)
-/* Why 8 MiB per readv: a DATA frame is a 1 MiB block plus a header, and
- * one that ends up split over two evbuffer chains is copied once more by
- * evbuffer_pullup before it is hashed and written. A reservation makes a
- * new chain of about its size, so a reservation of many frames splits few
- * of them (counts in docs/benchmarks.md, "serve's reads"). */
-
-enum peer_state {
-	PEER_NONE,		/* no primary connected */
-	PEER_HELLO,		/* accepted, our HELLO sent, waiting for theirs */
-	PEER_STREAMING,		/* applying the stream */
-	PEER_CLOSING,		/* ERROR/GOODBYE queued; closing once written */
-	PEER_SPLIT,		/* split brain: paths exchanged, nothing applied */
-};
+/* A HASH_REQ's file bigger than this is hashed off the loop (hashjob.h):
+ * ~10 ms of reading uncached. */
+#define SERVE_HASH_INLINE (4u << 20)
 
 static const char *const peer_state_names[] = {
 	[PEER_NONE] = "none", [PEER_HELLO] = "hello",
 	[PEER_STREAMING] = "streaming", [PEER_CLOSING] = "closing",
 	[PEER_SPLIT] = "split",
-};
-
-struct serve {
-	const struct serve_opts *o;
-	struct event_base *base;
-	struct evconnlistener *lis;
-	struct control_server *ctl;
-	struct event *tick, *sigterm, *sigint;
-	struct receiver *recv;
-	struct gate *gate;	/* connections not yet admitted */
-	struct verifier *verifier;	/* a `twinfs verify` being answered */
-	struct mirrorsess *mirror;	/* a `twinfs mirror` being served */
-	struct hashcache *cache;	/* STATE/hashcache (deltas) */
-	uint64_t hashed_bytes;		/* read to answer a primary's HASH_REQs */
-	struct metrics *metrics;	/* /metrics, when asked for */
-	struct syncer *syncer;	/* syncfs off the loop */
-	uint64_t commit_seq;	/* sync thread only: last seq recorded */
-	struct state_node node;
-	char node_name[256];
-	struct binding bind;	/* whose data the store holds (binding.h) */
-	struct divergence div;	/* the last split brain, path by path */
-	bool div_logged;
-	char restoring[CONFLICTS_ID_MAX];	/* a folder being restored ("": none) */
-
-	/* the connection (one at a time) */
-	enum peer_state state;
-	struct bufferevent *bev;
-	struct event *rev;	/* reads the socket (see SERVE_READ_CHUNK) */
-	struct evbuffer *in;	/* what rev read, not yet applied */
-	char peer[INET6_ADDRSTRLEN + 8];
-	char peer_name[PROTO_TEXT_MAX + 1];
-	char peer_auth[128];	/* who TLS authenticated ("" plaintext) */
-	uint64_t peer_generation;
-	uint64_t state_since_ns, last_rx_ns, last_tx_ns;
-	uint64_t conn_rx;	/* frame bytes received on this connection */
-
-	/* status */
-	uint64_t bytes_received;
-	uint64_t connections;
-	char last_error[512];
-	bool stopping;
-	struct statusinfo si;	/* version, uptime, last ack sent */
 };
 
 static void serve_addr_str(const struct sockaddr *sa, char *buf, size_t len)
@@ -170,9 +102,7 @@ static void serve_set_state(struct serve *s, enum peer_state st)
 	s->state_since_ns = clock_mono_ns();
 }
 
-static void serve_set_error(struct serve *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void serve_set_error(struct serve *s, const char *fmt, ...)
+void serve_set_error(struct serve *s, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -182,10 +112,14 @@ static void serve_set_error(struct serve *s, const char *fmt, ...)
 }
 
 /* Drops the connection now (whatever is unsent is lost). */
-static void serve_conn_free(struct serve *s)
+void serve_conn_free(struct serve *s)
 {
 	if (!s->bev)
 		return;
+	event_del(s->cont);
+	s->reading = false;
+	s->paused = LIMITS_OK;
+	s->full_told = false;
 	if (s->rev) {
 		event_free(s->rev);
 		s->rev = NULL;
@@ -196,6 +130,7 @@ static void serve_conn_free(struct serve *s)
 	}
 	bufferevent_free(s->bev);
 	s->bev = NULL;
+	s->hashing = false;	/* its answer, when it comes, is dropped */
 	receiver_reset(s->recv);
 	serve_set_state(s, PEER_NONE);
 	log_notice("primary disconnected", "peer=%s", s->peer);
@@ -203,9 +138,7 @@ static void serve_conn_free(struct serve *s)
 
 /* Queues ERROR{code,text} and closes once it is written (or after a
  * grace period, in the tick). The store is not touched again. */
-static void serve_conn_fail(struct serve *s, uint32_t code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void serve_conn_fail(struct serve *s, uint32_t code, const char *fmt, ...)
+void serve_conn_fail(struct serve *s, uint32_t code, const char *fmt, ...)
 {
 	char text[PROTO_TEXT_MAX];
 	va_list ap;
@@ -327,15 +260,26 @@ static void serve_on_hello(struct serve *s, const struct proto_frame *f)
 	serve_set_state(s, PEER_STREAMING);
 }
 
-/* Maps a receiver error to an ERROR frame and drops the connection. */
+/*
+ * Maps a receiver error to an ERROR frame and drops the connection. A
+ * path the primary may not send (malformed, escaping the store) is PATH.
+ * A symlink on the way (ELOOP) is the store's state, not the path's
+ * fault: nothing follows it (path_resolve), and the primary may have a
+ * folder there that this store lost or never got. It is an APPLY error,
+ * which the primary repairs by replacing what is there; as PATH it ended
+ * the connection the same way on every reconnect, for ever. A full store
+ * instead holds the stream (serve_store_full).
+ */
 static void serve_apply_failed(struct serve *s, const char *what, int rc)
 {
 	const char *path = receiver_failed_path(s->recv);
 
+	if (serve_store_full(s, what, path, rc))
+		return;
 	if (rc == -EBADMSG)
 		serve_conn_fail(s, PROTO_E_BADHASH, "%s '%s': block hash mismatch; nothing written",
 				what, path);
-	else if (rc == -EINVAL || rc == -EXDEV || rc == -ELOOP)
+	else if (rc == -EINVAL || rc == -EXDEV)
 		serve_conn_fail(s, PROTO_E_PATH, "%s '%s': path not allowed (%s)", what, path,
 				strerror(-rc));
 	else
@@ -397,6 +341,38 @@ static int serve_on_gen_frame(struct serve *s, const struct proto_frame *f)
 	return 0;
 }
 
+/*
+ * A resync's question (netsync/primary/sender_delta.c): answered in
+ * stream order, after what came before it is applied. A file to read past
+ * SERVE_HASH_INLINE is hashed on the hash thread (hashjob.h); the frames
+ * after the question wait in s->in meanwhile (the primary's window bounds
+ * them) while the loop serves everything else. 0, -EBADMSG (a malformed
+ * frame), or -errno after the connection was failed.
+ */
+static int serve_hash_req(struct serve *s, const struct proto_frame *f)
+{
+	struct proto_hash_req q;
+	uint64_t read = 0;
+	struct stat st;
+	int fd, rc;
+
+	if (proto_decode_hash_req(f, &q) < 0 || path_check(q.path, false) < 0)
+		return -EBADMSG;
+	rc = peerhash_begin(receiver_store_fd(s->recv), s->cache, &q, SERVE_HASH_INLINE,
+			    bufferevent_get_output(s->bev), &read, &fd, &st);
+	if (rc == 0) {
+		rc = hashjob_start(s->hashjob, fd, &st, &q, s->connections);
+		s->hashing = rc == 0;
+	}
+	if (rc < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot answer for the blocks of '%s'", q.path);
+		return rc;
+	}
+	s->hashed_bytes += read;
+	s->last_tx_ns = clock_mono_ns();
+	return 0;
+}
+
 /* Split brain: the exchange of diverged paths, then heartbeats until
  * the primary goes (or `twinfs resolve`). Nothing reaches the store. */
 static void serve_on_split_frame(struct serve *s, const struct proto_frame *f)
@@ -453,7 +429,7 @@ static void serve_on_split_frame(struct serve *s, const struct proto_frame *f)
 	}
 }
 
-static void serve_on_frame(struct serve *s, const struct proto_frame *f)
+void serve_on_frame(struct serve *s, const struct proto_frame *f)
 {
 	int rc = 0;
 
@@ -512,24 +488,10 @@ static void serve_on_frame(struct serve *s, const struct proto_frame *f)
 			serve_apply_failed(s, "prune", rc);
 		break;
 	}
-	case PROTO_HASH_REQ: {
-		/* a resync's question (netsync/primary/sender_delta.c): answered
-		 * here, in stream order, after what came before it is applied */
-		struct proto_hash_req q;
-		uint64_t read = 0;
-
-		if (proto_decode_hash_req(f, &q) < 0 || path_check(q.path, false) < 0)
+	case PROTO_HASH_REQ:
+		if (serve_hash_req(s, f) == -EBADMSG)
 			goto bad;
-		if (peerhash_answer(receiver_store_fd(s->recv), s->cache, &q,
-				    bufferevent_get_output(s->bev), &read) < 0) {
-			serve_conn_fail(s, PROTO_E_APPLY, "cannot answer for the blocks of '%s'",
-					q.path);
-			break;
-		}
-		s->hashed_bytes += read;
-		s->last_tx_ns = clock_mono_ns();
 		break;
-	}
 	case PROTO_BATCH_END: {
 		struct receiver_stats st;
 		uint64_t seq;
@@ -619,7 +581,7 @@ static int serve_spill(struct sync_set *set, void *arg)
 {
 	struct serve *s = arg;
 
-	if (syncer_pending_fds(s->syncer) >= SERVE_SPILL_FDS_MAX)
+	if (syncer_pending_fds(s->syncer) >= limits_sync_fds_max())
 		return sync_set_run(set, receiver_store_fd(s->recv));
 	return syncer_request(s->syncer, 0, set);
 }
@@ -650,120 +612,31 @@ static void serve_synced(uint64_t seq, int err, void *arg)
 		s->last_tx_ns = clock_mono_ns();
 		statusinfo_ack(&s->si, seq);
 	}
+	serve_maybe_resume(s);	/* the syncer's queue shrank */
 }
 
-static void serve_read_cb(struct bufferevent *bev, void *arg)
+/* The hash thread answered a HASH_REQ of connection TAG: the answer goes
+ * out and the frames that waited behind it are applied. */
+static void serve_hashed(struct evbuffer *answer, uint64_t read, uint64_t tag, void *arg)
 {
 	struct serve *s = arg;
-	struct evbuffer *in = s->in;
-	struct proto_frame f;
-	int rc;
 
-	s->last_rx_ns = clock_mono_ns();
-	if (s->state == PEER_CLOSING) {
-		/* lingering close: discard, see serve_write_cb */
-		evbuffer_drain(in, evbuffer_get_length(in));
+	s->hashed_bytes += read;
+	if (!s->bev || !s->hashing || tag != s->connections) {
+		if (answer)
+			evbuffer_free(answer);
 		return;
 	}
-	while (s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING ||
-			  s->state == PEER_SPLIT)) {
-		rc = proto_frame_next(in, &f);
-		if (rc == 0)
-			return;
-		if (rc < 0) {
-			unsigned char b0 = 0;
-
-			/* 0x16 0x03: a TLS ClientHello, from a primary that has keys */
-			if (s->conn_rx == 0 && evbuffer_copyout(in, &b0, 1) == 1 && b0 == 0x16)
-				serve_conn_fail(s, PROTO_E_BADFRAME, "the primary speaks TLS, but "
-						"%s has no keys (--psk-file or tls.peer_id)",
-						s->node_name);
-			else
-				serve_conn_fail(s, PROTO_E_BADFRAME, "bad frame (magic, type, "
-						"length or checksum) after %llu good bytes",
-						(unsigned long long)s->conn_rx);
-			return;
-		}
-		s->bytes_received += PROTO_HDR_LEN + f.h.len;
-		s->conn_rx += PROTO_HDR_LEN + f.h.len;
-		serve_on_frame(s, &f);
-		if (s->bev)
-			proto_frame_consume(in, &f);
-	}
-}
-
-static void serve_event_cb(struct bufferevent *bev, short what, void *arg);
-
-/* The socket is readable: read what is there (big reads, see
- * SERVE_READ_CHUNK) into the input buffer and apply the frames. */
-static void serve_sock_read_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct serve *s = arg;
-	struct bufferevent *bev = s->bev;
-	struct evbuffer *in = s->in;
-	struct evbuffer_iovec v[2];
-	size_t got = 0, left, room;
-	ssize_t n;
-	int nv, used;
-
-	while (got < SERVE_READ_MAX) {
-		nv = evbuffer_reserve_space(in, SERVE_READ_CHUNK, v, 2);
-		if (nv < 1) {
-			serve_conn_fail(s, PROTO_E_APPLY, "out of memory reading from the primary");
-			return;
-		}
-		n = readv(fd, (struct iovec *)v, nv);
-		if (n <= 0) {
-			int e = n < 0 ? errno : 0;
-
-			evbuffer_commit_space(in, v, 0);
-			if (n < 0 && (e == EAGAIN || e == EWOULDBLOCK || e == EINTR))
-				break;
-			if (got)	/* apply what came before the EOF/error first */
-				serve_read_cb(bev, s);
-			if (s->bev != bev)
-				return;
-			errno = e;
-			serve_event_cb(bev, (n == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR) |
-				       BEV_EVENT_READING, s);
-			return;
-		}
-		/* commit exactly n bytes over the reserved vectors */
-		left = (size_t)n;
-		room = 0;
-		used = 0;
-		for (int i = 0; i < nv; i++) {
-			room += v[i].iov_len;
-			if (!left)
-				continue;
-			if (v[i].iov_len > left)
-				v[i].iov_len = left;
-			left -= v[i].iov_len;
-			used++;
-		}
-		if (evbuffer_commit_space(in, v, used) < 0) {
-			serve_conn_fail(s, PROTO_E_APPLY, "cannot buffer what the primary sent");
-			return;
-		}
-		got += (size_t)n;
-		if ((size_t)n < room)
-			break;	/* drained */
-	}
-	if (got)
-		serve_read_cb(bev, s);
-}
-
-/* TLS: what OpenSSL decrypted into the bufferevent's input moves (chains,
- * no copy) to s->in, where the plaintext path's frames are parsed too. */
-static void serve_tls_read_cb(struct bufferevent *bev, void *arg)
-{
-	struct serve *s = arg;
-
-	if (evbuffer_add_buffer(s->in, bufferevent_get_input(bev)) < 0) {
-		serve_conn_fail(s, PROTO_E_APPLY, "cannot buffer what the primary sent");
+	s->hashing = false;
+	if (!answer || evbuffer_add_buffer(bufferevent_get_output(s->bev), answer) < 0) {
+		if (answer)
+			evbuffer_free(answer);
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot answer for the blocks of a file");
 		return;
 	}
-	serve_read_cb(bev, s);
+	evbuffer_free(answer);
+	s->last_tx_ns = clock_mono_ns();
+	serve_apply(s);
 }
 
 /*
@@ -781,6 +654,8 @@ static void serve_write_cb(struct bufferevent *bev, void *arg)
 	if (s->state == PEER_CLOSING &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
 		shutdown(bufferevent_getfd(bev), SHUT_WR);
+	else
+		serve_maybe_resume(s);	/* the output drained below its mark */
 }
 
 /* Why a TLS connection failed, in OpenSSL's words (or the socket's). */
@@ -797,17 +672,31 @@ static void serve_tls_error(struct bufferevent *bev, char *buf, size_t len)
 		snprintf(buf, len, "%s", evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 }
 
-static void serve_event_cb(struct bufferevent *bev, short what, void *arg)
+/* The connection ended: EOF (the primary closed it) or an error WHY. */
+void serve_conn_lost(struct serve *s, bool eof, const char *why)
 {
-	struct serve *s = arg;
-
-	if (what & BEV_EVENT_EOF) {
+	if (eof) {
 		if (s->state != PEER_CLOSING) {
 			log_warn("primary closed the connection", "peer=%s", s->peer);
 			if (s->state == PEER_STREAMING)
 				serve_set_error(s, "primary %s closed the connection", s->peer);
 		}
 		serve_conn_free(s);
+		return;
+	}
+	if (s->state != PEER_CLOSING) {	/* keep the reason we were closing */
+		log_warn("connection to the primary failed", "peer=%s err=\"%s\"", s->peer, why);
+		serve_set_error(s, "connection to %s failed: %s", s->peer, why);
+	}
+	serve_conn_free(s);
+}
+
+void serve_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct serve *s = arg;
+
+	if (what & BEV_EVENT_EOF) {
+		serve_conn_lost(s, true, "closed");
 	} else if (what & BEV_EVENT_ERROR) {
 		char why[256];
 
@@ -816,12 +705,7 @@ static void serve_event_cb(struct bufferevent *bev, short what, void *arg)
 		else
 			snprintf(why, sizeof(why), "%s",
 				 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-		if (s->state != PEER_CLOSING) {	/* keep the reason we were closing */
-			log_warn("connection to the primary failed", "peer=%s err=\"%s\"",
-				 s->peer, why);
-			serve_set_error(s, "connection to %s failed: %s", s->peer, why);
-		}
-		serve_conn_free(s);
+		serve_conn_lost(s, false, why);
 	}
 }
 
@@ -918,14 +802,15 @@ static int serve_admit_cb(void *arg, struct gate_conn *c, const struct proto_fra
 		return -EBUSY;
 	s->bev = c->bev;
 	s->in = c->in;
-	if (c->tls) {
-		/* read as much per wakeup as the plaintext path (16 KiB by
-		 * default: 64 trips through the loop per DATA frame) */
-		bufferevent_set_max_single_read(s->bev, SERVE_READ_MAX);
-		bufferevent_setcb(s->bev, serve_tls_read_cb, serve_write_cb, serve_event_cb, s);
-		bufferevent_enable(s->bev, EV_READ | EV_WRITE);
-	} else {
-		s->rev = event_new(s->base, c->fd, EV_READ | EV_PERSIST, serve_sock_read_cb, s);
+	{
+		/* reads go our own way (serve_sock_read_cb, serve_tls_sock_read_cb);
+		 * the bufferevent writes */
+		if (c->tls) {
+			bufferevent_disable(s->bev, EV_READ);
+			tls_bulk_start(bufferevent_openssl_get_ssl(s->bev));
+		}
+		s->rev = event_new(s->base, c->fd, EV_READ | EV_PERSIST, c->tls ?
+				   serve_tls_sock_read_cb : serve_sock_read_cb, s);
 		if (!s->rev || event_add(s->rev, NULL) < 0) {
 			log_error("out of memory admitting the primary", "peer=%s", c->peer);
 			if (s->rev)
@@ -937,15 +822,22 @@ static int serve_admit_cb(void *arg, struct gate_conn *c, const struct proto_fra
 			s->in = NULL;
 			return 0;	/* ours, and gone */
 		}
+		if (c->tls)	/* whatever OpenSSL holds already */
+			event_active(s->rev, EV_READ, 1);
 		bufferevent_setcb(s->bev, NULL, serve_write_cb, serve_event_cb, s);
 		bufferevent_enable(s->bev, EV_WRITE);
+		s->reading = true;
 	}
+	/* serve_write_cb runs once the output is below the mark where
+	 * reading resumes (limits.h) */
+	bufferevent_setwatermark(s->bev, EV_WRITE, LIMITS_OUT_LOW, 0);
 	/* ACKs and heartbeats are tiny and latency matters (sync mode) */
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	snprintf(s->peer, sizeof(s->peer), "%.*s", (int)sizeof(s->peer) - 1, c->peer);
 	snprintf(s->peer_auth, sizeof(s->peer_auth), "%s", c->auth);
 	s->peer_name[0] = '\0';
 	s->conn_rx = 0;
+	s->paused = LIMITS_OK;
 	s->connections++;
 	s->last_rx_ns = s->last_tx_ns = clock_mono_ns();
 	if (c->tls)
@@ -957,7 +849,7 @@ static int serve_admit_cb(void *arg, struct gate_conn *c, const struct proto_fra
 	serve_on_frame(s, hello);
 	if (s->bev) {
 		proto_frame_consume(s->in, hello);
-		serve_read_cb(s->bev, s);
+		serve_apply(s);
 	}
 	return 0;
 }
@@ -998,6 +890,9 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 	int rc;
 
 	gate_tick(s->gate, now);
+	serve_tls_reload(s);
+	if (s->verifier)
+		verifier_tick(s->verifier, now, PROTO_DEAD_BEATS * beat);
 	if (s->verifier && verifier_done(s->verifier)) {
 		verifier_free(s->verifier);
 		s->verifier = NULL;
@@ -1017,7 +912,30 @@ static void serve_tick_cb(evutil_socket_t fd, short what, void *arg)
 			serve_conn_free(s);
 		return;
 	}
-	if (now - s->last_rx_ns > PROTO_DEAD_BEATS * beat) {
+	if (s->paused == LIMITS_OVER_OUTPUT &&
+	    now - s->paused_since_ns > PROTO_DEAD_BEATS * beat) {
+		log_warn("the primary does not read what this node sends; dropping the "
+			 "connection", "peer=%s unread_bytes=%zu", s->peer,
+			 evbuffer_get_length(bufferevent_get_output(s->bev)));
+		serve_set_error(s, "primary %s does not read its acks", s->peer);
+		limits_abort_on_close(bufferevent_getfd(s->bev));
+		serve_conn_free(s);
+		return;
+	}
+	if (s->paused == LIMITS_STORE_FULL && now - s->paused_since_ns >= 1000000000ull) {
+		s->paused = LIMITS_OK;	/* the failed frame first */
+		serve_apply(s);
+		if (!s->bev)
+			return;
+	}
+	if (s->paused != LIMITS_OK) {
+		serve_maybe_resume(s);
+		/* not reading is ours: it is no silence of the primary's */
+		if (s->paused != LIMITS_OK)
+			s->last_rx_ns = now;
+	}
+	/* last_rx_ns may be after now: a resume above, or the loop's own work */
+	if (now > s->last_rx_ns && now - s->last_rx_ns > PROTO_DEAD_BEATS * beat) {
 		log_warn("primary silent for too long; dropping the connection",
 			 "peer=%s silent_s=%.1f", s->peer, (double)(now - s->last_rx_ns) / 1e9);
 		serve_set_error(s, "primary %s timed out", s->peer);
@@ -1084,6 +1002,9 @@ static void serve_status_json(void *arg, struct evbuffer *out)
 	ctljson_u64(&j, "connections", s->connections);
 	ctljson_u64(&j, "connections_waiting", gate_waiting(s->gate));
 	ctljson_u64(&j, "connections_refused", gate_refused(s->gate));
+	ctljson_u64(&j, "read_pauses", s->read_pauses);
+	ctljson_str(&j, "read_paused", s->bev && s->paused != LIMITS_OK ?
+		    limits_over_name(s->paused) : NULL);
 	ctljson_str(&j, "last_error", s->last_error[0] ? s->last_error : NULL);
 	ctljson_str(&j, "restoring", s->restoring[0] ? s->restoring : NULL);
 	ctljson_str(&j, "listen", s->o->listen);
@@ -1288,6 +1209,8 @@ static void serve_close_store(struct serve *s)
  * STATE/hashcache is written for the next run. */
 static void serve_delta_stop(struct serve *s)
 {
+	hashjob_free(s->hashjob);
+	s->hashjob = NULL;
 	mirrorsess_free(s->mirror);
 	s->mirror = NULL;
 	if (s->cache)
@@ -1296,10 +1219,37 @@ static void serve_delta_stop(struct serve *s)
 	s->cache = NULL;
 }
 
+/* The loop's own events: the tick, the continuation of serve_apply and
+ * the signals. 0 or -ENOMEM (serve_events_stop frees what was made). */
+static int serve_events_start(struct serve *s)
+{
+	struct timeval one_s = { 1, 0 };
+
+	s->tick = event_new(s->base, -1, EV_PERSIST, serve_tick_cb, s);
+	s->cont = event_new(s->base, -1, 0, serve_cont_cb, s);
+	s->sigterm = evsignal_new(s->base, SIGTERM, serve_signal_cb, s);
+	s->sigint = evsignal_new(s->base, SIGINT, serve_signal_cb, s);
+	if (!s->tick || !s->cont || !s->sigterm || !s->sigint)
+		return -ENOMEM;
+	event_add(s->tick, &one_s);
+	event_add(s->sigterm, NULL);
+	event_add(s->sigint, NULL);
+	return 0;
+}
+
+static void serve_events_stop(struct serve *s)
+{
+	struct event *evs[] = { s->tick, s->cont, s->sigterm, s->sigint };
+
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+		if (evs[i])
+			event_free(evs[i]);
+	s->tick = s->cont = s->sigterm = s->sigint = NULL;
+}
+
 int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 {
 	struct serve s = { .o = o };
-	struct timeval one_s = { 1, 0 };
 	int rc;
 
 	serve_process_setup(&s);
@@ -1351,6 +1301,8 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 		}
 	}
 	rc = hashcache_open(o->state, &s.cache);
+	if (rc == 0)
+		rc = hashjob_new(s.base, s.cache, serve_hashed, &s, &s.hashjob);
 	if (rc < 0)
 		goto out_syncer;
 	rc = gate_new(s.base, o->tls, &serve_gate_ops, &s, &s.gate);
@@ -1376,16 +1328,9 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 			  " hint=\"another daemon uses this state directory\"" : "");
 		goto out_lis;
 	}
-	s.tick = event_new(s.base, -1, EV_PERSIST, serve_tick_cb, &s);
-	s.sigterm = evsignal_new(s.base, SIGTERM, serve_signal_cb, &s);
-	s.sigint = evsignal_new(s.base, SIGINT, serve_signal_cb, &s);
-	if (!s.tick || !s.sigterm || !s.sigint) {
-		rc = -ENOMEM;
+	rc = serve_events_start(&s);
+	if (rc < 0)
 		goto out_events;
-	}
-	event_add(s.tick, &one_s);
-	event_add(s.sigterm, NULL);
-	event_add(s.sigint, NULL);
 	{
 		struct receiver_stats st;
 
@@ -1410,12 +1355,7 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 out_events:
 	if (s.bev)
 		serve_conn_free(&s);
-	if (s.tick)
-		event_free(s.tick);
-	if (s.sigterm)
-		event_free(s.sigterm);
-	if (s.sigint)
-		event_free(s.sigint);
+	serve_events_stop(&s);
 	control_server_stop(s.ctl);
 out_lis:
 	metrics_stop(s.metrics);

@@ -198,6 +198,9 @@ static int serve_preflight(const struct conf *c, struct dirlock *store_lock,
 	}
 	if (startcheck_state_outside("serve", c->store, c->state) < 0)
 		return EX_CONFIG;
+	rc = startcheck_state_safe("serve", c->state);
+	if (rc < 0)
+		return rc == -EPERM ? EX_CONFIG : cli_exit_code(rc);
 	rc = startcheck_lock("serve", "store", c->store, store_lock);
 	if (rc < 0)
 		return cli_exit_code(rc);

@@ -163,3 +163,56 @@ int storeops_remove_tree(int dirfd, const char *name, int depth)
 		return -errno;
 	return 0;
 }
+
+/* True if NAME in DIRFD is a regular file with other names. */
+bool storeops_is_shared(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	       st.st_nlink > 1;
+}
+
+/* True if NAME in DIRFD is a whiteout (a 0:0 character device). */
+bool storeops_is_whiteout(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode) &&
+	       st.st_rdev == 0;
+}
+
+/*
+ * A replayed RENAME_WHITEOUT that was applied already leaves a whiteout at
+ * the source and the moved entry at the target. A whiteout at the source
+ * is not enough to tell: a whiteout may itself be renamed (f was renamed
+ * away with RENAME_WHITEOUT, then f's whiteout renamed over d1/d), and
+ * skipping that rename left a file at d1/d where the primary has a
+ * whiteout. So the target must also carry the moved entry's mtime (the
+ * op's results), when the op has it.
+ */
+bool storeops_whiteout_done(int fdir, const char *fname, int tdir, const char *tname,
+			       const struct journal_op *op)
+{
+	struct stat st;
+
+	if (!storeops_is_whiteout(fdir, fname) ||
+	    fstatat(tdir, tname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	if (!(op->res_mask & JRES_BIT(JRES_PATH2)))
+		return true;
+	return st.st_mtim.tv_sec == op->res_mtime[JRES_PATH2].tv_sec &&
+	       st.st_mtim.tv_nsec == op->res_mtime[JRES_PATH2].tv_nsec;
+}
+
+/* A time the file has already (UTIME_NOW and UTIME_OMIT never are). */
+bool storeops_ts_same(const struct timespec *have, const struct timespec *want)
+{
+	return want->tv_nsec != UTIME_NOW && want->tv_nsec != UTIME_OMIT &&
+	       have->tv_sec == want->tv_sec && have->tv_nsec == want->tv_nsec;
+}
+
+bool storeops_exists(int dirfd, const char *name, struct stat *st)
+{
+	return fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0;
+}

@@ -22,5 +22,18 @@ int storeops_set_mtime(int dirfd, const char *name, const struct timespec *mt);
 bool storeops_in_list(const char *list, size_t len, const char *name);
 int storeops_xattr_keep(int fd, const char *p, const struct journal_op *op);
 int storeops_remove_tree(int dirfd, const char *name, int depth);
+/* HAVE is the time WANT names (UTIME_NOW and UTIME_OMIT never are). */
+bool storeops_ts_same(const struct timespec *have, const struct timespec *want);
+/* NAME exists in DIRFD (not followed); its stat in ST. */
+struct stat;
+bool storeops_exists(int dirfd, const char *name, struct stat *st);
+/* True if NAME in DIRFD is a regular file with other names. */
+bool storeops_is_shared(int dirfd, const char *name);
+/* True if NAME in DIRFD is a whiteout (a 0:0 character device). */
+bool storeops_is_whiteout(int dirfd, const char *name);
+/* A RENAME_WHITEOUT from FNAME to TNAME that OP describes is applied
+ * already (see storeops.c). */
+bool storeops_whiteout_done(int fdir, const char *fname, int tdir, const char *tname,
+			    const struct journal_op *op);
 
 #endif

@@ -37,6 +37,7 @@ struct syncer {
 	pthread_cond_t cv;
 	struct sync_job *head, **tail;	/* queued jobs, FIFO */
 	size_t pending_fds;	/* fds queued or being synced */
+	size_t pending_jobs;	/* jobs queued or being synced */
 	uint64_t synced;	/* highest seq made durable (or failed) */
 	int err;		/* result for synced */
 	bool stopping;
@@ -198,7 +199,7 @@ static void *syncer_main(void *arg)
 	for (;;) {
 		struct sync_job *jobs, *j;
 		uint64_t target = 0;
-		size_t total = 0;
+		size_t total = 0, njobs = 0;
 		bool whole = false;
 		int err = 0;
 
@@ -216,6 +217,7 @@ static void *syncer_main(void *arg)
 		for (j = jobs; j; j = j->next) {
 			whole |= j->set.whole_fs;
 			total += j->set.n;
+			njobs++;
 		}
 		if (whole && syncfs(s->fs_fd) < 0)
 			err = -errno;
@@ -235,6 +237,7 @@ static void *syncer_main(void *arg)
 			err = s->commit(target, s->arg);
 		pthread_mutex_lock(&s->mu);
 		s->pending_fds -= total;
+		s->pending_jobs -= njobs;
 		/* A failed round advances nothing, and its error is kept until
 		 * the loop reports it: a later round's success must not hide
 		 * it (the kernel reports an fsync error only once). */
@@ -333,6 +336,7 @@ int syncer_request(struct syncer *s, uint64_t seq, struct sync_set *set)
 	set->whole_fs = false;
 	pthread_mutex_lock(&s->mu);
 	s->pending_fds += j->set.n;
+	s->pending_jobs++;
 	*s->tail = j;
 	s->tail = &j->next;
 	pthread_cond_signal(&s->cv);
@@ -346,6 +350,16 @@ size_t syncer_pending_fds(struct syncer *s)
 
 	pthread_mutex_lock(&s->mu);
 	n = s->pending_fds;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+size_t syncer_pending_jobs(struct syncer *s)
+{
+	size_t n;
+
+	pthread_mutex_lock(&s->mu);
+	n = s->pending_jobs;
 	pthread_mutex_unlock(&s->mu);
 	return n;
 }

@@ -59,8 +59,9 @@ int syncer_start(struct event_base *base, int fs_fd, syncer_done_fn done,
  * that makes no batch durable by itself (nothing recorded or reported
  * for it but an error); jobs run in the order queued. */
 int syncer_request(struct syncer *s, uint64_t seq, struct sync_set *set);
-/* How many fds the queued and running jobs hold. */
+/* How many fds the queued and running jobs hold, and how many jobs. */
 size_t syncer_pending_fds(struct syncer *s);
+size_t syncer_pending_jobs(struct syncer *s);
 /* Finishes the queued jobs, stops the thread and returns the last seq made
  * durable (its error in *err) without calling done. Safe with NULL. */
 uint64_t syncer_stop(struct syncer *s, int *err);

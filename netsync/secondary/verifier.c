@@ -19,8 +19,10 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "netsync/delta/inventory.h"
+#include "netsync/wire/limits.h"
 
 #define VERIFIER_OUT_HIGH (4u << 20)	/* encode more when below this */
 
@@ -36,6 +38,7 @@ struct verifier {
 	struct inventory inv;	/* the thread's until done, then the loop's */
 	int walk_rc;
 	size_t next;		/* entries encoded so far */
+	uint64_t progress_ns;	/* the output last drained (or the walk ended) */
 	bool ended;		/* ENTRIES_END queued */
 	bool finished;		/* written, or the connection is gone */
 };
@@ -91,6 +94,7 @@ static void verifier_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct verifier *v = arg;
 
+	v->progress_ns = clock_mono_ns();
 	if (v->ended) {
 		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
 			verifier_close(v);
@@ -126,6 +130,7 @@ static void verifier_done_cb(evutil_socket_t fd, short what, void *arg)
 	if (v->walk_rc < 0)
 		log_error("cannot walk the store for a verifier", "store=%s err=\"%s\"", v->store,
 			  strerror(-v->walk_rc));
+	v->progress_ns = clock_mono_ns();
 	verifier_fill(v);
 }
 
@@ -177,6 +182,17 @@ fail:
 	c->bev = NULL;
 	c->in = NULL;
 	return rc;
+}
+
+void verifier_tick(struct verifier *v, uint64_t now_ns, uint64_t stall_ns)
+{
+	if (!v->bev || v->efd >= 0 || now_ns - v->progress_ns <= stall_ns)
+		return;
+	log_warn("a verifier does not read its inventory; dropping it", "peer=%s sent=%zu "
+		 "entries=%zu unread_bytes=%zu", v->peer, v->next, v->inv.n,
+		 evbuffer_get_length(bufferevent_get_output(v->bev)));
+	limits_abort_on_close(bufferevent_getfd(v->bev));
+	verifier_close(v);
 }
 
 bool verifier_done(const struct verifier *v)

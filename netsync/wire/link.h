@@ -5,7 +5,15 @@
  * Plaintext or TLS (an SSL object on the same fd). Sending never
  * deadlocks against a peer that sends too: while the socket is full,
  * whatever arrives is read into the input buffer. Optional rate limit on
- * sending. One thread owns a link.
+ * sending; and a send stops when the peer's ERROR has arrived (it stopped
+ * reading). One thread owns a link.
+ *
+ * Input lands in slabs, large flat buffers, and a frame is always whole
+ * in one slab: link_recv hands out a pointer into it and never copies a
+ * frame to make it contiguous (a frame that does not fit where it began
+ * is moved once, with only the bytes of it read so far). link_hold keeps
+ * a frame's slab alive past the next call, for a consumer on another
+ * thread.
  */
 #ifndef TWINFS_LINK_H
 #define TWINFS_LINK_H
@@ -20,14 +28,17 @@
 #include "netsync/wire/proto.h"
 
 struct tls_ctx;
+struct link_slab;
 
 struct link {
 	int fd;			/* -1: none */
 	SSL *ssl;		/* NULL: plaintext */
-	struct evbuffer *in;	/* bytes received, not yet consumed */
+	struct link_slab *slab;	/* input; bytes from `head` not yet consumed */
+	size_t head;
 	struct proto_frame cur;	/* the frame link_recv returned */
 	bool have;		/* cur is valid (consumed by the next call) */
 	int timeout_ms;		/* silence before -ETIMEDOUT */
+	int wake_fd;		/* readable: a wait for input ends (-1: none) */
 	uint64_t bwlimit;	/* bytes/s sent at most (0: no limit) */
 	uint64_t tx_bytes, rx_bytes;
 	uint64_t t0_ns;		/* first send, for the rate limit */
@@ -49,15 +60,24 @@ int link_connect(struct link *l, const char *hostport, struct tls_ctx *tls, char
  * non-blocking. 0 or -ENOMEM. */
 int link_adopt(struct link *l, int fd, SSL *ssl, struct evbuffer *in);
 
-/* Sends everything in OUT (drained). 0 or -errno (-ETIMEDOUT, -EPIPE...). */
+/* Sends everything in OUT (drained). 0 or -errno (-ETIMEDOUT, -EPIPE...;
+ * -ECONNABORTED: an ERROR from the peer arrived meanwhile, link_recv
+ * returns it). */
 int link_send(struct link *l, struct evbuffer *out);
 /*
  * The next frame: 1 and *F (valid until the next call on L: copy what is
  * kept), -EBADMSG for a bad frame, -ECONNRESET at the end of the stream,
- * -ETIMEDOUT after timeout_ms of silence, or -errno. With WAIT false it
- * returns 0 at once when no whole frame is there.
+ * -ETIMEDOUT after timeout_ms of silence, -ECANCELED when wake_fd became
+ * readable while it waited, or -errno. With WAIT false it returns 0 at
+ * once when no whole frame is there.
  */
 int link_recv(struct link *l, struct proto_frame *f, bool wait);
+/* A reference to the memory of the frame link_recv returned last, valid
+ * until link_slab_put (any thread may call it). NULL: out of memory. */
+struct link_slab *link_hold(struct link *l);
+/* Another reference to S (held by the caller); returns S. */
+struct link_slab *link_slab_get(struct link_slab *s);
+void link_slab_put(struct link_slab *s);
 /* Sends HELLO and reads the peer's (or its ERROR). Returns 0 with the
  * peer's HELLO fields (name not kept) in *PEER, or -errno with WHY:
  * -ECONNREFUSED (the peer refused: its text), -EPROTO (not a twinfs serve,

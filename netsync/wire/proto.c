@@ -130,6 +130,22 @@ static uint64_t proto_frame_hash(uint8_t *frame, uint32_t clen)
 	return h;
 }
 
+int proto_frame_parse(uint8_t *buf, size_t have, struct proto_frame *f)
+{
+	static const uint8_t magic[4] = { 'T', 'W', 'F', '1' };
+
+	if (have < PROTO_HDR_LEN)
+		return memcmp(buf, magic, have < 4 ? have : 4) == 0 ? 0 : -EBADMSG;
+	if (proto_hdr_parse(buf, &f->h) < 0)
+		return -EBADMSG;
+	if (have < PROTO_HDR_LEN + (size_t)f->h.len)
+		return 0;
+	if (proto_frame_hash(buf, f->h.clen) != f->h.check)
+		return -EBADMSG;
+	f->payload = buf + PROTO_HDR_LEN;
+	return 1;
+}
+
 int proto_frame_next(struct evbuffer *in, struct proto_frame *f)
 {
 	uint8_t hdr[PROTO_HDR_LEN];
@@ -178,12 +194,12 @@ int proto_out_begin(struct evbuffer *out, struct proto_out *o, size_t plen)
 	return 0;
 }
 
-/* Writes the header and check of a frame whose payload is complete and
- * whose first CLEN payload bytes are checked, then commits it. */
-int proto_out_end(struct evbuffer *out, struct proto_out *o,
-		  uint16_t type, uint32_t len, uint32_t clen)
+/* Writes the header (with FLAGS) and check of a frame whose payload is
+ * complete and whose first CLEN payload bytes are checked, then commits it. */
+static int proto_out_end_flags(struct evbuffer *out, struct proto_out *o, uint16_t type,
+			       uint32_t len, uint32_t clen, uint16_t flags)
 {
-	struct proto_hdr h = { .type = type, .len = len, .clen = clen };
+	struct proto_hdr h = { .type = type, .flags = flags, .len = len, .clen = clen };
 	uint8_t *frame = o->v.iov_base;
 
 	if (o->w.err)
@@ -197,6 +213,12 @@ int proto_out_end(struct evbuffer *out, struct proto_out *o,
 	if (evbuffer_commit_space(out, &o->v, 1) < 0)
 		return -ENOMEM;
 	return 0;
+}
+
+int proto_out_end(struct evbuffer *out, struct proto_out *o,
+		  uint16_t type, uint32_t len, uint32_t clen)
+{
+	return proto_out_end_flags(out, o, type, len, clen, 0);
 }
 
 static void proto_put_time(struct wire_writer *w, const struct timespec *t)
@@ -386,7 +408,8 @@ int proto_encode_goodbye(struct evbuffer *out, const char *reason)
 	return proto_out_end(out, &o, PROTO_GOODBYE, plen, plen);
 }
 
-int proto_encode_error(struct evbuffer *out, uint32_t code, const char *text)
+static int proto_encode_error_flags(struct evbuffer *out, uint32_t code, const char *text,
+				    uint16_t flags)
 {
 	struct proto_out o;
 	size_t plen;
@@ -400,7 +423,17 @@ int proto_encode_error(struct evbuffer *out, uint32_t code, const char *text)
 		return rc;
 	wire_put_u32(&o.w, code);
 	wire_put_str(&o.w, text);
-	return proto_out_end(out, &o, PROTO_ERROR, plen, plen);
+	return proto_out_end_flags(out, &o, PROTO_ERROR, plen, plen, flags);
+}
+
+int proto_encode_error(struct evbuffer *out, uint32_t code, const char *text)
+{
+	return proto_encode_error_flags(out, code, text, 0);
+}
+
+int proto_encode_error_retry(struct evbuffer *out, uint32_t code, const char *text)
+{
+	return proto_encode_error_flags(out, code, text, PROTO_F_RETRY);
 }
 
 /*

@@ -18,9 +18,10 @@
 
 #include "journal/op.h"
 
-#define PROTO_VERSION 5u	/* 2: PRUNE; 3: OP results (mtimes after the op);
+#define PROTO_VERSION 6u	/* 2: PRUNE; 3: OP results (mtimes after the op);
 				 * 4: ENTRY flags and nlink, the delta frames;
-				 * 5: generation histories, TAIL, DIVERGED, RESOLVE */
+				 * 5: generation histories, TAIL, DIVERGED, RESOLVE;
+				 * 6: HASH_REQ ONE_NAME, no quick check */
 #define PROTO_MAGIC 0x31465754u	/* "TWF1" on the wire */
 #define PROTO_HDR_LEN 24u
 #define PROTO_MAX_BLOCK (16u << 20)	/* DATA block bytes */
@@ -66,6 +67,11 @@ enum proto_role {
 	PROTO_ROLE_MIRROR = 3,
 	PROTO_ROLE_VERIFIER = 4,	/* reads the secondary's inventory, writes nothing */
 };
+
+/* Frame header flags. RETRY, on an ERROR: the sender keeps the connection
+ * and retries what failed; no close follows (docs/protocol.md, "ERROR
+ * codes"). A receiver that does not know it reads a plain ERROR. */
+#define PROTO_F_RETRY (1u << 0)
 
 /* HELLO flags. */
 #define PROTO_HELLO_F_DIRTY (1u << 0)	/* secondary: a batch was half applied */
@@ -138,6 +144,10 @@ struct proto_data {
 	const uint8_t *bytes;	/* the block (decode only) */
 };
 
+/* In ATTR's mask, beside the JATTR_* bits: the receiver skips the ATTR if
+ * PATH is not there (the sender read a folder's times from its store as it
+ * is now, which may be ahead of the stream; docs/protocol.md, ATTR). */
+#define PROTO_ATTR_IF_PRESENT (1u << 31)
 struct proto_attr {
 	const char *path;
 	uint32_t mask;		/* JATTR_* */
@@ -206,6 +216,13 @@ void proto_hdr_write(uint8_t *buf, const struct proto_hdr *h);
  * without waiting for 24 or len bytes.
  */
 int proto_frame_next(struct evbuffer *in, struct proto_frame *f);
+/*
+ * proto_frame_next on flat memory: BUF holds HAVE bytes from a frame's
+ * start. Returns 1 with *F (payload inside BUF) for a whole valid frame,
+ * 0 when more bytes are needed (f->h is set once the header is complete,
+ * so the caller knows how many: PROTO_HDR_LEN + f->h.len), -EBADMSG.
+ */
+int proto_frame_parse(uint8_t *buf, size_t have, struct proto_frame *f);
 /* Drains the frame returned by proto_frame_next. */
 void proto_frame_consume(struct evbuffer *in, const struct proto_frame *f);
 
@@ -254,6 +271,8 @@ int proto_encode_ack(struct evbuffer *out, uint64_t seq);
 int proto_encode_heartbeat(struct evbuffer *out, uint64_t now_ms);
 int proto_encode_goodbye(struct evbuffer *out, const char *reason);
 int proto_encode_error(struct evbuffer *out, uint32_t code, const char *text);
+/* ERROR with PROTO_F_RETRY: the connection stays up. */
+int proto_encode_error_retry(struct evbuffer *out, uint32_t code, const char *text);
 
 /*
  * DATA: hashes the block (XXH3-64, the only time the send path hashes it),
@@ -294,19 +313,17 @@ struct proto_tree_req {
 	const char *path;	/* the subtree ("" = the whole store) */
 };
 
-/* HASH_REQ flags */
-#define PROTO_HASH_F_QUICK (1u << 0)	/* answer SAME, without reading, when
-					 * the file has this size and mtime */
+/* HASH_REQ flags (any other bit: a bad frame) */
+#define PROTO_HASH_F_ONE_NAME (1u << 0)	/* a file with other names gets err
+					 * EMLINK, no list (a repair must not
+					 * write into an inode others share) */
 struct proto_hash_req {
 	uint32_t block_size;
 	uint32_t flags;		/* PROTO_HASH_F_* */
-	uint64_t size;		/* QUICK: the asker's size and mtime */
-	int64_t mtime_ns;
 	const char *path;
 };
 
-#define PROTO_HASHES_F_LAST (1u << 0)
-#define PROTO_HASHES_F_SAME (1u << 1)	/* QUICK matched: no hashes follow */
+#define PROTO_HASHES_F_LAST (1u << 0)	/* the only flag */
 struct proto_hashes {
 	const char *path;
 	uint64_t size;		/* the file's size when hashed */

@@ -13,7 +13,7 @@
 #include "netsync/wire/proto_int.h"
 #include "netsync/wire/wire.h"
 
-#define HASH_REQ_FIXED (4 + 4 + 8 + 8)
+#define HASH_REQ_FIXED (4 + 4)
 #define HASHES_FIXED (8 + 4 + 4 + 4 + 4 + 4)
 #define FILE_CHECK_FIXED (8 + 4 + 16)
 
@@ -67,8 +67,6 @@ int proto_encode_hash_req(struct evbuffer *out, const struct proto_hash_req *m)
 		return rc;
 	wire_put_u32(&o.w, m->block_size);
 	wire_put_u32(&o.w, m->flags);
-	wire_put_u64(&o.w, m->size);
-	wire_put_u64(&o.w, (uint64_t)m->mtime_ns);
 	wire_put_str(&o.w, m->path);
 	return proto_out_end(out, &o, PROTO_HASH_REQ, (uint32_t)plen, (uint32_t)plen);
 }
@@ -85,13 +83,12 @@ int proto_decode_hash_req(const struct proto_frame *f, struct proto_hash_req *m)
 	wire_reader_init(&r, f->payload, f->h.len);
 	wire_get_u32(&r, &m->block_size);
 	wire_get_u32(&r, &m->flags);
-	wire_get_u64(&r, &m->size);
-	wire_get_i64(&r, &m->mtime_ns);
 	wire_get_str(&r, PROTO_PATH_MAX, &m->path, &n);
 	rc = wire_reader_done(&r);
 	if (rc < 0)
 		return rc;
-	return n && proto_block_size_ok(m->block_size) ? 0 : -EBADMSG;
+	return n && proto_block_size_ok(m->block_size) &&
+	       !(m->flags & ~PROTO_HASH_F_ONE_NAME) ? 0 : -EBADMSG;
 }
 
 /* The rules every HASHES frame keeps, on both ends. */
@@ -101,12 +98,11 @@ static bool proto_hashes_ok(const struct proto_hashes *m)
 
 	if (!proto_block_size_ok(m->block_size) || m->count > PROTO_HASHES_CHUNK)
 		return false;
+	if (m->flags & ~PROTO_HASHES_F_LAST)
+		return false;
 	if (m->err)
 		return m->first == 0 && m->count == 0 && m->size == 0 &&
 		       m->flags == PROTO_HASHES_F_LAST;
-	if (m->flags & PROTO_HASHES_F_SAME)
-		return m->first == 0 && m->count == 0 &&
-		       m->flags == (PROTO_HASHES_F_LAST | PROTO_HASHES_F_SAME);
 	blocks = proto_blocks(m->size, m->block_size);
 	if (blocks > UINT32_MAX || (uint64_t)m->first + m->count > blocks)
 		return false;

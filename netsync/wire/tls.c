@@ -17,6 +17,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,8 @@ struct tls_ctx {
 	bool pinned;
 	struct tls_psk keys[TLS_MAX_KEYS];
 	int n_keys;
+	char *psk_path;		/* re-read when it changes (tls_ctx_reload) */
+	struct stat psk_st;	/* the file as last read */
 	char peers[TLS_MAX_PEERS][TLS_FP_CHARS + 1];
 	int n_peers;
 };
@@ -152,15 +155,18 @@ static int tls_psk_parse(const char *s, struct tls_psk *k)
 	return 0;
 }
 
-/* Reads the keys of a PSK file: the first is the one this node offers when
- * it connects; a server accepts any of them (a rotation lists the new key
- * first on one node, both on the other). */
-static int tls_load_psk(struct tls_ctx *t, const char *path, char *why, size_t len)
+/* Reads the keys of a PSK file into KEYS (*N of them): the first is the
+ * one this node offers when it connects; a server accepts any of them (a
+ * rotation lists the new key first on one node, both on the other). *ST
+ * gets the file's identity as read. */
+static int tls_read_psk(const char *path, struct tls_psk *keys, int *n, struct stat *st,
+			char *why, size_t len)
 {
 	char line[256];
 	int lineno = 0, rc;
 	FILE *f;
 
+	*n = 0;
 	rc = tls_check_private(path, why, len);
 	if (rc < 0)
 		return rc;
@@ -170,6 +176,8 @@ static int tls_load_psk(struct tls_ctx *t, const char *path, char *why, size_t l
 		snprintf(why, len, "cannot open key file %s: %s", path, strerror(-rc));
 		return rc;
 	}
+	if (fstat(fileno(f), st) < 0)
+		memset(st, 0, sizeof(*st));
 	while (fgets(line, sizeof(line), f)) {
 		char *p = line;
 
@@ -178,26 +186,94 @@ static int tls_load_psk(struct tls_ctx *t, const char *path, char *why, size_t l
 			p++;
 		if (*p == '#' || *p == '\n' || *p == '\r' || !*p)
 			continue;
-		if (t->n_keys == TLS_MAX_KEYS) {
+		if (*n == TLS_MAX_KEYS) {
 			snprintf(why, len, "%s:%d: more than %d keys", path, lineno, TLS_MAX_KEYS);
 			fclose(f);
 			return -EINVAL;
 		}
-		if (tls_psk_parse(p, &t->keys[t->n_keys]) < 0) {
+		if (tls_psk_parse(p, &keys[*n]) < 0) {
 			snprintf(why, len, "%s:%d: not a key (expected %d hex digits; "
 				 "make one with 'twinfs keygen --psk FILE')", path, lineno,
 				 2 * TLS_KEY_BYTES);
 			fclose(f);
 			return -EINVAL;
 		}
-		t->n_keys++;
+		(*n)++;
 	}
+	OPENSSL_cleanse(line, sizeof(line));
 	fclose(f);
-	if (t->n_keys == 0) {
+	if (*n == 0) {
 		snprintf(why, len, "key file %s holds no key", path);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static int tls_load_psk(struct tls_ctx *t, const char *path, char *why, size_t len)
+{
+	int rc = tls_read_psk(path, t->keys, &t->n_keys, &t->psk_st, why, len);
+
+	if (rc < 0)
+		return rc;
+	t->psk_path = strdup(path);
+	return t->psk_path ? 0 : -ENOMEM;
+}
+
+/*
+ * Key rotation without a restart. A PSK file is read again once it has
+ * changed (another inode, size or mtime: an editor's rename or an
+ * overwrite), checked once a second by each daemon's tick; the new keys
+ * serve the connections made after it. A file that does not read is
+ * reported and the old keys stay. tls_auth_current then tells whether a
+ * live connection's key is still the one to use: on a server any key of
+ * the file, on a client its first.
+ */
+int tls_ctx_reload(struct tls_ctx *t, char *why, size_t len)
+{
+	struct tls_psk keys[TLS_MAX_KEYS];
+	struct stat st;
+	int n = 0, rc;
+
+	if (!t || !t->psk_path)
+		return 0;
+	if (stat(t->psk_path, &st) < 0) {
+		rc = -errno;
+		if (t->psk_st.st_ino == 0 && t->psk_st.st_dev == 0)
+			return 0;	/* reported already */
+		memset(&t->psk_st, 0, sizeof(t->psk_st));
+		snprintf(why, len, "cannot read key file %s: %s; keeping the keys it "
+			 "had", t->psk_path, strerror(-rc));
+		return rc;
+	}
+	if (st.st_dev == t->psk_st.st_dev && st.st_ino == t->psk_st.st_ino &&
+	    st.st_size == t->psk_st.st_size &&
+	    st.st_mtim.tv_sec == t->psk_st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == t->psk_st.st_mtim.tv_nsec)
+		return 0;
+	rc = tls_read_psk(t->psk_path, keys, &n, &st, why, len);
+	t->psk_st = st;	/* a bad file is reported once, not every second */
+	if (rc < 0) {
+		size_t l = strlen(why);
+
+		snprintf(why + l, len - l, "; keeping the keys it had");
+		OPENSSL_cleanse(keys, sizeof(keys));
+		return rc;
+	}
+	memcpy(t->keys, keys, sizeof(keys));
+	t->n_keys = n;
+	OPENSSL_cleanse(keys, sizeof(keys));
+	snprintf(why, len, "%d key(s) from %s", n, t->psk_path);
+	return 1;
+}
+
+bool tls_auth_current(const struct tls_ctx *t, const char *auth)
+{
+	if (!t || !t->psk_path || !auth || !*auth)
+		return true;
+	for (int i = 0; i < (t->server ? t->n_keys : 1); i++)
+		if (strstr(auth, t->keys[i].id))
+			return true;
+	return false;
 }
 
 /* "ab-cd ef" -> "ABCDEF" (the separators a human may type); -EINVAL when
@@ -529,6 +605,9 @@ int tls_ctx_new(const struct tls_opts *o, bool server, struct tls_ctx **out,
 	 * suite with another (AES-256's SHA-384) would set the key aside. */
 	SSL_CTX_set_ciphersuites(t->ctx, "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256");
 	SSL_CTX_set_options(t->ctx, SSL_OP_NO_TICKET);
+	/* read-ahead, where a reader turns it on (tls_bulk_start), fills this
+	 * much per read from the socket */
+	SSL_CTX_set_default_read_buffer_len(t->ctx, TLS_READ_BUF);
 	SSL_CTX_set_num_tickets(t->ctx, 0);
 	SSL_CTX_set_session_cache_mode(t->ctx, SSL_SESS_CACHE_OFF);
 	if (o->psk_file && *o->psk_file) {
@@ -557,12 +636,69 @@ void tls_ctx_free(struct tls_ctx *t)
 		return;
 	SSL_CTX_free(t->ctx);
 	OPENSSL_cleanse(t->keys, sizeof(t->keys));
+	free(t->psk_path);
 	free(t);
 }
 
 SSL *tls_ssl_new(struct tls_ctx *t)
 {
 	return SSL_new(t->ctx);
+}
+
+void tls_bulk_start(SSL *ssl)
+{
+	SSL_set_read_ahead(ssl, 1);
+}
+
+int tls_read_into(SSL *ssl, struct evbuffer *in, size_t chunk, size_t max, size_t *got)
+{
+	struct evbuffer_iovec v[2];
+	int nv, n = 1, err;
+
+	*got = 0;
+	while (*got < max) {
+		size_t used[2] = { 0, 0 };
+
+		nv = evbuffer_reserve_space(in, (ev_ssize_t)chunk, v, 2);
+		if (nv < 1)
+			return -ENOMEM;
+		for (int i = 0; i < nv && n > 0; i++) {
+			while (used[i] < v[i].iov_len) {
+				size_t want = v[i].iov_len - used[i];
+
+				ERR_clear_error();
+				errno = 0;
+				n = SSL_read(ssl, (char *)v[i].iov_base + used[i],
+					     want > INT_MAX ? INT_MAX : (int)want);
+				if (n <= 0)
+					break;
+				used[i] += (size_t)n;
+			}
+		}
+		for (int i = 0; i < nv; i++)
+			v[i].iov_len = used[i];
+		if (evbuffer_commit_space(in, v, used[1] ? 2 : 1) < 0)
+			return -ENOMEM;
+		*got += used[0] + used[1];
+		if (n > 0)
+			continue;	/* the chunk is full: another */
+		err = SSL_get_error(ssl, n);
+		if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE)
+			return 0;
+		/* close_notify, or a TCP close without it (read as a plain end
+		 * of stream: the protocol's GOODBYE/ERROR says how it ended) */
+		if (err == SSL_ERROR_ZERO_RETURN)
+			return -EPIPE;
+		if (err == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)
+			return errno ? -errno : -EPIPE;
+		if (err == SSL_ERROR_SSL && ERR_GET_REASON(ERR_peek_error()) ==
+		    SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+			ERR_clear_error();
+			return -EPIPE;
+		}
+		return -EPROTO;
+	}
+	return 1;
 }
 
 const char *tls_ctx_mode(const struct tls_ctx *t)

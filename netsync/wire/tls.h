@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <event2/buffer.h>
 #include <openssl/ssl.h>
 
 struct tls_opts {
@@ -56,11 +57,36 @@ int tls_ctx_new(const struct tls_opts *o, bool server, struct tls_ctx **out,
 		char *why, size_t len);
 void tls_ctx_free(struct tls_ctx *t);
 
+/* Reads the PSK file again if it changed since it was read (rotation;
+ * call once a second): 1 and what was read in WHY, 0 if unchanged (or not
+ * a PSK context), -errno with the reason in WHY (the old keys stay). */
+int tls_ctx_reload(struct tls_ctx *t, char *why, size_t len);
+/* Whether a live connection authenticated as AUTH (tls_peer_describe) may
+ * go on after a reload: on a server its key is still in the file, on a
+ * client it is still the first. Always true with pinned keys. */
+bool tls_auth_current(const struct tls_ctx *t, const char *auth);
+
 /* A new connection object of T, NULL when out of memory. */
 SSL *tls_ssl_new(struct tls_ctx *t);
 
 /* "psk" or "pinned", for status and logs. */
 const char *tls_ctx_mode(const struct tls_ctx *t);
+
+/*
+ * Bulk reads for a receiver that reads the SSL object itself (serve's
+ * stream). tls_bulk_start turns on read-ahead, so that OpenSSL fills its
+ * buffer (TLS_READ_BUF) from the socket in one read instead of two per
+ * record; then tls_read_into must drain it: it appends decrypted bytes to
+ * IN, CHUNK bytes reserved at a time, until OpenSSL wants the socket
+ * again or MAX bytes were read. Returns 0 when drained (wait for the
+ * socket), 1 when it stopped at MAX (call again: records may wait in
+ * OpenSSL where no poller sees them), -EPIPE when the peer closed (with
+ * or without close_notify), -EPROTO on a TLS error (the reason is in
+ * OpenSSL's error queue) or -ENOMEM. *GOT: bytes appended.
+ */
+#define TLS_READ_BUF (256u << 10)
+void tls_bulk_start(SSL *ssl);
+int tls_read_into(SSL *ssl, struct evbuffer *in, size_t chunk, size_t max, size_t *got);
 
 /* Who the handshake authenticated: "psk id 1a2b..." or "id ABCD-...". */
 void tls_peer_describe(SSL *ssl, char *buf, size_t len);

@@ -65,6 +65,8 @@ PY
 # reads of a 16 MiB file soon hit the page cache and complete inside the
 # submit, where a batching loop would need one enter for many IOs.
 if command -v strace >/dev/null; then
+	# LeakSanitizer cannot run under ptrace (a sanitizer build, tests/sanitize.sh)
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 	strace -f -qq -c -e trace=io_uring_enter -o "$T/st" "$TWINFS_BIN" bench io \
 		--target "$T/t" --size 16M --runtime 1 --iodepth 8 \
 		--pattern 4k-randread --json "$T/st.json" >/dev/null 2>&1; rc=$?

@@ -53,9 +53,23 @@ for k in dotdot absolute symlink nul tree-escape hash-escape hashes; do
 	check "mirror client sending $k: refused" "$WC" 127.0.0.1 "$PORT2" mirror-bad "$k"
 done
 check "nothing escaped through the symlink" [ -z "$(ls -A "$T/outside")" ]
-check "nothing escaped above the store" [ ! -e "$P2/escaped" ] && [ ! -e /tmp/escaped ]
+check "nothing escaped above the store" [ ! -e "$P2/escaped" -a ! -e /tmp/escaped ]
 check "the store is untouched" python3 "$TWINFS_SRC/tests/e2e/treecmp.py" "$T/snap2" "$P2/store"
 check "and serve still takes a mirror" "$TWINFS_BIN" mirror -q "$S" "127.0.0.1:$PORT2"
+
+# a peer that fails to apply (its store full) is quoted, not a broken pipe
+P3=$T/p3; mkdir -p "$P3/store" "$P3/state" "$T/s3"
+mount -t tmpfs -o size=2m tmpfs "$P3/store" || fail "cannot mount a tmpfs"
+track_mount "$P3/store"
+head -c $((64 << 20)) /dev/zero >"$T/s3/big"
+PORT3=$(free_port)
+"$TWINFS_BIN" serve --store "$P3/store" --state "$P3/state" --listen "127.0.0.1:$PORT3" -f \
+	>>"$T/serve3.log" 2>&1 &
+track_pid $!
+wait_until 15 daemon_up "$P3/state" || fail "serve 3 did not start"
+"$TWINFS_BIN" mirror -q "$T/s3" "127.0.0.1:$PORT3" 2>"$T/full.err"
+note "a full peer: $(cat "$T/full.err")"
+check "a full peer's reason is the error" grep -q "No space left on device" "$T/full.err"
 
 # --force writes into the replication target anyway
 check "--force: the target is written" "$TWINFS_BIN" mirror -q --force "$S" "127.0.0.1:$PORT"

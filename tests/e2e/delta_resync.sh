@@ -4,10 +4,13 @@
 #    gets a baseline that moves at most 2x the changed bytes over the wire
 #    (serve's bytes_received counts every frame the primary sent);
 #  - a primary killed while files it was writing were not yet on the peer
-#    resends by delta: status counts the files a resync read (the dirty
-#    files, each read by its recovery mark and by the mount-time scan's
-#    walk of its path), and the blocks the peer had are not sent again.
-# Both end with the stores equal by treecmp.py.
+#    resends by delta: each dirty file is read once on each side (its
+#    recovery mark; the mount-time scan leaves it to that), no other file,
+#    and the blocks the peer had are not sent again;
+#  - a baseline of an unchanged tree reads no content on either side once
+#    both hash caches know the files (the sender's STATE/hashcache and
+#    serve's), though a baseline asks for every file's block hashes.
+# Each ends with the stores equal by treecmp.py.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
 jkey() { "$TWINFS_BIN" status --state "$1" --json | python3 -c \
@@ -54,6 +57,7 @@ check "the rest was matched by block hashes" [ "$matched" -ge $((16 << 20)) ]
 # a crash with writes the peer does not have yet
 stop_mount
 start_mount
+hashed0=$(jkey "$P_STATE" delta_hashed_bytes)
 kill -STOP "$SERVE_PID"
 for i in 101 102 103 104 105; do
 	head -c 3000 /dev/urandom | dd of="$MNT/d/f$i" bs=3000 seek=2 conv=notrunc 2>/dev/null
@@ -66,6 +70,30 @@ start_mount
 synced 60
 check "after the crash: stores equal (treecmp)" same_stores "$A_STORE" "$P_STORE"
 read=$(jkey "$A_STATE" resync_files_read)
-note "files read by the resync after the crash: $read (5 dirty files)"
-check "the resync read only the 5 dirty files (each at most twice)" [ "$read" -ge 5 ] && [ "$read" -le 10 ]
+bread=$(jkey "$A_STATE" resync_bytes_read)
+phashed=$(( $(jkey "$P_STATE" delta_hashed_bytes) - hashed0 ))
+note "after the crash: the primary read $read files, $bread bytes; the peer hashed $phashed bytes (5 dirty files of 20000 bytes)"
+check "the resync read the 5 dirty files once each, no other" [ "$read" -eq 5 -a "$bread" -eq 100000 ]
+check "the peer read each of them at most once (its cache knew the rest)" [ "$phashed" -le 100000 ]
+
+# baselines of an unchanged tree: the first fills the hash caches, the
+# second reads nothing (serve saves its cache when it stops)
+rebaseline() {
+	stop_mount
+	kill "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null
+	rm -f "$P_STATE/applied"	# the peer has "never applied anything"
+	start_serve
+	start_mount
+	synced 60
+}
+rebaseline
+rebaseline
+read=$(jkey "$A_STATE" resync_files_read)
+bread=$(jkey "$A_STATE" resync_bytes_read)
+phashed=$(jkey "$P_STATE" delta_hashed_bytes)
+asked=$(jkey "$A_STATE" resync_files)
+note "a baseline of the unchanged tree: $asked files compared, the primary read $bread bytes in $read files, the peer $phashed bytes"
+check "it compared every file" [ "$asked" -ge 151 ]
+check "and read no content on either side" [ "$read" -eq 0 -a "$bread" -eq 0 -a "$phashed" -eq 0 ]
+check "after the baselines: stores equal (treecmp)" same_stores "$A_STORE" "$P_STORE"
 finish

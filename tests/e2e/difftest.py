@@ -18,7 +18,8 @@ re-run it with --replay FILE.
 Usage: difftest.py --twinfs BIN [--seed N] [--ops K] [--seeds M]
         [--faults none|all|stop,cont,kill,restart,overflow,umount,remount]
         [--mode control|mount] [--keep DIR] [--shrink-seconds S]
-        [--replay FILE]
+        [--replay FILE] [--op-set classic|all] [--mount-args ARGS]
+        [--strict-apply]
 Exit: 0 every seed passed, 1 a property failed, 2 harness error.
 """
 import argparse
@@ -96,8 +97,9 @@ def _on_signal(sig, frame):
 class Pair:
     """A serve peer and a replicating mount in a fresh temp dir."""
 
-    def __init__(self, twinfs, base, small_journal):
+    def __init__(self, twinfs, base, small_journal, mount_args=()):
         self.bin = twinfs
+        self.mount_args = list(mount_args)
         self.base = base
         self.A = os.path.join(base, "a-store")
         self.AS = os.path.join(base, "a-state")
@@ -175,6 +177,7 @@ class Pair:
                "--mountpoint", self.M, "--peer", "127.0.0.1:%d" % self.port, "-f"]
         if self.conf:
             cmd += ["--config", self.conf]
+        cmd += self.mount_args
         self.mount = subprocess.Popen(cmd, stdout=self.log, stderr=self.log,
                                       stdin=subprocess.DEVNULL)
         wait_for("the mount", lambda: is_mounted(self.M) and self._status_ok(self.AS), 15)
@@ -243,6 +246,16 @@ class Pair:
                 except OSError:
                     pass
 
+    def apply_errors(self):
+        """The apply errors the peer reported: each is a frame the sender
+        sent that the peer's store could not take (repaired, but a sign
+        that the sender's stream and the peer's state disagreed)."""
+        self.log.flush()
+        with open(self.log.name, "rb") as f:
+            lines = f.read().decode(errors="replace").splitlines()
+        return ["log: " + re.sub(r"^.*?(err=)", r"\1", l)[:240] for l in lines
+                if "code=apply" in l and "dropping the primary" in l]
+
     def log_tail(self, n):
         self.log.flush()
         try:
@@ -300,7 +313,7 @@ def run_mount(seq, args, base):
     os.makedirs(plain)
     want = run_plain(seq, plain)
     small = any(op[0] == "fault" and op[1] == "overflow" for op in seq)
-    pair = Pair(args.twinfs, os.path.join(base, "pair"), small)
+    pair = Pair(args.twinfs, os.path.join(base, "pair"), small, args.mount_args.split())
     fails = {}
     watchdog = threading.Timer(args.run_timeout, pair.abort)
     watchdog.daemon = True
@@ -330,6 +343,15 @@ def run_mount(seq, args, base):
             elif kind == "remount":
                 pair.start_mount()
                 ap.root = pair.M
+            elif kind == "sync":
+                # Mid-sequence: with the peer up and the store mounted,
+                # `twinfs sync` must succeed (elsewhere it cannot: a no-op).
+                if pair.mount is not None and pair.serve_state == "up":
+                    wait_for("the mount to connect", pair.connected, 20)
+                    rc, out = pair.sync(args.sync_timeout)
+                    if rc != 0:
+                        mid_sync.append("op %d [\"fault\", \"sync\"]: twinfs sync exit %d: %s"
+                                        % (len(got), rc, out))
 
         def timed_fault(kind):
             t = time.monotonic()
@@ -339,6 +361,7 @@ def run_mount(seq, args, base):
 
         ap.fault = timed_fault
         got = []
+        mid_sync = []
         t = time.monotonic()
         try:
             for op in seq:
@@ -375,11 +398,17 @@ def run_mount(seq, args, base):
         rc, out = pair.sync(args.sync_timeout)
         if args.verbose:
             print("#   sync: exit %d, %.2f s" % (rc, time.monotonic() - t), flush=True)
+        if mid_sync:
+            fails.setdefault("sync", []).extend(mid_sync)
         if rc != 0:
             fails.setdefault("sync", []).append("twinfs sync exit %d: %s" % (rc, out))
         t = treecmp.compare(pair.A, pair.P)
         if t:
             fails["replica"] = t
+        if args.strict_apply:
+            t = pair.apply_errors()
+            if t:
+                fails["apply"] = t
         t = treecmp.compare(pair.M, pair.A, mtime=False)
         if t:
             fails["view"] = t
@@ -407,7 +436,7 @@ def run_mount(seq, args, base):
     return fails
 
 
-PROPS = ["daemon", "sync", "replica", "view", "errno", "local"]
+PROPS = ["daemon", "sync", "replica", "apply", "view", "errno", "local"]
 
 
 def run_once(seq, args, keep_tag=None):
@@ -459,6 +488,11 @@ def classes(fails):
                     continue    # an fd slot differs after its open's errno did
             elif p == "sync":
                 c = "sync" + _sync_reason(line)
+            elif p == "apply":
+                # 'log: err="setattr 'd2' on vm: No such file..."': the op and
+                # the reason, not the path
+                m = re.search(r'err="(\S+) .*?: ([^"]*)', line)
+                c = "apply %s: %s" % (m.group(1), m.group(2)) if m else "apply"
             elif p == "daemon":
                 if line.startswith("log: "):
                     continue
@@ -567,6 +601,15 @@ def main():
     ap.add_argument("--skip-class", action="append", metavar="SUBSTR",
                     help="do not shrink the classes containing SUBSTR (known ones; repeatable)")
     ap.add_argument("--replay", help="run the ops in FILE (one JSON list a line)")
+    ap.add_argument("--op-set", choices=sorted(ops_mod.OP_SETS), default="classic",
+                    help="classic: the op kinds the CI seeds were chosen with; all: "
+                         "also fallocate modes, copy_file_range, O_TMPFILE, mmap "
+                         "writes, set-id drops... (difftest_ops.py, EXTRA)")
+    ap.add_argument("--mount-args", default="",
+                    help="more arguments for `twinfs mount`, e.g. \"--no-uring --mode sync\"")
+    ap.add_argument("--strict-apply", action="store_true",
+                    help="count an apply error the peer reported (and the sender "
+                         "repaired) as a failure (property \"apply\")")
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
     signal.signal(signal.SIGTERM, _on_signal)
@@ -588,7 +631,7 @@ def main():
     t0 = time.monotonic()
     for seed, seq in runs:
         if seq is None:
-            seq = ops_mod.generate(seed, args.ops, faults)
+            seq = ops_mod.generate(seed, args.ops, faults, args.op_set)
         total_ops += len(seq)
         ts = time.monotonic()
         try:

@@ -15,11 +15,14 @@ the same outcomes. Rules that keep runs comparable and safe:
   whiteout 0:0 and an unassigned block major, so no open touches hardware;
 - faults (["fault", kind]) are ops too, so they shrink with the rest; an
   applier without a fault hook treats them as no-ops, except that
-  "umount" closes every held fd (a mount with open files cannot unmount).
+  "umount" closes every held fd (a mount with open files cannot unmount)
+  and so does "remount" (an fd opened on the store while unmounted would
+  write behind the mount's back).
 """
 import ctypes
 import errno
 import hashlib
+import mmap
 import os
 import random
 import shutil
@@ -48,7 +51,23 @@ IDS = [(0, 0), (12, 34), (1000, 1000), (0, 34)]
 TIMES = [1_000_000_000_000_000_000, 1_234_567_890_123_456_789,
          1_700_000_000_000_000_001, 946_684_800_999_999_999]
 
-FAULTS = ["stop", "cont", "kill", "restart", "overflow", "umount", "remount"]
+FAULTS = ["stop", "cont", "kill", "restart", "overflow", "umount", "remount", "sync"]
+
+# The extended op kinds (--op-set all), after what stress tools like
+# fsstress exercise: every fallocate mode, copy_file_range, O_TMPFILE made
+# visible by linkat, writes through a shared mapping, truncate of an open
+# file, a rename between two names of one inode, utimensat with UTIME_NOW
+# and UTIME_OMIT, set-id bits that the kernel drops for an unprivileged
+# caller (chmod by an owner outside the group, a write by another user,
+# a chgrp by the owner), and a write through a held fd after its name is
+# gone.
+# (COLLAPSE_RANGE and INSERT_RANGE are left out: the kernel's FUSE client
+# refuses them with EOPNOTSUPP before any FUSE filesystem sees them.)
+FALLOC = {"keep": 0x01, "punch": 0x03, "zero": 0x10, "zero_keep": 0x11}
+UTIMES = ["now", "omit", 1_234_567_890_123_456_789, 1_700_000_000_000_000_001]
+SETID_MODES = [0o4777, 0o6777, 0o2777, 0o2767, 0o6755]
+USER = (1000, 1000)         # the unprivileged caller of the *_as ops
+USER_GROUP = 34             # a group USER is not in
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -67,7 +86,9 @@ def data(dseed, n):
 # ---------------------------------------------------------------- generation
 
 # (weight, op kind). Faults are added by generate() when enabled.
-WEIGHTS = [
+# CLASSIC is what the CI's fixed seeds were chosen with; EXTRA is added
+# by --op-set all.
+CLASSIC = [
     (10, "create"), (4, "creat_empty"), (10, "pwrite"), (4, "open_hold"),
     (6, "fd_write"), (3, "fd_close"), (5, "truncate"), (3, "fallocate"),
     (6, "mkdir"), (3, "rmdir"), (5, "unlink"), (2, "rmrf"),
@@ -76,6 +97,17 @@ WEIGHTS = [
     (2, "mknod"), (1, "mksock"), (4, "chmod"), (3, "chown"), (5, "utime"),
     (4, "setxattr"), (3, "removexattr"), (4, "read"),
 ]
+EXTRA = [
+    (4, "falloc"), (4, "copy_range"), (3, "mmap_write"),
+    (3, "fd_truncate"), (3, "link_rename"), (3, "utimens"), (2, "sgid_chmod"),
+    (2, "setid_write"), (2, "chgrp_as"), (2, "unlink_slot"),
+]
+# O_TMPFILE is a set of its own: a twinfs mount refuses it (EOPNOTSUPP;
+# libfuse 3.14 has no tmpfile operation), so with it the mount's errnos
+# differ from a plain directory's by design, not by a replication fault.
+OP_SETS = {"classic": CLASSIC, "all": CLASSIC + EXTRA,
+           "tmpfile": CLASSIC + EXTRA + [(3, "tmpfile")]}
+WEIGHTS = CLASSIC
 
 
 def _path(r, kind=""):
@@ -130,13 +162,44 @@ def _op(r, kind):
                 r.randrange(1 << 30)]
     if kind == "removexattr":
         return [kind, p, r.choice(XATTRS)]
+    return _op_extra(r, kind, p)
+
+
+def _op_extra(r, kind, p):
+    if kind == "falloc":
+        return [kind, p, r.choice(sorted(FALLOC)), r.choice([0, 4096, 8192, 65536, 131072]),
+                r.choice([1, 4096, 8192, 65536])]
+    if kind == "copy_range":
+        return [kind, p, _path(r), r.choice([0, 1, 4096, 70000]),
+                r.choice([0, 5, 4096, 131072]), r.choice([1, 4096, 100000])]
+    if kind == "tmpfile":
+        return [kind, r.choice(DIRS), p, r.choice([0, 1, 5000, 70000]), r.randrange(1 << 30)]
+    if kind == "mmap_write":
+        return [kind, p, r.choice([0, 1, 4095, 65536, 199999]), r.choice([1, 100, 4096, 70000]),
+                r.randrange(1 << 30)]
+    if kind == "fd_truncate":
+        return [kind, r.randrange(FD_SLOTS), r.choice([0, 1, 4096, 131073, 300000])]
+    if kind == "link_rename":
+        return [kind, p, _path(r)]
+    if kind == "utimens":
+        return [kind, p, r.choice(UTIMES), r.choice(UTIMES)]
+    if kind == "sgid_chmod":
+        return [kind, p, r.choice([0o2755, 0o2775, 0o6755, 0o2700, 0o3777])]
+    if kind == "setid_write":
+        return [kind, p, r.choice(SETID_MODES), r.choice([0, 4096, 100000]),
+                r.choice([1, 4096]), r.randrange(1 << 30)]
+    if kind == "chgrp_as":
+        return [kind, p, r.choice([0o2755, 0o2745, 0o6644, 0o2644, 0o4755])]
+    if kind == "unlink_slot":
+        return [kind, r.randrange(FD_SLOTS)]
     raise ValueError(kind)
 
 
-def generate(seed, n, faults=()):
-    """n ops from seed; faults: the fault kinds that may appear."""
+def generate(seed, n, faults=(), op_set="classic"):
+    """n ops from seed; faults: the fault kinds that may appear; op_set: a
+    key of OP_SETS (the same seed gives the same ops within one set)."""
     r = random.Random(seed)
-    kinds = [k for w, k in WEIGHTS for _ in range(w)]
+    kinds = [k for w, k in OP_SETS[op_set] for _ in range(w)]
     # The directories first (ops like the others: they shrink away too).
     ops = [["mkdir", d] for d in DIRS[1:]]
     offline = False
@@ -185,6 +248,7 @@ class Applier:
         self.root = root
         self.fault = fault
         self.fds = {}
+        self.fd_paths = {}      # slot -> the path it was opened by
 
     def close_all(self):
         for slot in sorted(self.fds):
@@ -213,7 +277,11 @@ class Applier:
         k, a = op[0], op[1:]
         P = self._p
         if k == "fault":
-            if a[0] == "umount":
+            # A mount with open files cannot unmount; and fds opened on the
+            # store while unmounted would write behind the mount's back
+            # once it is mounted again (outside what replication can see:
+            # README, "What it guarantees"), so a remount closes them too.
+            if a[0] in ("umount", "remount"):
                 self.close_all()
             if self.fault:
                 self.fault(a[0])
@@ -240,6 +308,7 @@ class Applier:
             if slot in self.fds:
                 os.close(self.fds.pop(slot))
             self.fds[slot] = os.open(P(path), fl | os.O_NONBLOCK, 0o644)
+            self.fd_paths[slot] = path
         elif k == "fd_write":
             slot, off, n, ds = a
             if slot not in self.fds:
@@ -319,5 +388,150 @@ class Applier:
                 os.close(fd)
             return h.hexdigest()[:12]
         else:
-            raise ValueError("unknown op %r" % (op,))
+            return self._apply_extra(k, a)
         return None
+
+    def _apply_extra(self, k, a):
+        P = self._p
+        if k == "falloc":
+            fd = os.open(P(a[0]), os.O_WRONLY | os.O_NONBLOCK)
+            try:
+                if _libc.fallocate(fd, FALLOC[a[1]], ctypes.c_long(a[2]), ctypes.c_long(a[3])) != 0:
+                    e = ctypes.get_errno()
+                    raise OSError(e, os.strerror(e))
+            finally:
+                os.close(fd)
+        elif k == "copy_range":
+            src = os.open(P(a[0]), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+            try:
+                dst = os.open(P(a[1]), os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW,
+                              0o644)
+                try:
+                    return os.copy_file_range(src, dst, a[4], a[2], a[3])
+                finally:
+                    os.close(dst)
+            finally:
+                os.close(src)
+        elif k == "tmpfile":
+            fd = os.open(P(a[0]) if a[0] else self.root, os.O_TMPFILE | os.O_WRONLY, 0o640)
+            try:
+                self._write_all(fd, data(a[3], a[2]), 0)
+                if _libc.linkat(AT_FDCWD, b"/proc/self/fd/%d" % fd, AT_FDCWD,
+                                os.fsencode(P(a[1])), 0x400) != 0:   # AT_SYMLINK_FOLLOW
+                    e = ctypes.get_errno()
+                    raise OSError(e, os.strerror(e))
+            finally:
+                os.close(fd)
+        elif k == "mmap_write":
+            st = os.lstat(P(a[0]))
+            if not stat.S_ISREG(st.st_mode):
+                return stat.filemode(st.st_mode)[0]
+            fd = os.open(P(a[0]), os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW)
+            try:
+                size = os.fstat(fd).st_size
+                if size == 0:
+                    return "empty"
+                off = a[1] % size
+                buf = data(a[3], min(a[2], size - off))
+                with mmap.mmap(fd, size) as m:
+                    m[off:off + len(buf)] = buf
+                    m.flush()
+            finally:
+                os.close(fd)
+        elif k == "fd_truncate":
+            if a[0] not in self.fds:
+                return "noslot"
+            os.ftruncate(self.fds[a[0]], a[1])
+        elif k == "link_rename":
+            # POSIX: renaming a name onto another name of the same inode
+            # does nothing; both names stay. (The second name is made
+            # first unless it exists: it may be a link of the same inode
+            # from an earlier op, or another entry, replaced then.)
+            try:
+                os.link(P(a[0]), P(a[1]), follow_symlinks=False)
+            except FileExistsError:
+                pass
+            os.rename(P(a[0]), P(a[1]))
+        elif k == "utimens":
+            ts = (_Timespec * 2)(*[_timespec(v) for v in (a[1], a[2])])
+            if _libc.utimensat(AT_FDCWD, os.fsencode(P(a[0])), ts, 0x100) != 0:
+                e = ctypes.get_errno()          # AT_SYMLINK_NOFOLLOW
+                raise OSError(e, os.strerror(e))
+        elif k == "sgid_chmod":
+            # The owner, not in the file's group, asks for set-group-ID:
+            # the kernel drops the bit (no error).
+            st = os.lstat(P(a[0]))
+            if stat.S_ISLNK(st.st_mode):
+                return "l"
+            os.chown(P(a[0]), USER[0], USER_GROUP, follow_symlinks=False)
+            return _as_user(lambda: os.chmod(P(a[0]), a[1]))
+        elif k == "setid_write":
+            # Another user writes a set-id file: the kernel drops the bits.
+            st = os.lstat(P(a[0]))
+            if not stat.S_ISREG(st.st_mode):
+                return stat.filemode(st.st_mode)[0]
+            os.chmod(P(a[0]), a[1])
+
+            def write():
+                fd = os.open(P(a[0]), os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+                try:
+                    self._write_all(fd, data(a[4], a[3]), a[2])
+                finally:
+                    os.close(fd)
+            return _as_user(write)
+        elif k == "chgrp_as":
+            # The owner moves a set-id file from a group it is not in to
+            # its own group: set-user-ID goes, set-group-ID goes (its old
+            # group is not the caller's).
+            st = os.lstat(P(a[0]))
+            if stat.S_ISLNK(st.st_mode):
+                return "l"
+            os.chown(P(a[0]), USER[0], USER_GROUP, follow_symlinks=False)
+            os.chmod(P(a[0]), a[1])
+            return _as_user(lambda: os.chown(P(a[0]), -1, USER[1], follow_symlinks=False))
+        elif k == "unlink_slot":
+            if a[0] not in self.fds:
+                return "noslot"
+            os.unlink(P(self.fd_paths[a[0]]))
+        else:
+            raise ValueError("unknown op %r" % ([k] + list(a),))
+        return None
+
+
+class _Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def _timespec(v):
+    if v == "now":
+        return _Timespec(0, (1 << 30) - 1)      # UTIME_NOW
+    if v == "omit":
+        return _Timespec(0, (1 << 30) - 2)      # UTIME_OMIT
+    return _Timespec(v // 1_000_000_000, v % 1_000_000_000)
+
+
+def _as_user(fn):
+    """Runs fn in a child process as USER (no supplementary groups); its
+    outcome: None, or the errno name it failed with."""
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.setgroups([])
+            os.setresgid(USER[1], USER[1], USER[1])
+            os.setresuid(USER[0], USER[0], USER[0])
+            fn()
+        except OSError as e:
+            code = e.errno or 255
+        except BaseException:
+            import traceback
+            traceback.print_exc()       # a bug of the op itself
+            code = 255
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code == 0:
+        return None
+    if code == 255:
+        raise OSError(errno.EIO, "the unprivileged child failed")
+    raise OSError(code, os.strerror(code))

@@ -1,8 +1,8 @@
 #!/bin/sh
 # `twinfs sync` tells the truth: while the peer cannot apply a change (its
 # copy of a folder is immutable, so a create in it, and the repair of the
-# folder, fail with EPERM) sync fails with the reason and the folder's
-# path, `status` shows the stuck path,
+# folder, fail with EPERM) sync and sync --verify fail, sync with the
+# reason and the folder's path, `status` shows the stuck path,
 # and the primary backs off instead of reconnecting in a tight loop. Once
 # the peer can apply again, sync exits 0 and the stores are equal.
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +25,10 @@ echo two >"$MNT/locked/two"
 rc=$?
 check "sync fails while the peer cannot apply (exit $rc)" [ $rc -ne 0 ]
 check "sync says which path is stuck" grep -q "cannot apply /locked" "$T/sync.out"
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 4 --verify >"$T/syncv.out" 2>&1
+rc=$?
+check "sync --verify fails too while the path is stuck (exit $rc)" [ $rc -ne 0 ]
+check "sync --verify does not say identical" sh -c "! grep -q '^identical' '$T/syncv.out'"
 "$TWINFS_BIN" status --state "$A_STATE" --json >"$T/status.json"
 check "status counts the stuck path" [ "$(json_field "$T/status.json" stuck_paths)" -ge 1 ]
 check "status names the stuck path" grep -q '"stuck_path":"locked' "$T/status.json"

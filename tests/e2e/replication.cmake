@@ -17,6 +17,10 @@ twinfs_e2e_test(e2e_replication_baseline_busy tests/e2e/replication_baseline_bus
 twinfs_e2e_test(e2e_replication_demo tests/e2e/replication_demo.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_lowfd tests/e2e/replication_lowfd.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_tls tests/e2e/replication_tls.sh TIMEOUT 180)
+# Key rotation while replicating: no restart, one reconnect.
+twinfs_e2e_test(e2e_replication_tls_rotate tests/e2e/replication_tls_rotate.sh TIMEOUT 120)
+# The peer's disk full: no reconnects, nothing re-sent, the reason shown.
+twinfs_e2e_test(e2e_replication_disk_full tests/e2e/replication_disk_full.sh TIMEOUT 120)
 # The fault-injection suite (tests/faults/): two namespaces, one scenario
 # per fault, a table of the results in the build folder.
 twinfs_e2e_test(e2e_faults tests/faults/faults.py TIMEOUT 600)
@@ -34,7 +38,7 @@ twinfs_e2e_test(e2e_fidelity_whiteout tests/e2e/fidelity_whiteout.sh TIMEOUT 120
 twinfs_e2e_test(e2e_replication_difftest tests/e2e/replication_difftest.sh TIMEOUT 400)
 twinfs_e2e_test(e2e_fidelity_socket tests/e2e/fidelity_socket.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_fifo_offline tests/e2e/fidelity_fifo_offline.sh TIMEOUT 150)
-twinfs_e2e_test(e2e_fidelity_overflow_rename tests/e2e/fidelity_overflow_rename.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_cases tests/e2e/fidelity_cases.sh TIMEOUT 180)
 twinfs_e2e_test(e2e_fidelity_whiteout_apply tests/e2e/fidelity_whiteout_apply.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_mtimes_apply tests/e2e/fidelity_mtimes_apply.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_hardlinks_apply tests/e2e/fidelity_hardlinks_apply.sh TIMEOUT 150)
@@ -47,5 +51,6 @@ twinfs_e2e_test(e2e_fidelity_random tests/e2e/fidelity_random.sh TIMEOUT 240)
 # (tests/e2e/treecmp.py compares them completely).
 twinfs_e2e_test(e2e_fidelity_overflow_removals tests/e2e/fidelity_overflow_removals.sh TIMEOUT 150)
 twinfs_e2e_test(e2e_fidelity_offline_edits tests/e2e/fidelity_offline_edits.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_lost_names tests/e2e/fidelity_lost_names.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_apply_error tests/e2e/fidelity_apply_error.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_sync_truth tests/e2e/fidelity_sync_truth.sh TIMEOUT 120)

@@ -3,7 +3,8 @@
 # fixed seeds: control mode (two plain directories must agree, which checks
 # the tester itself), then mount mode without faults and with every fault
 # kind (peer SIGSTOP/SIGCONT, kill -9 and restart, journal overflow,
-# unmount + edits in the store + remount). A failure prints the seed, its
+# unmount + edits in the store + remount), the extended op kinds on both
+# transports and in sync mode. A failure prints the seed, its
 # ops and, for the first failing seed, each kind of divergence shrunk to a
 # short op list (DIFFTEST_SHRINK seconds in all).
 # DIFFTEST_SEED shifts the seeds (the soak script runs new ones).
@@ -20,23 +21,25 @@ check "control: plain dirs agree (4 seeds x 1000 ops)" \
 check "mount, no faults (2 seeds x 600 ops)" \
 	$DT --mode mount --faults none --seed "$S" --seeds 2 --ops 600 \
 		--sync-timeout 20 --shrink-seconds "$SHRINK"
+# The extended op kinds (fallocate modes, copy_file_range, mmap writes,
+# set-id drops, ...; difftest_ops.py EXTRA), on both transports and in
+# sync mode.
+check "mount, extended ops (4 seeds x 600)" \
+	$DT --mode mount --op-set all --faults none --seed $((S + 300)) --seeds 4 --ops 600 \
+		--sync-timeout 20 --shrink-seconds 0
+check "mount over /dev/fuse (--no-uring), extended ops (1 seed x 600)" \
+	$DT --mode mount --op-set all --faults none --seed $((S + 304)) --ops 600 \
+		--mount-args=--no-uring --sync-timeout 20 --shrink-seconds 0
+check "mount in sync mode, extended ops (1 seed x 600)" \
+	$DT --mode mount --op-set all --faults none --seed $((S + 305)) --ops 600 \
+		--mount-args="--mode sync" --sync-timeout 20 --shrink-seconds 0
 # The overflow fault fills 16 MiB of journal: one seed has it, the others
 # the quicker faults.
 check "mount, journal overflow among the faults (1 seed x 400 ops)" \
 	$DT --mode mount --faults kill,restart,overflow,stop,cont --seed $((S + 100)) --ops 400 \
 		--sync-timeout 20 --shrink-seconds 0
-check "mount, all quick faults (2 seeds x 400 ops)" \
-	$DT --mode mount --faults stop,cont,kill,restart,umount,remount --seed $((S + 200)) --seeds 2 \
+# Seed S+202 is the umount/remount case of difftest_cases/umount_names_after.jsonl.
+check "mount, all quick faults (3 seeds x 400 ops)" \
+	$DT --mode mount --faults stop,cont,kill,restart,umount,remount --seed $((S + 200)) --seeds 3 \
 		--ops 400 --sync-timeout 20 --shrink-seconds 0
-# A known divergence, reported on every run and not counted until it is
-# fixed: with edits made in the store between an unmount and a remount,
-# seed 203 leaves a path the peer cannot apply (setattr ENOENT on a folder
-# the repair does not recreate), and sync says so instead of succeeding.
-if $DT --mode mount --faults stop,cont,kill,restart,umount,remount --seed $((S + 202)) \
-	--ops 400 --sync-timeout 20 --shrink-seconds 0 >"$T/known.out" 2>&1; then
-	echo "ok - mount, quick faults, seed $((S + 202)) (the known divergence is gone: count it again)"
-else
-	sed 's/^/# /' "$T/known.out" | grep -E 'FAIL|stuck|cannot apply' | head -5
-	echo "ok - mount, quick faults, seed $((S + 202)) # TODO known failing: a repair after offline edits stays stuck"
-fi
 finish

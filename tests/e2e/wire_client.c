@@ -62,6 +62,33 @@ static int send_buf_try(int fd, struct evbuffer *b)
 	return 0;
 }
 
+/* Sends B while reading what serve says: a serve that holds the stream
+ * (a full store: ERROR with RETRY, no close) stops reading, and a blocking
+ * send would wait for ever. -1 once an ERROR arrived (it stays in IN) or
+ * the connection failed. */
+static int send_buf_watch(int fd, struct evbuffer *b, struct evbuffer *in)
+{
+	while (evbuffer_get_length(b)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN | POLLOUT };
+		struct proto_frame f;
+
+		if (poll(&p, 1, TIMEOUT_MS) <= 0)
+			return -1;
+		if (p.revents & POLLIN) {
+			if (evbuffer_read(in, fd, 65536) <= 0)
+				return -1;
+			while (proto_frame_next(in, &f) == 1) {
+				if (f.h.type == PROTO_ERROR)
+					return -1;
+				proto_frame_consume(in, &f);
+			}
+		}
+		if ((p.revents & POLLOUT) && evbuffer_write(b, fd) < 0 && errno != EAGAIN)
+			return -1;
+	}
+	return 0;
+}
+
 static void send_buf(int fd, struct evbuffer *b)
 {
 	int rc = send_buf_try(fd, b);
@@ -265,6 +292,7 @@ static int mode_stream(const char *name, unsigned mib)
 	send_hello(fd, PROTO_VERSION);
 	seq = expect_hello(fd, in);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);	/* send_buf_watch */
 	proto_encode_op(out, ++seq, &(struct journal_op){ .type = JOP_CREATE, .path = name,
 							 .mode = 0100644 });
 	for (unsigned i = 0; i < mib; i++) {
@@ -274,8 +302,8 @@ static int mode_stream(const char *name, unsigned mib)
 				  NULL, NULL, NULL);
 		if ((i + 1) % 64 == 0 || i + 1 == mib)
 			proto_encode_batch_end(out, last = ++seq);
-		if (send_buf_try(fd, out) < 0)
-			break;	/* serve closed: read its ERROR below */
+		if (send_buf_watch(fd, out, in) < 0)
+			break;	/* serve closed, or said ERROR: read it below */
 	}
 	for (;;) {
 		uint64_t acked;

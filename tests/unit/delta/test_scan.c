@@ -178,11 +178,47 @@ static void test_removed_tree(void **state)
 	manifest_free(&after);
 }
 
+/* New hard links of a FIFO and a symlink (every non-directory can have
+ * them): the folder holding all their names is scanned whole, so that its
+ * walk links them again; scanned one name at a time they became separate
+ * inodes on the peer. */
+static void test_special_links(void **state)
+{
+	static const char *const want[] = { "whole sp" };
+	struct manifest before, after;
+	struct scan_result r;
+	char p[256], q[256];
+
+	(void)state;
+	mk("sp", NULL);
+	mk("sp/x", NULL);
+	mk("sp/y", NULL);
+	snprintf(p, sizeof(p), "%s/sp/x/fifo", root_dir);
+	assert_int_equal(mkfifo(p, 0644), 0);
+	snprintf(p, sizeof(p), "%s/sp/x/sl", root_dir);
+	assert_int_equal(symlink("fifo", p), 0);
+	assert_int_equal(scan_store(root_fd, &before), 0);
+	tick();
+	snprintf(p, sizeof(p), "%s/sp/x/fifo", root_dir);
+	snprintf(q, sizeof(q), "%s/sp/y/fifo2", root_dir);
+	assert_int_equal(link(p, q), 0);
+	snprintf(p, sizeof(p), "%s/sp/x/sl", root_dir);
+	snprintf(q, sizeof(q), "%s/sp/y/sl2", root_dir);
+	assert_int_equal(linkat(AT_FDCWD, p, AT_FDCWD, q, 0), 0);
+	assert_int_equal(scan_store(root_fd, &after), 0);
+	assert_int_equal(scan_diff(&before, &after, &r), 0);
+	expect(&r, want, 1);
+	scan_result_free(&r);
+	manifest_free(&before);
+	manifest_free(&after);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_changes),
 		cmocka_unit_test(test_removed_tree),
+		cmocka_unit_test(test_special_links),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

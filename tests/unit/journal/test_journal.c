@@ -669,6 +669,8 @@ static void test_size_limit(void **state)
 		fx_append(f, JOP_CREATE, p, NULL, 0);
 	}
 	fx_append(f, JOP_RENAME, "d1/f000", "d3/moved", 0);
+	/* a link: the folder of both names, so that one walk links them */
+	fx_append(f, JOP_LINK, "d2/f003", "d2/sub/l", 0);
 	/* Writers never waited for space (only for the marks' commits). */
 	assert_true(clock_mono_ns() - t0 < 2000000000ull);
 	journal_get_stats(f->j, &st);
@@ -689,7 +691,28 @@ static void test_size_limit(void **state)
 	 * overflow, and records are stored again. */
 	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
 	assert_true(count_type(b, JOP_NEEDS_SCAN, NULL) > 0);
-	assert_int_equal(journal_ack(f->j, b->end_seq), 0);
+	assert_int_equal(count_type(b, JOP_NEEDS_SCAN, "d2"), 1);
+	assert_int_equal(count_type(b, JOP_NEEDS_SCAN, "d2/sub/l"), 0);
+	/* Taken, not acked: still overflowing. A change to a path whose
+	 * NEEDS_SCAN was taken is not covered by it any more (the sender may
+	 * have read the store already): it gets a record of its own. Before,
+	 * it was dropped and sync reported the peer caught up. */
+	{
+		struct journal_batch *b2;
+
+		fx_append(f, JOP_SETATTR, "d2/f199", NULL, 0);
+		assert_int_equal(journal_take_batch(f->j, 0, &b2), 0);
+		assert_int_equal(count_type(b2, JOP_NEEDS_SCAN, "d2/f199"), 1);
+		/* not taken yet: covered by that new record */
+		fx_append(f, JOP_SETATTR, "d2/f199", NULL, 0);
+		fx_append(f, JOP_SETATTR, "d2/f199", NULL, 0);
+		assert_int_equal(journal_ack(f->j, b2->end_seq), 0);
+		journal_batch_free(b2);
+		assert_int_equal(journal_take_batch(f->j, 0, &b2), 0);
+		assert_int_equal(count_type(b2, JOP_NEEDS_SCAN, "d2/f199"), 1);
+		assert_int_equal(journal_ack(f->j, b2->end_seq), 0);
+		journal_batch_free(b2);
+	}
 	journal_batch_free(b);
 	fx_append(f, JOP_CREATE, "fresh", NULL, 0);
 	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);

@@ -23,6 +23,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "netsync/wire/limits.h"
 #include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
 #include "netsync/secondary/receiver.h"
@@ -680,7 +681,8 @@ static void create_many(struct receiver *r, struct evbuffer *b, const char *pref
 /*
  * A bulk copy's batch touches thousands of files: each is listed once,
  * however many of its frames touch it (the touch index), and up to
- * SYNCER_FSYNC_MAX the set is fsynced at the seal (on several threads).
+ * SYNCER_FSYNC_MAX (fewer under a low open-file limit: limits_touch_max)
+ * the set is fsynced at the seal (on several threads).
  * Past that, the set so far is handed off early (receiver_set_spill, or
  * fsynced on the spot without one) and the batch goes on with a new set:
  * never a syncfs. Order of touches per CREATE: the file, then its
@@ -694,12 +696,15 @@ static void test_large_touch_set(void **state)
 	struct spilled sp = { 0 };
 	struct sync_set set;
 	uint64_t seq = 0;
+	/* the set's size under this process's open-file limit */
+	size_t tmax = limits_touch_max() < SYNCER_FSYNC_MAX ? limits_touch_max() :
+		      SYNCER_FSYNC_MAX;
 
 	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
-	create_many(r, b, "f", SYNCER_FSYNC_MAX - 1, true, &seq);	/* + the root */
+	create_many(r, b, "f", tmax - 1, true, &seq);	/* + the root */
 	assert_int_equal(receiver_batch_seal(r, seq, &set), 1);
 	assert_false(set.whole_fs);
-	assert_int_equal(set.n, SYNCER_FSYNC_MAX);
+	assert_int_equal(set.n, tmax);
 	assert_int_equal(sync_set_run(&set, receiver_store_fd(r)), 0);
 	assert_int_equal(set.n, 0);
 	assert_int_equal(receiver_batch_durable(r, seq), 0);
@@ -707,9 +712,9 @@ static void test_large_touch_set(void **state)
 	/* two past the limit: one set of SYNCER_FSYNC_MAX handed off, the
 	 * seal gets the last two files and the root */
 	receiver_set_spill(r, count_spill, &sp);
-	create_many(r, b, "g", SYNCER_FSYNC_MAX + 1, false, &seq);
+	create_many(r, b, "g", tmax + 1, false, &seq);
 	assert_int_equal(sp.calls, 1);
-	assert_int_equal(sp.n, SYNCER_FSYNC_MAX);
+	assert_int_equal(sp.n, tmax);
 	assert_int_equal(receiver_batch_seal(r, seq, &set), 1);
 	assert_false(set.whole_fs);
 	assert_int_equal(set.n, 3);
@@ -718,7 +723,7 @@ static void test_large_touch_set(void **state)
 
 	/* the same without a spill target: fsynced on the spot */
 	receiver_set_spill(r, NULL, NULL);
-	create_many(r, b, "h", SYNCER_FSYNC_MAX + 1, false, &seq);
+	create_many(r, b, "h", tmax + 1, false, &seq);
 	assert_int_equal(sp.calls, 1);
 	assert_int_equal(receiver_batch_seal(r, seq, &set), 1);
 	assert_false(set.whole_fs);
@@ -1002,6 +1007,55 @@ static void test_xattr_keep_list(void **state)
 	evbuffer_free(b);
 }
 
+/* A folder's times read from the primary's store now may name a folder
+ * the secondary does not hold at that point of the stream: flagged
+ * PROTO_ATTR_IF_PRESENT it is skipped, unflagged it fails (a path that
+ * should be there). A PRUNE of a folder that is not there, or whose parent
+ * is not, removes nothing and succeeds. */
+static void test_absent_folder_fixups(void **state)
+{
+	struct fx *f = *state;
+	struct receiver *r;
+	struct evbuffer *b = evbuffer_new();
+	struct proto_attr a = { .path = "gone/sub", .mask = JATTR_MTIME | JATTR_ATIME,
+				.mtime = { 1200000000, 9 } };
+	struct proto_prune pr = { .seq = 3, .flags = PROTO_PRUNE_F_LAST, .path = "gone/sub" };
+	struct proto_frame fr;
+	struct proto_prune m;
+	char p[200];
+	struct stat st;
+
+	assert_int_equal(receiver_open(f->store, f->state, &r), 0);
+	op(b, 1, (struct journal_op){ .type = JOP_MKDIR, .path = "d", .mode = 040755 });
+	assert_int_equal(apply_all(r, b), 0);
+	assert_int_equal(proto_encode_attr(b, &a), 0);
+	assert_int_equal(apply_all(r, b), -ENOENT);	/* strict: the path is missing */
+	evbuffer_drain(b, evbuffer_get_length(b));
+	a.mask |= PROTO_ATTR_IF_PRESENT;
+	assert_int_equal(proto_encode_attr(b, &a), 0);
+	a.path = "d";		/* present: set */
+	assert_int_equal(proto_encode_attr(b, &a), 0);
+	assert_int_equal(apply_all(r, b), 0);
+	snprintf(p, sizeof(p), "%s/d", f->store);
+	assert_int_equal(lstat(p, &st), 0);
+	assert_int_equal(st.st_mtim.tv_sec, 1200000000);
+	assert_int_equal(st.st_mtim.tv_nsec, 9);
+
+	assert_int_equal(proto_encode_prune(b, &pr), 0);
+	assert_int_equal(proto_frame_next(b, &fr), 1);
+	assert_int_equal(proto_decode_prune(&fr, &m), 0);
+	assert_int_equal(receiver_prune(r, &m), 0);	/* parent missing */
+	proto_frame_consume(b, &fr);
+	pr.path = "d/none";
+	assert_int_equal(proto_encode_prune(b, &pr), 0);
+	assert_int_equal(proto_frame_next(b, &fr), 1);
+	assert_int_equal(proto_decode_prune(&fr, &m), 0);
+	assert_int_equal(receiver_prune(r, &m), 0);	/* folder missing */
+	proto_frame_consume(b, &fr);
+	receiver_close(r);
+	evbuffer_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1021,6 +1075,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_results_whiteout_fifo, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_xattr_keep_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_absent_folder_fixups, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

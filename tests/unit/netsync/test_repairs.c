@@ -83,6 +83,13 @@ static void test_cover_stuck_ack(void **state)
 		repairs_note(&rs, "a/b", NULL, NULL, 12, true);
 	assert_int_equal(repairs_backoff_ms(&rs), 30000);
 
+	/* ELOOP (a symlink above the path on the peer) moves up like ENOENT */
+	r = repairs_note(&rs, "s/t/u", "symlink", "symlink 's/t/u' on vm: path not "
+			 "allowed (Too many levels of symbolic links)", 12, true);
+	r = repairs_note(&rs, "s/t/u", NULL, NULL, 12, true);
+	repairs_scope(r, "s/t/u", scope, sizeof(scope));
+	assert_string_equal(scope, "s/t");
+
 	/* EPERM never moves up */
 	r = repairs_note(&rs, "p/q", "mkdir", "mkdir 'p/q' on vm: Operation not "
 			 "permitted", 12, true);
@@ -94,8 +101,49 @@ static void test_cover_stuck_ack(void **state)
 	for (size_t i = 0; i < rs.n; i++)
 		rs.r[i].sent_end = 20;
 	assert_int_equal(repairs_acked(&rs, 19, NULL, NULL), 0);
-	assert_int_equal(repairs_acked(&rs, 20, NULL, NULL), 3);
+	assert_int_equal(repairs_acked(&rs, 20, NULL, NULL), 4);
 	assert_int_equal(rs.n, 0);
+	repairs_free(&rs);
+}
+
+/* A folder failed once, then a path below it failed again and again
+ * (ENOENT: something above it is missing on the peer): a record below both
+ * is replaced by the entry whose scope reaches highest, and that scope's
+ * state carries every entry at or below it. Taking the first match instead
+ * kept the replacement at the record's own path for ever (seed 203 of the
+ * difftest umount/remount mix stayed stuck). */
+static void test_covering_widest_scope(void **state)
+{
+	struct repairs rs = { 0 };
+	struct repair *d2, *d3, *r;
+	char scope[64];
+
+	(void)state;
+	d2 = repairs_note(&rs, "d2", "setattr", "setattr 'd2' on vm: No such file or "
+			  "directory", 20, true);
+	assert_non_null(d2);
+	r = repairs_covering(&rs, "d2/d3/f", 15);
+	assert_ptr_equal(r, &rs.r[0]);
+	repairs_scope(r, r->path, scope, sizeof(scope));
+	assert_string_equal(scope, "d2");
+	for (int i = 0; i < 3; i++)
+		d3 = repairs_note(&rs, "d2/d3", "setattr", "setattr 'd2/d3' on vm: No such "
+				  "file or directory", 20, true);
+	assert_int_equal(d3->failures, 3);
+	r = repairs_covering(&rs, "d2/d3/f", 15);
+	assert_string_equal(r->path, "d2/d3");		/* scope "" beats "d2" */
+	repairs_scope(r, r->path, scope, sizeof(scope));
+	assert_string_equal(scope, "");
+	repairs_carry(&rs, scope, 30);
+	assert_int_equal(rs.r[0].sent_end, 30);
+	assert_int_equal(rs.r[1].sent_end, 30);
+	/* a narrower scope carries only what is below it */
+	repairs_note(&rs, "x/y", "mkdir", "mkdir 'x/y' on vm: Permission denied", 20, true);
+	repairs_carry(&rs, "x", 40);
+	assert_int_equal(rs.r[0].sent_end, 30);
+	assert_int_equal(rs.r[2].sent_end, 40);
+	assert_int_equal(repairs_acked(&rs, 30, NULL, NULL), 2);
+	assert_int_equal(rs.n, 1);
 	repairs_free(&rs);
 }
 
@@ -104,6 +152,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_cover_stuck_ack),
+		cmocka_unit_test(test_covering_widest_scope),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
