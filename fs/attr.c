@@ -179,15 +179,14 @@ static int fs_apply_kill(fuse_req_t req, int ifd, int fd, struct stat *st)
 static int fs_apply_chown_kill(fuse_req_t req, int ifd, int fd, const struct stat *before,
 			       struct stat *st)
 {
-	char proc[FS_PROCPATH_MAX];
+	char proc[PROCFD_NAME_MAX];
 	mode_t m = st->st_mode & 07777;
 
 	if (!S_ISREG(st->st_mode) || !(m & S_ISGID) || (m & S_IXGRP) ||
 	    fuse_req_ctx(req)->uid == 0 || fs_caller_in_group(req, before->st_gid))
 		return 0;
 	m &= ~S_ISGID;
-	fs_procpath(proc, ifd);
-	if ((fd >= 0 ? fchmod(fd, m) : chmod(proc, m)) < 0)
+	if ((fd >= 0 ? fchmod(fd, m) : fchmodat(procfd_at(ifd, proc), proc, m, 0)) < 0)
 		return -errno;
 	st->st_mode = (st->st_mode & S_IFMT) | m;
 	return 1;
