@@ -137,7 +137,9 @@ struct cursor {
 	 * or entry, goes as LINK to the first (cursor_link_first). */
 	struct pathset blink_ids;	/* "dev:ino" -> index in blinks */
 	char **blinks;
-	size_t n_blinks, cap_blinks;
+	size_t *blink_names_n;		/* names of blinks[i] sent */
+	size_t n_blinks, cap_blinks, cap_blink_names_n;
+	struct pathset blink_names;	/* every name sent of them -> index */
 	/* Folders a NEEDS_SCAN or a repair changes on the peer (their names
 	 * sent, an entry created in them): their times go once the walks are
 	 * done, since what the walks create there changes their mtime on the
@@ -334,17 +336,25 @@ size_t cursor_n_files(const struct cursor *c);
 void cursor_reset(struct cursor *c);
 int sender_put_data(struct sender *s, struct evbuffer *out);
 
+/* ---- sender_links.c ---- */
+
+/* ST is a non-directory with several names, sent whole (or linked) as
+ * PATH: the path this batch sent the same inode under before (not PATH),
+ * or NULL after recording PATH as its first (also on no memory: then it
+ * goes whole). Counts PATH among the names of the inode sent. */
+const char *cursor_link_first(struct cursor *c, const struct stat *st, const char *path);
+void cursor_forget_links(struct cursor *c);
+/* Once the walks are done: every other name in the store of a linked file
+ * this batch sent fewer names of than it has goes as LINK to its first
+ * name. 1 if something went on the wire, 0, or -errno. */
+int sender_put_link_groups(struct sender *s, struct evbuffer *out);
+
 /* ---- sender_walk.c ---- */
 
 void cursor_pop_dirs(struct cursor *c, size_t n);
 int cursor_add_walk(struct cursor *c, const char *root);
 /* True if a walk queued in this batch covers PATH (it or an ancestor). */
 bool cursor_walks(const struct cursor *c, const char *path);
-/* ST is a non-directory with several names, sent whole as PATH: the path
- * this batch sent the same inode under before (not PATH), or NULL after
- * recording PATH as its first (also on no memory: then it goes whole). */
-const char *cursor_link_first(struct cursor *c, const struct stat *st, const char *path);
-void cursor_forget_links(struct cursor *c);
 /* Queues PATH's whole state to be sent after the batch's dirty files. */
 int cursor_add_repair(struct cursor *c, const char *path);
 int sender_put_walk(struct sender *s, struct evbuffer *out);

@@ -113,51 +113,6 @@ bool cursor_walks(const struct cursor *c, const char *path)
 	return false;
 }
 
-/*
- * Hard links across walks. A walk links the names of an inode it meets
- * (treewalk.c); a batch may send one inode's names through different
- * walks and scan entries (two NEEDS_SCAN paths, a folder and a renamed
- * name), and each went over as an inode of its own. So the batch keeps
- * the first path of each multiply-linked file it sends whole, and a later
- * name of it is sent as LINK to that path (which the peer has by then:
- * frames apply in order). Hashed by inode: a baseline meets every such
- * file of the store.
- */
-const char *cursor_link_first(struct cursor *c, const struct stat *st, const char *path)
-{
-	struct pathset_entry *e;
-	char id[48];
-
-	if (S_ISDIR(st->st_mode) || st->st_nlink < 2)
-		return NULL;
-	snprintf(id, sizeof(id), "%llx:%llx", (unsigned long long)st->st_dev,
-		 (unsigned long long)st->st_ino);
-	e = pathset_find(&c->blink_ids, id);
-	if (e)
-		return strcmp(c->blinks[e->value], path) == 0 ? NULL : c->blinks[e->value];
-	if (ARRAY_GROW(c->blinks, c->cap_blinks, c->n_blinks + 1, 16) < 0)
-		return NULL;
-	c->blinks[c->n_blinks] = strdup(path);
-	if (!c->blinks[c->n_blinks])
-		return NULL;
-	if (pathset_add(&c->blink_ids, id, c->n_blinks) < 0) {
-		free(c->blinks[c->n_blinks]);
-		return NULL;
-	}
-	c->n_blinks++;
-	return NULL;
-}
-
-void cursor_forget_links(struct cursor *c)
-{
-	for (size_t i = 0; i < c->n_blinks; i++)
-		free(c->blinks[i]);
-	free(c->blinks);
-	pathset_clear(&c->blink_ids);
-	c->blinks = NULL;
-	c->n_blinks = c->cap_blinks = 0;
-}
-
 int cursor_add_repair(struct cursor *c, const char *path)
 {
 	struct journal_dirty *d;
@@ -376,9 +331,10 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 	op.mode = it->st.st_mode;
 	op.uid = it->st.st_uid;
 	op.gid = it->st.st_gid;
-	link_to = it->link_to;
-	if (!link_to && !S_ISDIR(it->st.st_mode))
-		link_to = cursor_link_first(&s->c, &it->st, it->path);
+	/* every name of a linked file is counted (sender_links.c) */
+	link_to = S_ISDIR(it->st.st_mode) ? NULL : cursor_link_first(&s->c, &it->st, it->path);
+	if (!link_to)
+		link_to = it->link_to;
 	if (!S_ISDIR(it->st.st_mode) && link_to) {
 		op.type = JOP_LINK;
 		op.path = link_to;
@@ -472,8 +428,13 @@ int sender_put_walk(struct sender *s, struct evbuffer *out)
 		return -EAGAIN;
 	for (;;) {
 		if (!c->walk) {
-			if (c->next_root >= c->n_roots)
+			if (c->next_root >= c->n_roots) {
+				/* names of linked files the walks did not meet */
+				rc = c->n_blinks ? sender_put_link_groups(s, out) : 0;
+				if (rc != 0)
+					return rc;
 				return c->attrs_after.n ? sender_put_attrs_after(s, out) : 0;
+			}
 			rc = treewalk_open(s->store_fd, c->walk_roots[c->next_root], &c->walk);
 			if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP) {
 				c->next_root++;	/* gone: a later op removes it */
