@@ -343,6 +343,10 @@ int sender_put_data(struct sender *s, struct evbuffer *out);
  * or NULL after recording PATH as its first (also on no memory: then it
  * goes whole). Counts PATH among the names of the inode sent. */
 const char *cursor_link_first(struct cursor *c, const struct stat *st, const char *path);
+/* The same path, for an entry whose state a walk sends later: PATH is
+ * neither recorded nor counted. */
+const char *cursor_link_known(const struct cursor *c, const struct stat *st,
+			      const char *path);
 void cursor_forget_links(struct cursor *c);
 /* Once the walks are done: every other name in the store of a linked file
  * this batch sent fewer names of than it has goes as LINK to its first

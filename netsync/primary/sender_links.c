@@ -31,12 +31,30 @@
  * the first path of each multiply-linked file it sends whole, and a later
  * name of it is sent as LINK to that path (which the peer has by then:
  * frames apply in order). Hashed by inode: a baseline meets every such
- * file of the store.
+ * file of the store. Only a walk records a first name, as it sends the
+ * file's xattrs and opens it for its content then: a scan's entry goes
+ * before its walk, and a name gone by the time of the walk would have
+ * left every other name linked to an inode whose xattrs and content
+ * never went.
  */
 static void cursor_link_count(struct cursor *c, size_t i, const char *path)
 {
 	if (pathset_add(&c->blink_names, path, i) == 1)
 		c->blink_names_n[i]++;
+}
+
+const char *cursor_link_known(const struct cursor *c, const struct stat *st,
+			      const char *path)
+{
+	struct pathset_entry *e;
+	char id[48];
+
+	if (S_ISDIR(st->st_mode) || st->st_nlink < 2)
+		return NULL;
+	snprintf(id, sizeof(id), "%llx:%llx", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino);
+	e = pathset_find(&c->blink_ids, id);
+	return !e || strcmp(c->blinks[e->value], path) == 0 ? NULL : c->blinks[e->value];
 }
 
 const char *cursor_link_first(struct cursor *c, const struct stat *st, const char *path)

@@ -67,7 +67,7 @@ static int scan_put_entry(struct sender *s, struct evbuffer *out, uint64_t seq,
 
 	if (!*path)
 		return 0;
-	if ((op.path2 = cursor_link_first(&s->c, st, path)) != NULL) {
+	if ((op.path2 = cursor_link_known(&s->c, st, path)) != NULL) {
 		/* another name of it went in this batch (sender_links.c) */
 		op.type = JOP_LINK;
 		op.path = op.path2;
