@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "journal/journal.h"
 #include "netsync/primary/treewalk.h"
+#include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
 
 /*
@@ -105,12 +106,26 @@ void cursor_forget_links(struct cursor *c)
 static bool links_short(struct sender *s, bool *want)
 {
 	struct cursor *c = &s->c;
+	struct pathset_entry *e;
+	struct path_ref ref;
 	bool any = false;
 	struct stat st;
+	char id[48];
 
 	for (size_t i = 0; i < c->n_blinks; i++) {
-		want[i] = fstatat(s->store_fd, c->blinks[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			  !S_ISDIR(st.st_mode) && st.st_nlink > c->blink_names_n[i];
+		/* no symlink followed on the way, as for every store path */
+		want[i] = false;
+		if (path_resolve(s->store_fd, c->blinks[i], false, &ref) < 0)
+			continue;
+		if (fstatat(ref.dirfd, ref.name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !S_ISDIR(st.st_mode) && st.st_nlink > c->blink_names_n[i]) {
+			/* still the inode sent: another one there links nothing */
+			snprintf(id, sizeof(id), "%llx:%llx", (unsigned long long)st.st_dev,
+				 (unsigned long long)st.st_ino);
+			e = pathset_find(&c->blink_ids, id);
+			want[i] = e && e->value == i;
+		}
+		path_put(&ref);
 		any |= want[i];
 	}
 	return any;
