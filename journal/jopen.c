@@ -52,6 +52,9 @@ static int journal_recover_rec(const uint8_t *rec, size_t len, uint64_t seq, voi
 	if (jr.op.type == JOP_BATCH)	/* the age of its changes (jage.c) */
 		return jage_recover_batch_locked(r->j, seq, journal_ts_ns(&jr.op.mtime),
 						 journal_ts_ns(&jr.op.atime));
+	if (jr.op.type == JOP_RENAME && jr.op.path2)	/* marks follow it */
+		return jpending_marks_rename(&r->marks, &r->n, &r->cap, jr.op.path,
+					     jr.op.path2, jr.op.flags & RENAME_EXCHANGE);
 	if (jr.op.type != JOP_MARK_DIR && jr.op.type != JOP_MARK_FILE)
 		return 0;
 	t = journal_ts_ns(&jr.op.mtime);

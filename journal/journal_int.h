@@ -233,6 +233,12 @@ int jpending_resolve_marks(const char *store, const struct jpending_mark *m, siz
 			   const struct timespec *lost_since,
 			   void (*fn)(const char *path, const char *why, void *arg),
 			   void *arg);
+/* A RENAME record (FROM to TO, EXCHANGE: both ways) met after the marks
+ * *M[0..*N): each mark at or below a moved path is added again under its
+ * new path, with its time (the old path stays marked: what is made there
+ * later has no mark of its own). 0 or -ENOMEM. */
+int jpending_marks_rename(struct jpending_mark **m, size_t *n, size_t *cap,
+			  const char *from, const char *to, bool exchange);
 /* LOST_SINCE for the journal in DIRFD: the newest segment's mtime less a
  * slack for the commit window and the coarse ctime clock. Returns 0 or
  * -ENOENT (no segment). Call before anything rewrites a segment. */

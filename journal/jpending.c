@@ -54,6 +54,53 @@ int jpending_lost_since(int dirfd, struct timespec *out)
 	return rc;
 }
 
+/* PATH's rest below DIR ("" for DIR itself), or NULL if PATH is not at or
+ * below DIR. */
+static const char *jpending_below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!n || strncmp(path, dir, n) != 0 || (path[n] != '\0' && path[n] != '/'))
+		return NULL;
+	return path[n] ? path + n + 1 : path + n;
+}
+
+/*
+ * Marks name paths, and a rename moves what they name: a file created in
+ * a marked folder has no mark of its own (it is found as an entry of the
+ * folder), so after the folder was renamed, recovery looked for it under
+ * the old name, found nothing, and the file's data, unacked when the
+ * mount stopped, never reached the peer. The RENAME records after a mark
+ * are in the same scan, so the mark follows them.
+ */
+int jpending_marks_rename(struct jpending_mark **m, size_t *n, size_t *cap,
+			  const char *from, const char *to, bool exchange)
+{
+	size_t n0 = *n;
+
+	for (size_t i = 0; i < n0; i++) {
+		const char *rest = jpending_below((*m)[i].path, from);
+		const char *dst = to;
+		char *np;
+
+		if (!rest && exchange) {
+			rest = jpending_below((*m)[i].path, to);
+			dst = from;
+		}
+		if (!rest)
+			continue;
+		if (asprintf(&np, "%s%s%s", dst, *dst && *rest ? "/" : "", rest) < 0)
+			return -ENOMEM;
+		if (ARRAY_GROW(*m, *cap, *n + 1, 64) < 0) {
+			free(np);
+			return -ENOMEM;
+		}
+		(*m)[*n] = (struct jpending_mark){ (*m)[i].type, np, (*m)[i].when };
+		(*n)++;
+	}
+	return 0;
+}
+
 /* A statx timestamp at or after T (false without T). */
 static bool jpending_stx_ge(const struct statx_timestamp *s, const struct timespec *t)
 {
@@ -339,6 +386,12 @@ static int jpending_rec(const uint8_t *rec, size_t len, uint64_t seq, void *arg)
 			return -ENOMEM;
 		c->n_marks++;
 		return 0;
+	case JOP_RENAME:
+		if (jr.op.path2 && jpending_marks_rename(&c->marks, &c->n_marks, &c->cap_marks,
+							 jr.op.path, jr.op.path2,
+							 jr.op.flags & RENAME_EXCHANGE) < 0)
+			return -ENOMEM;
+		break;
 	default:
 		break;
 	}
