@@ -86,6 +86,7 @@
 #include "common/clock.h"
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "journal/jhandle.h"
 #include "journal/journal_int.h"
 #include "journal/jrec.h"
 
@@ -742,8 +743,21 @@ int64_t journal_append(struct journal *j, const struct journal_op *op)
 	}
 	if (op->ino && (op->type == JOP_CREATE || op->type == JOP_MKNOD ||
 			op->type == JOP_SYMLINK || op->type == JOP_MKDIR)) {
-		struct jinode *e = journal_inode_get(j, op->ino);
+		struct jinode *e = journal_inode_find(j, op->ino);
 
+		/* A new inode has no entry yet: one under its number is of a
+		 * file removed since (the store reuses inode numbers; a file
+		 * recovered at mount is tracked by handle, and no FORGET need
+		 * drop it). Its handle opens nothing, so the new file's data,
+		 * added to it, was dropped as unlinked while sync said the
+		 * peer had everything. */
+		if (e && (e->fh || e->fd >= 0)) {
+			log_debug("a new file reuses the number of a file the journal "
+				  "tracked; dropping the old entry", "ino=%" PRIu64
+				  " path=%s", op->ino, op->path);
+			journal_inode_drop(j, e);
+		}
+		e = journal_inode_get(j, op->ino);
 		if (e) {
 			e->mark_epoch = j->epoch;
 			e->mark_seq = 0;
@@ -997,13 +1011,35 @@ void journal_truncate(struct journal *j, uint64_t ino, uint64_t size)
 	pthread_mutex_unlock(&j->mu);
 }
 
+/* True if E names a linked inode now: the store reuses the number of a
+ * removed file, and the entry under it may be a new file's. */
+static bool journal_inode_live(struct journal *j, const struct jinode *e)
+{
+	bool disconnected = false, live;
+	struct stat st;
+	int fd;
+
+	if (e->fd >= 0)
+		return fstat(e->fd, &st) == 0 && st.st_nlink > 0;
+	if (!e->fh)
+		return false;
+	fd = jhandle_open(j->rootfd, e->fh, &disconnected);
+	if (fd < 0)
+		return false;
+	live = fstat(fd, &st) == 0 && st.st_nlink > 0;
+	close(fd);
+	return live;
+}
+
 void journal_forget(struct journal *j, uint64_t ino)
 {
 	struct jinode *e;
 
 	pthread_mutex_lock(&j->mu);
 	e = journal_inode_find(j, ino);
-	if (e)
+	/* A FORGET of the removed file can come after a new file took its
+	 * number and its entry: dropped, the new file's data was lost. */
+	if (e && !journal_inode_live(j, e))
 		journal_inode_drop(j, e);
 	pthread_mutex_unlock(&j->mu);
 }

@@ -827,6 +827,21 @@ static void test_batch_take_requeue_rewind(void **state)
 	assert_int_equal(journal_mark_dirty(f->j, ino_a, fa, 0, 100), 0);
 	journal_truncate(f->j, ino_a, 10);
 	assert_int_equal(journal_mark_dirty(f->j, ino_b, fb, 0, 100), 0);
+	/* still linked: a FORGET of another inode that had its number
+	 * (reused by the store) leaves it */
+	journal_forget(f->j, ino_b);
+	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
+	assert_int_equal(b->n_files, 2);
+	journal_batch_free(b);
+	assert_int_equal(journal_mark_dirty(f->j, ino_a, fa, 0, 100), 0);
+	journal_truncate(f->j, ino_a, 10);
+	assert_int_equal(journal_mark_dirty(f->j, ino_b, fb, 0, 100), 0);
+	{
+		char p[256];
+
+		snprintf(p, sizeof p, "%s/b", f->store);
+		assert_int_equal(unlink(p), 0);	/* gone: forgotten */
+	}
 	journal_forget(f->j, ino_b);
 	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
 	assert_int_equal(b->n_files, 1);
