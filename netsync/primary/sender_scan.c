@@ -398,6 +398,71 @@ static int scan_moves_rename(struct sender *s, const char *from, const char *to,
 	return 0;
 }
 
+struct after_moves {
+	const char *from, *to;
+	bool exchange;
+	char **olds, **news;
+	size_t n, cap_olds, cap_news;
+	int rc;
+};
+
+static void scan_after_moves_one(const struct pathset_entry *e, void *arg)
+{
+	struct after_moves *x = arg;
+	const char *rest = scan_below(e->path, x->from), *dst = x->to;
+	char *np, *op;
+
+	if (!rest && x->exchange) {
+		rest = scan_below(e->path, x->to);
+		dst = x->from;
+	}
+	if (!rest || x->rc < 0)
+		return;
+	if (ARRAY_GROW(x->olds, x->cap_olds, x->n + 1, 8) < 0 ||
+	    ARRAY_GROW(x->news, x->cap_news, x->n + 1, 8) < 0) {
+		x->rc = -ENOMEM;
+		return;
+	}
+	op = strdup(e->path);
+	if (!op || asprintf(&np, "%s%s%s", dst, *dst && *rest ? "/" : "", rest) < 0) {
+		free(op);
+		x->rc = -ENOMEM;
+		return;
+	}
+	x->olds[x->n] = op;
+	x->news[x->n++] = np;
+}
+
+/*
+ * A RENAME replayed as it is (a folder above the batch's pending paths)
+ * moves what those paths name on the peer and here: a path to go whole at
+ * the BATCH record follows it. Left under its old name, it was gone when
+ * the BATCH came (only its old folder's names went), and the file reached
+ * the peer as dirty data alone, which made it in its new folder there and
+ * left that folder's mtime the peer's own.
+ */
+static int scan_after_follow(struct sender *s, const char *from, const char *to,
+			     bool exchange)
+{
+	struct after_moves x = { .from = from, .to = to, .exchange = exchange };
+
+	if (!s->c.paths_after.n || !*from || !*to)
+		return 0;
+	pathset_each(&s->c.paths_after, scan_after_moves_one, &x);
+	for (size_t i = 0; i < x.n; i++) {
+		pathset_remove(&s->c.paths_after, x.olds[i]);
+		free(x.olds[i]);
+	}
+	for (size_t i = 0; i < x.n; i++) {
+		if (x.rc == 0 && pathset_add(&s->c.paths_after, x.news[i], 0) < 0)
+			x.rc = -ENOMEM;
+		free(x.news[i]);
+	}
+	free(x.olds);
+	free(x.news);
+	return x.rc;
+}
+
 /*
  * PATH goes whole at the BATCH record. A file with other names is sent by
  * a walk of PATH alone as a file of its own, unless a name the walk meets
@@ -464,7 +529,9 @@ int sender_scan_cover(struct sender *s, const struct journal_rec *r)
 			return rc;
 	}
 	if (!covered)
-		return 0;
+		return op->type == JOP_RENAME && op->path2 ?
+		       scan_after_follow(s, op->path, op->path2,
+					 op->flags & RENAME_EXCHANGE) : 0;
 	rc = scan_after(s, op->path);
 	if (rc == 0 && two && op->path2)
 		rc = scan_after(s, op->path2);
