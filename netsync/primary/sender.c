@@ -552,6 +552,7 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 	why = resume == 0 ? "the peer has never applied anything" :
 	      "the peer failed to replay a change made during a walk";
 	s->rebaseline = false;
+	s->dirty_replay = (h->flags & PROTO_HELLO_F_DIRTY) && !baseline;
 	sender_scan_forget(s);	/* the replay answers its NEEDS_SCAN records again */
 	rc = journal_rewind(s->j, resume);
 	if (rc == -ERANGE) {
@@ -646,6 +647,8 @@ static void sender_flush_ack(struct sender *s)
 	}
 	if (s->walk_window_end && seq >= s->walk_window_end)
 		s->walk_window_end = 0;	/* the peer applied everything it overlapped */
+	if (s->dirty_replay && seq >= s->repair_until)
+		s->dirty_replay = false;	/* the replayed window is applied */
 	repairs_acked(&s->repairs, seq, sender_repaired, s);
 	while ((f = s->head) && f->b->end_seq <= seq && f != s->c.cur) {
 		s->head = f->next;
@@ -875,6 +878,27 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 			return 0;
 		}
 		sender_set_error(s, "peer %s: %s", s->peer, e.text);
+		/*
+		 * A peer interrupted mid-apply holds some of the replayed
+		 * records' effects already, in no order the records can be
+		 * replayed over: a later rename can have moved the folder an
+		 * earlier record names, an offline edit's scan can have pruned
+		 * it. Repairing path by path then fails on one path after
+		 * another, a reconnect (and soon a backoff) each, and does not
+		 * converge in any useful time. A baseline covers every record
+		 * of the window in one pass (its walk sends the store's state
+		 * and prunes what the peer alone has), so the next connection
+		 * sends one. Once only: a baseline's own failures are repaired.
+		 */
+		if (e.code == PROTO_E_APPLY && s->dirty_replay) {
+			log_notice("the peer, interrupted mid-apply, could not replay a "
+				   "change; sending a baseline of the whole store", "peer=%s "
+				   "text=\"%s\" window_end=%llu", s->peer, e.text,
+				   (unsigned long long)s->repair_until);
+			s->rebaseline = true;
+			s->dirty_replay = false;
+			return -ECONNABORTED;
+		}
 		/* a path the peer failed on is repaired, with a backoff of its
 		 * own once it is stuck (a baseline under load fails on one path
 		 * after another, each a step further); anything else counts

@@ -235,6 +235,10 @@ struct sender {
 	/* The peer was interrupted mid-apply: records up to this seq are
 	 * replayed with the whole state of every path they name. */
 	uint64_t repair_until;
+	/* This connection replays records (no baseline) over a peer that was
+	 * interrupted mid-apply, until it acks repair_until: an apply error
+	 * then asks for a baseline (sender_on_frame). */
+	bool dirty_replay;
 	uint64_t ack_pending;	/* highest ACK seen in this read, not yet recorded */
 
 	/* Unacked batches, oldest first; the cursor's batch is the tail. */
