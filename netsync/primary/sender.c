@@ -550,7 +550,7 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 	}
 	baseline = resume == 0 || s->rebaseline;
 	why = resume == 0 ? "the peer has never applied anything" :
-	      "the peer failed to replay a change made during a walk";
+	      s->rebaseline_why ? s->rebaseline_why : "a baseline was asked for";
 	s->rebaseline = false;
 	s->dirty_replay = (h->flags & PROTO_HELLO_F_DIRTY) && !baseline;
 	sender_scan_forget(s);	/* the replay answers its NEEDS_SCAN records again */
@@ -896,6 +896,7 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 				   "text=\"%s\" window_end=%llu", s->peer, e.text,
 				   (unsigned long long)s->repair_until);
 			s->rebaseline = true;
+			s->rebaseline_why = "the peer, interrupted mid-apply, failed to replay a change";
 			s->dirty_replay = false;
 			return -ECONNABORTED;
 		}
@@ -931,6 +932,7 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 				   "again", "peer=%s window_end=%llu", s->peer,
 				   (unsigned long long)s->walk_window_end);
 			s->rebaseline = true;
+			s->rebaseline_why = "the peer failed to replay a change made during a walk";
 		}
 		return -ECONNABORTED;
 	case PROTO_GOODBYE:

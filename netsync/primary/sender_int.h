@@ -285,6 +285,7 @@ struct sender {
 	 * concurrently with the walk (0: none unacked). */
 	uint64_t walk_window_end;
 	bool rebaseline;	/* send a baseline on the next HELLO */
+	const char *rebaseline_why;	/* why, for the log (a literal) */
 	/* Paths the peer failed to apply, repaired from the store (see
 	 * "Apply errors" in sender.c). */
 	struct repairs repairs;
