@@ -647,8 +647,10 @@ static void sender_flush_ack(struct sender *s)
 	}
 	if (s->walk_window_end && seq >= s->walk_window_end)
 		s->walk_window_end = 0;	/* the peer applied everything it overlapped */
-	if (s->dirty_replay && seq >= s->repair_until)
+	if (seq >= s->repair_until) {
 		s->dirty_replay = false;	/* the replayed window is applied */
+		s->dirty_rebaselined = false;
+	}
 	repairs_acked(&s->repairs, seq, sender_repaired, s);
 	while ((f = s->head) && f->b->end_seq <= seq && f != s->c.cur) {
 		s->head = f->next;
@@ -888,9 +890,11 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		 * converge in any useful time. A baseline covers every record
 		 * of the window in one pass (its walk sends the store's state
 		 * and prunes what the peer alone has), so the next connection
-		 * sends one. Once only: a baseline's own failures are repaired.
+		 * sends one. Once until the peer acks past the window: the
+		 * failures after it (in the baseline, or a replay of it cut
+		 * short) are repaired path by path.
 		 */
-		if (e.code == PROTO_E_APPLY && s->dirty_replay) {
+		if (e.code == PROTO_E_APPLY && s->dirty_replay && !s->dirty_rebaselined) {
 			log_notice("the peer, interrupted mid-apply, could not replay a "
 				   "change; sending a baseline of the whole store", "peer=%s "
 				   "text=\"%s\" window_end=%llu", s->peer, e.text,
@@ -898,6 +902,7 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 			s->rebaseline = true;
 			s->rebaseline_why = "the peer, interrupted mid-apply, failed to replay a change";
 			s->dirty_replay = false;
+			s->dirty_rebaselined = true;
 			return -ECONNABORTED;
 		}
 		/* a path the peer failed on is repaired, with a backoff of its

@@ -239,6 +239,10 @@ struct sender {
 	 * interrupted mid-apply, until it acks repair_until: an apply error
 	 * then asks for a baseline (sender_on_frame). */
 	bool dirty_replay;
+	/* ... and one was asked for since the peer last acked past the
+	 * window: a path that fails in the baseline too goes to the repairs,
+	 * not to a baseline on every other connection */
+	bool dirty_rebaselined;
 	uint64_t ack_pending;	/* highest ACK seen in this read, not yet recorded */
 
 	/* Unacked batches, oldest first; the cursor's batch is the tail. */
