@@ -880,31 +880,8 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 			return 0;
 		}
 		sender_set_error(s, "peer %s: %s", s->peer, e.text);
-		/*
-		 * A peer interrupted mid-apply holds some of the replayed
-		 * records' effects already, in no order the records can be
-		 * replayed over: a later rename can have moved the folder an
-		 * earlier record names, an offline edit's scan can have pruned
-		 * it. Repairing path by path then fails on one path after
-		 * another, a reconnect (and soon a backoff) each, and does not
-		 * converge in any useful time. A baseline covers every record
-		 * of the window in one pass (its walk sends the store's state
-		 * and prunes what the peer alone has), so the next connection
-		 * sends one. Once until the peer acks past the window: the
-		 * failures after it (in the baseline, or a replay of it cut
-		 * short) are repaired path by path.
-		 */
-		if (e.code == PROTO_E_APPLY && s->dirty_replay && !s->dirty_rebaselined) {
-			log_notice("the peer, interrupted mid-apply, could not replay a "
-				   "change; sending a baseline of the whole store", "peer=%s "
-				   "text=\"%s\" window_end=%llu", s->peer, e.text,
-				   (unsigned long long)s->repair_until);
-			s->rebaseline = true;
-			s->rebaseline_why = "the peer, interrupted mid-apply, failed to replay a change";
-			s->dirty_replay = false;
-			s->dirty_rebaselined = true;
+		if (e.code == PROTO_E_APPLY && sender_rebaseline_dirty(s, e.text))
 			return -ECONNABORTED;
-		}
 		/* a path the peer failed on is repaired, with a backoff of its
 		 * own once it is stuck (a baseline under load fails on one path
 		 * after another, each a step further); anything else counts
@@ -924,21 +901,8 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 			log_info("the replication peer reported the same error again",
 				 "peer=%s code=%s in_a_row=%u retry_ms=%u", s->peer,
 				 proto_err_name(e.code), s->fail_count, s->backoff_ms);
-		/*
-		 * A walk reads directories while names change (readdir may
-		 * miss a renamed entry or return it under both names), so the
-		 * peer can fail to replay a rename that ran during the walk.
-		 * Replaying it again would fail again: instead the next
-		 * connection sends a new baseline, which covers those records.
-		 */
-		if (s->walk_window_end && e.code == PROTO_E_APPLY) {
-			log_notice("the peer could not apply a change made while a subtree "
-				   "was being sent; sending a baseline of the whole store "
-				   "again", "peer=%s window_end=%llu", s->peer,
-				   (unsigned long long)s->walk_window_end);
-			s->rebaseline = true;
-			s->rebaseline_why = "the peer failed to replay a change made during a walk";
-		}
+		if (e.code == PROTO_E_APPLY)
+			sender_rebaseline_walk(s);
 		return -ECONNABORTED;
 	case PROTO_GOODBYE:
 		return -ECONNRESET;

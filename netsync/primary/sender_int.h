@@ -333,6 +333,12 @@ void sender_on_peer_stalled(struct sender *s, const char *text);
 /* Counts an ERROR of CODE/TEXT in a series of one kind and raises the
  * backoff; true when it is to be logged loud. */
 bool sender_note_failure(struct sender *s, uint32_t code, const char *text);
+/* An apply error of a replay over a peer interrupted mid-apply: true if
+ * the next connection sends a baseline instead of a repair. */
+bool sender_rebaseline_dirty(struct sender *s, const char *text);
+/* An apply error while a walk's window is unacked: the next connection
+ * sends a baseline. */
+void sender_rebaseline_walk(struct sender *s);
 
 /* ---- sender_data.c ---- */
 
