@@ -33,6 +33,7 @@ struct gate_wait {
 	uint64_t since_ns;
 	bool up;		/* TLS authenticated (or plaintext): HELLO sent */
 	bool closing;		/* an ERROR is queued; freed once written */
+	bool held;		/* its HELLO waits for a slot that frees soon */
 };
 
 struct gate_logged {
@@ -126,13 +127,13 @@ static void gate_send_hello(struct gate_wait *w)
 }
 
 static void gate_event_cb(struct bufferevent *bev, short what, void *arg);
+static void gate_offer(struct gate_wait *w, const struct proto_frame *f, bool last);
 
 /* The first frame must be a complete HELLO; then serve decides. */
 static void gate_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct gate_wait *w = arg;
 	struct gate *g = w->g;
-	struct gate_conn c = { 0 };
 	struct proto_frame f;
 	unsigned char b0 = 0;
 	int rc;
@@ -163,6 +164,21 @@ static void gate_read_cb(struct bufferevent *bev, void *arg)
 			    "node has no keys (--psk-file or tls.peer_id)" : "expected HELLO");
 		return;
 	}
+	gate_offer(w, &f, false);
+}
+
+/*
+ * Offers W's HELLO F to serve. Taken: W goes. Busy: refused, unless serve
+ * says the slot frees soon (-EAGAIN: a mirror session that is ending) and
+ * W is not past its deadline (LAST): then W is held, reading nothing, and
+ * offered again by gate_tick.
+ */
+static void gate_offer(struct gate_wait *w, const struct proto_frame *f, bool last)
+{
+	struct gate *g = w->g;
+	struct gate_conn c = { 0 };
+	int rc;
+
 	c.bev = w->bev;
 	c.in = w->in;
 	c.fd = bufferevent_getfd(w->bev);
@@ -172,16 +188,22 @@ static void gate_read_cb(struct bufferevent *bev, void *arg)
 		tls_peer_describe(bufferevent_openssl_get_ssl(w->bev), c.auth, sizeof(c.auth));
 	bufferevent_disable(w->bev, EV_READ);
 	bufferevent_setcb(w->bev, NULL, NULL, NULL, NULL);
-	if (g->ops->admit(g->arg, &c, &f) == 0) {
+	rc = g->ops->admit(g->arg, &c, f);
+	if (rc == 0) {
 		w->bev = NULL;	/* serve's now */
 		w->in = NULL;
 		gate_drop(w);
 		return;
 	}
 	bufferevent_setcb(w->bev, gate_read_cb, gate_write_cb, gate_event_cb, w);
-	gate_log(g, w->host, w->peer, "refused a second primary connection",
-		 "busy: another primary is connected");
-	gate_refuse(w, PROTO_E_BUSY, "busy: another primary is connected");
+	if (rc == -EAGAIN && !last) {
+		w->held = true;
+		return;
+	}
+	w->held = false;
+	gate_log(g, w->host, w->peer, "refused a connection: the slot is taken",
+		 "busy: another primary or mirror client is connected");
+	gate_refuse(w, PROTO_E_BUSY, "busy: another primary or mirror client is connected");
 }
 
 static void gate_event_cb(struct bufferevent *bev, short what, void *arg)
@@ -305,6 +327,13 @@ void gate_tick(struct gate *g, uint64_t now_ns)
 	for (int i = 0; i < GATE_MAX_TOTAL; i++) {
 		struct gate_wait *w = g->w[i];
 
+		if (w && w->held && !w->closing) {
+			struct proto_frame f;
+
+			if (proto_frame_next(w->in, &f) == 1)
+				gate_offer(w, &f, now_ns - w->since_ns > GATE_DEADLINE_NS);
+			continue;
+		}
 		if (!w || now_ns - w->since_ns <= GATE_DEADLINE_NS)
 			continue;
 		if (!w->closing)

@@ -43,7 +43,9 @@ struct gate_ops {
 	void (*hello)(void *arg, struct evbuffer *out);
 	/* A connection with a complete HELLO frame (the first frame of C->in).
 	 * Return 0 to take C (its buffers are then the caller's), or
-	 * -EBUSY to have the gate refuse it with ERROR{BUSY}. */
+	 * -EBUSY to have the gate refuse it with ERROR{BUSY}, or -EAGAIN
+	 * when the slot frees soon: the gate holds C (reading nothing) and
+	 * offers it again each tick until its deadline, then refuses it. */
 	int (*admit)(void *arg, struct gate_conn *c, const struct proto_frame *hello);
 };
 

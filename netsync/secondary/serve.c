@@ -744,8 +744,11 @@ static int serve_admit_mirror(struct serve *s, struct gate_conn *c,
 	struct receiver_stats st;
 	char refuse[PROTO_TEXT_MAX];
 
+	/* a session still running (or ending: its thread wakes from its
+	 * lingering read once the client closed) holds the slot; the gate
+	 * offers the client again each second up to its deadline */
 	if (s->mirror && !mirrorsess_done(s->mirror))
-		return -EBUSY;
+		return -EAGAIN;
 	mirrorsess_free(s->mirror);
 	s->mirror = NULL;
 	receiver_get_stats(s->recv, &st);
@@ -787,7 +790,7 @@ static int serve_admit_cb(void *arg, struct gate_conn *c, const struct proto_fra
 	    h.version == PROTO_VERSION) {
 		/* reads the store only: beside the primary, one at a time */
 		if (s->verifier && !verifier_done(s->verifier))
-			return -EBUSY;
+			return -EAGAIN;	/* as a mirror session (serve_admit_mirror) */
 		verifier_free(s->verifier);
 		s->verifier = NULL;
 		proto_frame_consume(c->in, hello);

@@ -56,6 +56,13 @@ check "nothing escaped through the symlink" [ -z "$(ls -A "$T/outside")" ]
 check "nothing escaped above the store" [ ! -e "$P2/escaped" -a ! -e /tmp/escaped ]
 check "the store is untouched" python3 "$TWINFS_SRC/tests/e2e/treecmp.py" "$T/snap2" "$P2/store"
 check "and serve still takes a mirror" "$TWINFS_BIN" mirror -q "$S" "127.0.0.1:$PORT2"
+# two at once: the second is held at the gate until the first ends (up to
+# the gate's deadline), not refused busy
+"$TWINFS_BIN" mirror -q "$S" "127.0.0.1:$PORT2" 2>"$T/m1.err" & m1=$!
+"$TWINFS_BIN" mirror -q "$S" "127.0.0.1:$PORT2" 2>"$T/m2.err" & m2=$!
+wait $m1; r1=$?; wait $m2; r2=$?
+note "two mirrors at once: exit $r1 and $r2 $(cat "$T/m1.err" "$T/m2.err")"
+check "two mirrors at once both succeed, one after the other" [ "$r1$r2" = 00 ]
 
 # a peer that fails to apply (its store full) is quoted, not a broken pipe
 P3=$T/p3; mkdir -p "$P3/store" "$P3/state" "$T/s3"

@@ -49,8 +49,9 @@ check "one reconnect for the rotation ($(st "$A_STATE" reconnects))" \
 	[ "$(st "$A_STATE" reconnects)" = 1 ]
 
 # 3. the peer's file has the new key alone: the link stays
-put "$T/peer.psk" "$T/new"
+# counted before the change: serve's tick may read the file at once
 n=$(grep -c 'key file changed' "$T/serve.log")
+put "$T/peer.psk" "$T/new"
 reread2() { [ "$(grep -c 'key file changed' "$T/serve.log")" -gt "$n" ]; }
 check "the peer reads its file again" wait_until 10 reread2
 echo more >"$MNT/c/more"
