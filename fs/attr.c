@@ -255,6 +255,12 @@ static int fs_setattr_record(fuse_req_t req, struct fs *fs, struct inode *i,
 		else if (k < 0)
 			rc = k;
 	}
+	/* The store's chown (we are root) clears set-user-ID even when the
+	 * owner stays the same (chown_common), and the peer skips a chown to
+	 * the owner a file has: the mode it leaves goes explicitly. */
+	if (rc == 0 && r == 0 && chown && (*done & (JATTR_UID | JATTR_GID)) &&
+	    (before.st_mode & 07777) != (st->st_mode & 07777))
+		*done |= JATTR_MODE;
 	if (*done && r == 0) {
 		/* Record the values the store now holds (UTIME_NOW and the
 		 * kernel's setgid clearing resolved), so the peer gets the

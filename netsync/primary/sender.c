@@ -550,8 +550,9 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 	}
 	baseline = resume == 0 || s->rebaseline;
 	why = resume == 0 ? "the peer has never applied anything" :
-	      "the peer failed to replay a change made during a walk";
+	      s->rebaseline_why ? s->rebaseline_why : "a baseline was asked for";
 	s->rebaseline = false;
+	s->dirty_replay = (h->flags & PROTO_HELLO_F_DIRTY) && !baseline;
 	sender_scan_forget(s);	/* the replay answers its NEEDS_SCAN records again */
 	rc = journal_rewind(s->j, resume);
 	if (rc == -ERANGE) {
@@ -646,6 +647,10 @@ static void sender_flush_ack(struct sender *s)
 	}
 	if (s->walk_window_end && seq >= s->walk_window_end)
 		s->walk_window_end = 0;	/* the peer applied everything it overlapped */
+	if (seq >= s->repair_until) {
+		s->dirty_replay = false;	/* the replayed window is applied */
+		s->dirty_rebaselined = false;
+	}
 	repairs_acked(&s->repairs, seq, sender_repaired, s);
 	while ((f = s->head) && f->b->end_seq <= seq && f != s->c.cur) {
 		s->head = f->next;
@@ -875,6 +880,8 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 			return 0;
 		}
 		sender_set_error(s, "peer %s: %s", s->peer, e.text);
+		if (e.code == PROTO_E_APPLY && sender_rebaseline_dirty(s, e.text))
+			return -ECONNABORTED;
 		/* a path the peer failed on is repaired, with a backoff of its
 		 * own once it is stuck (a baseline under load fails on one path
 		 * after another, each a step further); anything else counts
@@ -894,20 +901,8 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 			log_info("the replication peer reported the same error again",
 				 "peer=%s code=%s in_a_row=%u retry_ms=%u", s->peer,
 				 proto_err_name(e.code), s->fail_count, s->backoff_ms);
-		/*
-		 * A walk reads directories while names change (readdir may
-		 * miss a renamed entry or return it under both names), so the
-		 * peer can fail to replay a rename that ran during the walk.
-		 * Replaying it again would fail again: instead the next
-		 * connection sends a new baseline, which covers those records.
-		 */
-		if (s->walk_window_end && e.code == PROTO_E_APPLY) {
-			log_notice("the peer could not apply a change made while a subtree "
-				   "was being sent; sending a baseline of the whole store "
-				   "again", "peer=%s window_end=%llu", s->peer,
-				   (unsigned long long)s->walk_window_end);
-			s->rebaseline = true;
-		}
+		if (e.code == PROTO_E_APPLY)
+			sender_rebaseline_walk(s);
 		return -ECONNABORTED;
 	case PROTO_GOODBYE:
 		return -ECONNRESET;

@@ -3,7 +3,8 @@
  * an apply error on a path (repaired from the store, with a backoff once
  * the path is stuck), a peer that holds the stream because its store is
  * full or read-only (ERROR with RETRY), and a series of failures of one
- * kind (a growing wait before the next connection, until progress). Runs
+ * kind (a growing wait before the next connection, until progress), and
+ * an apply error that a baseline answers better than a repair. Runs
  * on the primary thread's loop, as the rest of the sender.
  */
 #include "netsync/primary/sender_int.h"
@@ -138,4 +139,50 @@ bool sender_note_failure(struct sender *s, uint32_t code, const char *text)
 		return false;
 	s->fail_logged = now;
 	return true;
+}
+
+/*
+ * A peer interrupted mid-apply holds some of the replayed records'
+ * effects already, in no order the records can be replayed over: a later
+ * rename can have moved the folder an earlier record names, an offline
+ * edit's scan can have pruned it. Repairing path by path then fails on one
+ * path after another, a reconnect (and soon a backoff) each, and does not
+ * converge in any useful time. A baseline covers every record of the
+ * window in one pass (its walk sends the store's state and prunes what the
+ * peer alone has), so the next connection sends one. Once until the peer
+ * acks past the window (sender_flush_ack): the failures after it (in the
+ * baseline, or a replay of it cut short) are repaired path by path, or a
+ * path the peer can never take would cost a whole-store walk on every
+ * other connection. True if a baseline was asked for.
+ */
+bool sender_rebaseline_dirty(struct sender *s, const char *text)
+{
+	if (!s->dirty_replay || s->dirty_rebaselined)
+		return false;
+	log_notice("the peer, interrupted mid-apply, could not replay a change; "
+		   "sending a baseline of the whole store", "peer=%s text=\"%s\" "
+		   "window_end=%llu", s->peer, text, (unsigned long long)s->repair_until);
+	s->rebaseline = true;
+	s->rebaseline_why = "the peer, interrupted mid-apply, failed to replay a change";
+	s->dirty_replay = false;
+	s->dirty_rebaselined = true;
+	return true;
+}
+
+/*
+ * A walk reads directories while names change (readdir may miss a renamed
+ * entry or return it under both names), so the peer can fail to replay a
+ * rename that ran during the walk. Replaying it again would fail again:
+ * instead the next connection sends a new baseline, which covers those
+ * records.
+ */
+void sender_rebaseline_walk(struct sender *s)
+{
+	if (!s->walk_window_end)
+		return;
+	log_notice("the peer could not apply a change made while a subtree was being "
+		   "sent; sending a baseline of the whole store again", "peer=%s "
+		   "window_end=%llu", s->peer, (unsigned long long)s->walk_window_end);
+	s->rebaseline = true;
+	s->rebaseline_why = "the peer failed to replay a change made during a walk";
 }

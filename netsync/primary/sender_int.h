@@ -237,6 +237,14 @@ struct sender {
 	/* The peer was interrupted mid-apply: records up to this seq are
 	 * replayed with the whole state of every path they name. */
 	uint64_t repair_until;
+	/* This connection replays records (no baseline) over a peer that was
+	 * interrupted mid-apply, until it acks repair_until: an apply error
+	 * then asks for a baseline (sender_on_frame). */
+	bool dirty_replay;
+	/* ... and one was asked for since the peer last acked past the
+	 * window: a path that fails in the baseline too goes to the repairs,
+	 * not to a baseline on every other connection */
+	bool dirty_rebaselined;
 	uint64_t ack_pending;	/* highest ACK seen in this read, not yet recorded */
 
 	/* Unacked batches, oldest first; the cursor's batch is the tail. */
@@ -283,6 +291,7 @@ struct sender {
 	 * concurrently with the walk (0: none unacked). */
 	uint64_t walk_window_end;
 	bool rebaseline;	/* send a baseline on the next HELLO */
+	const char *rebaseline_why;	/* why, for the log (a literal) */
 	/* Paths the peer failed to apply, repaired from the store (see
 	 * "Apply errors" in sender.c). */
 	struct repairs repairs;
@@ -326,6 +335,12 @@ void sender_on_peer_stalled(struct sender *s, const char *text);
 /* Counts an ERROR of CODE/TEXT in a series of one kind and raises the
  * backoff; true when it is to be logged loud. */
 bool sender_note_failure(struct sender *s, uint32_t code, const char *text);
+/* An apply error of a replay over a peer interrupted mid-apply: true if
+ * the next connection sends a baseline instead of a repair. */
+bool sender_rebaseline_dirty(struct sender *s, const char *text);
+/* An apply error while a walk's window is unacked: the next connection
+ * sends a baseline. */
+void sender_rebaseline_walk(struct sender *s);
 
 /* ---- sender_data.c ---- */
 
