@@ -1192,6 +1192,7 @@ void sender_pump(struct sender *s)
 				   (unsigned long long)s->resync_files,
 				   (unsigned long long)s->resync_bytes,
 				   clock_mono_s() - s->baseline_t0);
+		sender_scan_batch_end(s);
 		rc = proto_encode_batch_end(out, b->end_seq);
 		if (rc < 0)
 			goto out_drop;

@@ -301,6 +301,7 @@ struct sender {
 	struct scan_move {
 		char *path;
 		uint64_t until;
+		bool open;	/* answered in the batch being sent */
 	} *moves;
 	size_t n_moves, cap_moves;
 	/* Block-hash deltas of resyncs (sender_delta.c) */
@@ -451,6 +452,10 @@ int sender_scan_note(struct sender *s, const char *path);
  * state of the paths it names (it must not be sent), 0 to send it, or
  * -errno. */
 int sender_scan_cover(struct sender *s, const struct journal_rec *r);
+/* The batch is sent whole (its walks done): the paths it answered were
+ * read from the store until now, so records up to the journal head may
+ * have moved them (sender_scan.c). */
+void sender_scan_batch_end(struct sender *s);
 void sender_scan_forget(struct sender *s);
 /* The batch's records are sent (its BATCH record): the names of the folder
  * of each path in c->names_after, as the store has them now, with SEQ.

@@ -359,8 +359,33 @@ int sender_scan_note(struct sender *s, const char *path)
 	if (!m->path)
 		return -ENOMEM;
 	m->until = js.head_seq;
+	m->open = true;
 	s->n_moves++;
 	return 0;
+}
+
+/*
+ * The store is read for an answered path until its batch ends, not only
+ * when the NEEDS_SCAN is answered: its walk, and a folder's names, times
+ * and walk (JSCAN_NAMES), go after the batch's records. An op made in
+ * between (an exchange of the folder with another) is then already in
+ * what the peer got, and replayed after it, it would apply twice: the
+ * exchange swapped the folder the walk had just made equal back out of
+ * place. So each path answered in the batch is kept until the journal
+ * head of the batch's end.
+ */
+void sender_scan_batch_end(struct sender *s)
+{
+	struct journal_stats js;
+
+	journal_get_stats(s->j, &js);
+	for (size_t i = 0; i < s->n_moves; i++) {
+		if (!s->moves[i].open)
+			continue;
+		s->moves[i].open = false;
+		if (js.head_seq > (s->moves[i].until & ~(1ull << 63)))
+			s->moves[i].until = js.head_seq | (s->moves[i].until & (1ull << 63));
+	}
 }
 
 /* The suffix of PATH below or at FROM ("" for FROM itself), or NULL. */
