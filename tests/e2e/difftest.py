@@ -26,6 +26,7 @@ import argparse
 import atexit
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -67,6 +68,27 @@ def is_mounted(path):
 
 
 def free_port():
+    """A port below the kernel's ephemeral range, free now. The peer's serve
+    is killed and restarted on the same port (the mount's --peer names it);
+    a port the kernel hands out for outgoing connections can be taken in
+    between by any process's connect (seed 61059: "Address already in
+    use"), one below that range only by another listener."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    r = random.Random()
+    for _ in range(200):
+        p = r.randrange(max(1024, low // 2), low)
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", p))
+            return p
+        except OSError:
+            continue
+        finally:
+            s.close()
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     p = s.getsockname()[1]
@@ -144,13 +166,27 @@ class Pair:
             self.cont()
         if self.serve_state == "up":
             return
-        self.serve = subprocess.Popen(
-            [self.bin, "serve", "--store", self.P, "--state", self.PS,
-             "--listen", "127.0.0.1:%d" % self.port, "-f"],
-            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
-        self.serve_state = "up"
-        wait_for("serve's control socket", lambda: self.serve.poll() is None
-                 and self._status_ok(self.PS), 15)
+        # A serve that exits at once (its port held by another listener
+        # for a moment) is started again on the same port, which the
+        # mount's --peer names, until the deadline.
+        end = time.monotonic() + 15
+        while True:
+            self.serve = subprocess.Popen(
+                [self.bin, "serve", "--store", self.P, "--state", self.PS,
+                 "--listen", "127.0.0.1:%d" % self.port, "-f"],
+                stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
+            self.serve_state = "up"
+            wait_for("serve's control socket", lambda: self.serve.poll() is not None
+                     or self._status_ok(self.PS), max(1, end - time.monotonic()))
+            if self.serve.poll() is None:
+                return
+            if time.monotonic() > end:
+                rc = self.serve.returncode
+                self.serve = None
+                self.serve_state = "dead"
+                raise HarnessError("serve exited at start (exit %d) again and again "
+                                   "for 15 s; its log says why" % rc)
+            time.sleep(0.2)
 
     def kill_serve(self):
         if self.serve is None:
