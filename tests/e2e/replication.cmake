@@ -13,7 +13,7 @@ twinfs_e2e_test(e2e_replication_primary_kill tests/e2e/replication_primary_kill.
 twinfs_e2e_test(e2e_replication_netcut tests/e2e/replication_netcut.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_baseline tests/e2e/replication_baseline.sh TIMEOUT 90)
 twinfs_e2e_test(e2e_replication_needs_scan tests/e2e/replication_needs_scan.sh TIMEOUT 90)
-twinfs_e2e_test(e2e_replication_baseline_busy tests/e2e/replication_baseline_busy.sh TIMEOUT 90)
+twinfs_e2e_test(e2e_replication_baseline_busy tests/e2e/replication_baseline_busy.sh TIMEOUT 300)
 twinfs_e2e_test(e2e_replication_demo tests/e2e/replication_demo.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_lowfd tests/e2e/replication_lowfd.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_tls tests/e2e/replication_tls.sh TIMEOUT 180)

@@ -30,7 +30,7 @@ check "human status shows the baseline" grep -q '^resync:' "$T/status.txt"
 for d in $(seq 0 5 49); do
 	mv "$MNT/d$d" "$MNT/r$d" && echo more >>"$MNT/r$d/s/f7"
 done
-"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 180
 check "sync after a busy baseline exits 0" [ $? -eq 0 ]
 python3 "$TWINFS_SRC/tests/e2e/tree_manifest.py" "$A_STORE" >"$T/m1"
 python3 "$TWINFS_SRC/tests/e2e/tree_manifest.py" "$P_STORE" >"$T/m2"
