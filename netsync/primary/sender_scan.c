@@ -589,13 +589,6 @@ int sender_put_names_after(struct sender *s, struct evbuffer *out, uint64_t seq)
 	}
 	pathset_clear(&todo);
 	pathset_init(&s->c.names_after);
-	/* "pruned" only keeps one folder's names from going twice at this
-	 * BATCH record. A replay's range holds the BATCH records of earlier
-	 * takes too, and the records after one of them may create names on
-	 * the peer again (a file made, then renamed or removed in the store
-	 * while not mounted): a later BATCH record must send the folder's
-	 * names again, or those names stay on the peer. */
-	pathset_clear(&s->c.pruned);
 	return x.rc;
 }
 
