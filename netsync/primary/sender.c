@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdarg.h>
@@ -971,13 +970,10 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 	case JOP_BATCH:
 		/* the batch's last record: what goes after all the others */
 		rc = s->repairs.n ? sender_put_open_repairs(s, out, r->seq) : 0;
-		/* What is read from the store now goes after the last record
-		 * sent, at the BATCH record that ends this batch. A replay's
-		 * range also holds the BATCH records of earlier takes, sent
-		 * but never acked: the records after one of them still create
-		 * and use names the store has lost since, so a folder's names
-		 * sent there are undone by them, and pruning a folder there
-		 * removes what they use. */
+		/* What is read from the store goes at the BATCH record ending
+		 * this batch only: a replay's range also holds older takes'
+		 * BATCH records (sent, never acked), and the records after
+		 * one still use names the store has lost since. */
 		if (rc == 0 && r->seq == s->c.cur->b->end_seq &&
 		    (s->c.names_after.n || s->c.paths_after.n))
 			rc = sender_put_names_after(s, out, r->seq);
