@@ -970,10 +970,9 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 	case JOP_BATCH:
 		/* the batch's last record: what goes after all the others */
 		rc = s->repairs.n ? sender_put_open_repairs(s, out, r->seq) : 0;
-		/* What is read from the store goes at the BATCH record ending
-		 * this batch only: a replay's range also holds older takes'
-		 * BATCH records (sent, never acked), and the records after
-		 * one still use names the store has lost since. */
+		/* Store state goes at the BATCH record ending this batch only:
+		 * a replay's range holds older, unacked BATCH records, and the
+		 * records after one still use names the store has lost. */
 		if (rc == 0 && r->seq == s->c.cur->b->end_seq &&
 		    (s->c.names_after.n || s->c.paths_after.n))
 			rc = sender_put_names_after(s, out, r->seq);
@@ -1017,13 +1016,14 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 			return rc < 0 ? rc : 0;
 	}
 	if (r->seq <= s->repair_until) {
-		/* An exchange is the one op whose replay over its own result
-		 * undoes it (the peer was interrupted after applying it). It
-		 * is replayed (if it was not applied, that moves the entries
-		 * with their links), and both names then go whole from the
-		 * store at the BATCH record, which puts back a type swapped
-		 * back; the cursor's repairs re-send file contents only. */
-		if (r->op.type == JOP_RENAME && (r->op.flags & RENAME_EXCHANGE) &&
+		/* An exchange's replay over its own result undoes it (the
+		 * peer was interrupted after applying it), and a whiteout
+		 * rename's "done already" test can be fooled by equal mtimes:
+		 * each is replayed, then both names go whole from the store
+		 * at the BATCH record (the types come back); the cursor's
+		 * repairs re-send file contents only. */
+		if (r->op.type == JOP_RENAME &&
+		    (r->op.flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) &&
 		    r->op.path2 && (pathset_add(&s->c.paths_after, r->op.path, 0) < 0 ||
 				    pathset_add(&s->c.paths_after, r->op.path2, 0) < 0))
 			return -ENOMEM;
