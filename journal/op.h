@@ -57,12 +57,14 @@ enum journal_res {
 };
 #define JRES_BIT(k) (1u << (k))
 
-/* JOP_CREATE's flags, sent by a walk or a scan (never journalled: the fs
- * records CREATE only for a name that did not exist): the file has other
- * names on the primary, so a regular file already at the path on the peer
- * is written in place, its links kept; without it a shared file there is
- * another inode's name and the file is made anew. */
-#define JCREATE_F_LINKED (1u << 0)
+/* The flags of JOP_CREATE, JOP_MKNOD and JOP_SYMLINK, sent by a walk or a
+ * scan (never journalled: the fs records these only for a name that did
+ * not exist): the entry has other names on the primary, so an entry of
+ * the same kind already at the path on the peer is kept (a file written
+ * in place), its links with it; without it a shared entry there (of any
+ * type: FIFOs, sockets, devices and symlinks have hard links too) is
+ * another inode's name and the entry is made anew. */
+#define JENTRY_F_LINKED (1u << 0)
 
 /* A namespace operation. Paths are relative to the store root, no leading
  * '/', never "." or ".." components ("" is the root itself). */

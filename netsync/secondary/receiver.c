@@ -707,19 +707,14 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 	return 0;
 }
 
-
 /*
  * CREATE makes a new file (the primary's fs records it only for a name
  * that did not exist; a walk or a scan sends it for a file it sends
- * whole). A regular file at PATH that has other names here is another
- * inode's name (a link this store kept that the primary's no longer has,
- * replaced there by a file of its own): writing the new content into it
- * would change every other name too. So that name is unlinked and the
- * file made anew; a cached fd of the old inode goes once the op is done,
- * and a LINK that should follow links the new one. Unless the primary's
- * file has other names too (JCREATE_F_LINKED, a walk or scan re-sending
- * one name of a linked file): then the file here is written in place and
- * its links stay.
+ * whole). A file here with other names is another inode's name and is
+ * unlinked first, unless the primary's has other names too
+ * (storeops_unshare): writing into it would change every other name. A
+ * cached fd of the old inode goes once the op is done; a LINK that should
+ * follow links the new one. A file kept is written in place.
  */
 static int recv_create(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
 {
@@ -727,10 +722,11 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 	bool keep = true, made = false;
 	int fd, rc;
 
-	if (!(op->flags & JCREATE_F_LINKED) && storeops_is_shared(ref->dirfd, ref->name)) {
-		r->ns_flush = true;
-		if (unlinkat(ref->dirfd, ref->name, 0) < 0 && errno != ENOENT)
-			return -errno;
+	rc = storeops_unshare(ref->dirfd, ref->name, op->flags);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		r->ns_flush = true;	/* a cached path may name what went */
 		slot = NULL;
 		keep = false;
 	}
@@ -800,9 +796,14 @@ static int recv_mknod(struct receiver *r, struct path_ref *ref, const struct jou
 {
 	struct stat st;
 	mode_t type = op->mode & S_IFMT;
+	int rc;
 
 	if (type != S_IFIFO && type != S_IFSOCK && type != S_IFCHR && type != S_IFBLK)
 		return -EINVAL;
+	rc = storeops_unshare(ref->dirfd, ref->name, op->flags);
+	if (rc < 0)
+		return rc;
+	r->ns_flush |= rc > 0;
 	if (mknodat(ref->dirfd, ref->name, op->mode, (dev_t)op->rdev) < 0) {
 		if (errno != EEXIST)
 			return -errno;
@@ -810,8 +811,7 @@ static int recv_mknod(struct receiver *r, struct path_ref *ref, const struct jou
 			return -errno;
 		if ((st.st_mode & S_IFMT) != type ||
 		    ((type == S_IFCHR || type == S_IFBLK) && st.st_rdev != op->rdev)) {
-			int rc = storeops_remove(ref->dirfd, ref->name);
-
+			rc = storeops_remove(ref->dirfd, ref->name);
 			if (rc < 0)
 				return rc;
 			if (mknodat(ref->dirfd, ref->name, op->mode, (dev_t)op->rdev) < 0)
@@ -826,12 +826,15 @@ static int recv_symlink(struct receiver *r, struct path_ref *ref, const struct j
 {
 	char cur[PATH_MAX];
 	ssize_t n;
+	int rc;
 
 	if (!op->path2)
 		return -EINVAL;
+	rc = storeops_unshare(ref->dirfd, ref->name, op->flags);
+	if (rc < 0)
+		return rc;
+	r->ns_flush |= rc > 0;
 	if (symlinkat(op->path2, ref->dirfd, ref->name) < 0) {
-		int rc;
-
 		if (errno != EEXIST)
 			return -errno;
 		n = readlinkat(ref->dirfd, ref->name, cur, sizeof(cur) - 1);

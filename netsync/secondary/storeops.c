@@ -164,13 +164,31 @@ int storeops_remove_tree(int dirfd, const char *name, int depth)
 	return 0;
 }
 
-/* True if NAME in DIRFD is a regular file with other names. */
+/* True if NAME in DIRFD is a non-directory with other names. */
 bool storeops_is_shared(int dirfd, const char *name)
 {
 	struct stat st;
 
-	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
 	       st.st_nlink > 1;
+}
+
+/*
+ * An entry op (CREATE, MKNOD, SYMLINK) of a walk or scan finds a name here
+ * that has other names: unless the primary's entry has other names too
+ * (JENTRY_F_LINKED in FLAGS), the name here is another inode's (a link the
+ * primary lost while the journal could not say so, e.g. unlinked and made
+ * anew while not mounted), and keeping it would set the new entry's times,
+ * owner, mode and xattrs on every other name too. So it is unlinked.
+ * Returns 1 if it was, 0 if it stays, or -errno.
+ */
+int storeops_unshare(int dirfd, const char *name, uint32_t flags)
+{
+	if ((flags & JENTRY_F_LINKED) || !storeops_is_shared(dirfd, name))
+		return 0;
+	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+		return -errno;
+	return 1;
 }
 
 /* True if NAME in DIRFD is a whiteout (a 0:0 character device). */

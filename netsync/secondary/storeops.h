@@ -27,8 +27,11 @@ bool storeops_ts_same(const struct timespec *have, const struct timespec *want);
 /* NAME exists in DIRFD (not followed); its stat in ST. */
 struct stat;
 bool storeops_exists(int dirfd, const char *name, struct stat *st);
-/* True if NAME in DIRFD is a regular file with other names. */
+/* True if NAME in DIRFD is a non-directory with other names. */
 bool storeops_is_shared(int dirfd, const char *name);
+/* Unlinks NAME in DIRFD if it has other names and FLAGS (of a CREATE,
+ * MKNOD or SYMLINK) lack JENTRY_F_LINKED: 1 if unlinked, 0, or -errno. */
+int storeops_unshare(int dirfd, const char *name, uint32_t flags);
 /* True if NAME in DIRFD is a whiteout (a 0:0 character device). */
 bool storeops_is_whiteout(int dirfd, const char *name);
 /* A RENAME_WHITEOUT from FNAME to TNAME that OP describes is applied
