@@ -57,11 +57,12 @@ enum journal_res {
 };
 #define JRES_BIT(k) (1u << (k))
 
-/* JOP_CREATE's flags, sent by a walk or a scan (never journalled: the fs
- * records CREATE only for a name that did not exist): the file has other
- * names on the primary, so a regular file already at the path on the peer
- * is written in place, its links kept; without it a shared file there is
- * another inode's name and the file is made anew. */
+/* JOP_CREATE's, JOP_MKNOD's and JOP_SYMLINK's flags, sent by a walk, a
+ * scan or a mirror (never journalled: the fs records these only for a name
+ * that did not exist): the node has other names on the primary, so a node
+ * of its kind already at the path on the peer is kept (a file written in
+ * place), its links kept; without it a node there with other names is
+ * another inode's name and the node is made anew. */
 #define JCREATE_F_LINKED (1u << 0)
 
 /* A namespace operation. Paths are relative to the store root, no leading

@@ -75,7 +75,6 @@ static int scan_put_entry(struct sender *s, struct evbuffer *out, uint64_t seq,
 		op.res_mask = 0;
 	} else if (S_ISREG(st->st_mode)) {
 		op.type = JOP_CREATE;
-		op.flags = st->st_nlink > 1 ? JCREATE_F_LINKED : 0;
 	} else if (S_ISDIR(st->st_mode)) {
 		op.type = JOP_MKDIR;
 	} else if (S_ISLNK(st->st_mode)) {
@@ -89,6 +88,8 @@ static int scan_put_entry(struct sender *s, struct evbuffer *out, uint64_t seq,
 		op.type = JOP_MKNOD;
 		op.rdev = st->st_rdev;
 	}
+	if (op.type != JOP_LINK && op.type != JOP_MKDIR && st->st_nlink > 1)
+		op.flags = JCREATE_F_LINKED;
 	if (proto_encode_op(out, seq, &op) < 0) {
 		log_error("cannot send an entry of the store", "path=/%s", path);
 		sender_set_error(s, "cannot send %s (name or target too long?)", path);

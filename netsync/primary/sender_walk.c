@@ -341,7 +341,6 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 		op.path2 = it->path;
 	} else if (S_ISREG(it->st.st_mode)) {
 		op.type = JOP_CREATE;
-		op.flags = it->st.st_nlink > 1 ? JCREATE_F_LINKED : 0;
 	} else if (S_ISDIR(it->st.st_mode)) {
 		op.type = JOP_MKDIR;
 	} else if (S_ISLNK(it->st.st_mode)) {
@@ -355,6 +354,8 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 		op.type = JOP_MKNOD;
 		op.rdev = it->st.st_rdev;
 	}
+	if (op.type != JOP_LINK && op.type != JOP_MKDIR && it->st.st_nlink > 1)
+		op.flags = JCREATE_F_LINKED;
 	/* A CREATE makes the peer's copy anew: what it held is gone. */
 	sentmap_forget(s->held, op.path);
 	if (op.type == JOP_LINK)

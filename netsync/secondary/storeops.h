@@ -27,7 +27,7 @@ bool storeops_ts_same(const struct timespec *have, const struct timespec *want);
 /* NAME exists in DIRFD (not followed); its stat in ST. */
 struct stat;
 bool storeops_exists(int dirfd, const char *name, struct stat *st);
-/* True if NAME in DIRFD is a regular file with other names. */
+/* True if NAME in DIRFD is a non-directory with other names. */
 bool storeops_is_shared(int dirfd, const char *name);
 /* True if NAME in DIRFD is a whiteout (a 0:0 character device). */
 bool storeops_is_whiteout(int dirfd, const char *name);
@@ -35,5 +35,9 @@ bool storeops_is_whiteout(int dirfd, const char *name);
  * already (see storeops.c). */
 bool storeops_whiteout_done(int fdir, const char *fname, int tdir, const char *tname,
 			    const struct journal_op *op);
+/* NAME in DIRFD opened for writing as a regular file, made with MODE when
+ * missing (*MADE then), never opening a fifo or device: the fd, -ELOOP for
+ * a symlink, -EISDIR for anything else in the way, or -errno. */
+int storeops_open_reg(int dirfd, const char *name, mode_t mode, bool *made);
 
 #endif
