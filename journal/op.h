@@ -57,14 +57,13 @@ enum journal_res {
 };
 #define JRES_BIT(k) (1u << (k))
 
-/* The flags of JOP_CREATE, JOP_MKNOD and JOP_SYMLINK, sent by a walk or a
- * scan (never journalled: the fs records these only for a name that did
- * not exist): the entry has other names on the primary, so an entry of
- * the same kind already at the path on the peer is kept (a file written
- * in place), its links with it; without it a shared entry there (of any
- * type: FIFOs, sockets, devices and symlinks have hard links too) is
- * another inode's name and the entry is made anew. */
-#define JENTRY_F_LINKED (1u << 0)
+/* JOP_CREATE's, JOP_MKNOD's and JOP_SYMLINK's flags, sent by a walk, a
+ * scan or a mirror (never journalled: the fs records these only for a name
+ * that did not exist): the node has other names on the primary, so a node
+ * of its kind already at the path on the peer is kept (a file written in
+ * place), its links kept; without it a node there with other names is
+ * another inode's name and the node is made anew. */
+#define JCREATE_F_LINKED (1u << 0)
 
 /* A namespace operation. Paths are relative to the store root, no leading
  * '/', never "." or ".." components ("" is the root itself). */

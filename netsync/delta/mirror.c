@@ -511,6 +511,7 @@ static int mc_item(struct mc *c, const struct plan_item *it, size_t i)
 		return mc_op(c, &op);
 	case PLAN_SYMLINK:
 		op.type = JOP_SYMLINK;
+		op.flags = e->nlink > 1 ? JCREATE_F_LINKED : 0;	/* as before: links kept */
 		op.path2 = e->target ? e->target : "";
 		op.uid = e->uid;
 		op.gid = e->gid;
@@ -519,6 +520,7 @@ static int mc_item(struct mc *c, const struct plan_item *it, size_t i)
 		return rc ? rc : mc_attr_entry(c, e, JATTR_UID | JATTR_GID | JATTR_MTIME);
 	case PLAN_SPECIAL:
 		op.type = JOP_MKNOD;
+		op.flags = e->nlink > 1 ? JCREATE_F_LINKED : 0;
 		op.mode = e->mode;
 		op.rdev = e->rdev;
 		op.uid = e->uid;

@@ -88,9 +88,8 @@ static int scan_put_entry(struct sender *s, struct evbuffer *out, uint64_t seq,
 		op.type = JOP_MKNOD;
 		op.rdev = st->st_rdev;
 	}
-	/* one name of a linked entry: the peer keeps its links */
 	if (op.type != JOP_LINK && op.type != JOP_MKDIR && st->st_nlink > 1)
-		op.flags = JENTRY_F_LINKED;
+		op.flags = JCREATE_F_LINKED;
 	if (proto_encode_op(out, seq, &op) < 0) {
 		log_error("cannot send an entry of the store", "path=/%s", path);
 		sender_set_error(s, "cannot send %s (name or target too long?)", path);

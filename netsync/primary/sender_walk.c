@@ -354,9 +354,8 @@ static int sender_put_walk_item(struct sender *s, struct evbuffer *out,
 		op.type = JOP_MKNOD;
 		op.rdev = it->st.st_rdev;
 	}
-	/* the first name of a linked entry: the peer keeps its links */
 	if (op.type != JOP_LINK && op.type != JOP_MKDIR && it->st.st_nlink > 1)
-		op.flags = JENTRY_F_LINKED;
+		op.flags = JCREATE_F_LINKED;
 	/* A CREATE makes the peer's copy anew: what it held is gone. */
 	sentmap_forget(s->held, op.path);
 	if (op.type == JOP_LINK)

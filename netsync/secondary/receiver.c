@@ -548,43 +548,6 @@ static int recv_fd_adopt(struct receiver *r, const char *path, int fd,
 	return 0;
 }
 
-/*
- * Opens NAME in DIRFD for writing as a regular file (O_CREAT with MODE
- * when missing), never opening anything else: a fifo there would block
- * the loop for good (no reader), a device open has side effects. Returns
- * the fd, -ELOOP for a symlink and -EISDIR for anything else that is not
- * a regular file in the way (the caller may remove either), or -errno.
- */
-static int recv_open_reg(int dirfd, const char *name, mode_t mode, bool *made)
-{
-	struct stat st;
-	int fd;
-
-	/* a new file (the common case of a copy): made here, so a regular
-	 * file, and nothing else to check (O_EXCL follows no symlink) */
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	*made = fd >= 0;
-	if (fd >= 0)
-		return fd;
-	if (errno != EEXIST)
-		return errno == ENXIO ? -EISDIR : -errno;
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
-		return S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
-	/* O_NONBLOCK: should a fifo appear in between, the open fails
-	 * (ENXIO) or returns at once, and the fstat below refuses it */
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-		    O_CLOEXEC, mode);
-	if (fd < 0)
-		return errno == ENXIO ? -EISDIR : -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EISDIR;
-	}
-	/* O_NONBLOCK means nothing to a regular file; dropped anyway */
-	(void)fcntl(fd, F_SETFL, 0);
-	return fd;
-}
-
 /* Opens (or finds in the cache) PATH for writing, creating it with mode
  * 0600 if missing (its OP CREATE may have been skipped in a resync; the
  * ATTR that follows sets the real mode). Never follows a symlink. */
@@ -603,7 +566,7 @@ static int recv_open_slot(struct receiver *r, const char *path, struct recv_fd *
 	rc = recv_resolve(r, path, false, &ref);
 	if (rc < 0)
 		return rc;
-	fd = recv_open_reg(ref.dirfd, ref.name, 0600, &made);
+	fd = storeops_open_reg(ref.dirfd, ref.name, 0600, &made);
 	path_put(&ref);
 	if (fd < 0)
 		return fd;
@@ -707,14 +670,19 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 	return 0;
 }
 
+
 /*
  * CREATE makes a new file (the primary's fs records it only for a name
  * that did not exist; a walk or a scan sends it for a file it sends
- * whole). A file here with other names is another inode's name and is
- * unlinked first, unless the primary's has other names too
- * (storeops_unshare): writing into it would change every other name. A
- * cached fd of the old inode goes once the op is done; a LINK that should
- * follow links the new one. A file kept is written in place.
+ * whole). A regular file at PATH that has other names here is another
+ * inode's name (a link this store kept that the primary's no longer has,
+ * replaced there by a file of its own): writing the new content into it
+ * would change every other name too. So that name is unlinked and the
+ * file made anew; a cached fd of the old inode goes once the op is done,
+ * and a LINK that should follow links the new one. Unless the primary's
+ * file has other names too (JCREATE_F_LINKED, a walk or scan re-sending
+ * one name of a linked file): then the file here is written in place and
+ * its links stay.
  */
 static int recv_create(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
 {
@@ -722,11 +690,10 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 	bool keep = true, made = false;
 	int fd, rc;
 
-	rc = storeops_unshare(ref->dirfd, ref->name, op->flags);
-	if (rc < 0)
-		return rc;
-	if (rc > 0) {
-		r->ns_flush = true;	/* a cached path may name what went */
+	if (!(op->flags & JCREATE_F_LINKED) && storeops_is_shared(ref->dirfd, ref->name)) {
+		r->ns_flush = true;
+		if (unlinkat(ref->dirfd, ref->name, 0) < 0 && errno != ENOENT)
+			return -errno;
 		slot = NULL;
 		keep = false;
 	}
@@ -735,7 +702,7 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 		slot->used = ++r->tick;
 		goto out_meta;
 	}
-	fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777, &made);
+	fd = storeops_open_reg(ref->dirfd, ref->name, op->mode & 07777, &made);
 	if (fd == -EISDIR || fd == -ELOOP) {
 		/* something else (a symlink, fifo, device, empty dir) is in
 		 * the way; removing it may change what a cached path names */
@@ -744,7 +711,7 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 		rc = storeops_remove(ref->dirfd, ref->name);
 		if (rc < 0)
 			return rc;
-		fd = recv_open_reg(ref->dirfd, ref->name, op->mode & 07777, &made);
+		fd = storeops_open_reg(ref->dirfd, ref->name, op->mode & 07777, &made);
 	}
 	if (fd < 0)
 		return fd;
@@ -792,6 +759,22 @@ static int recv_mkdir(struct receiver *r, struct path_ref *ref, const struct jou
 			     op->mode, op->uid, op->gid, NULL, NULL);
 }
 
+/*
+ * MKNOD and SYMLINK make a new inode, as CREATE does (recv_create): a node
+ * here with other names is another inode's name unless the primary's has
+ * other names too (JCREATE_F_LINKED), so it is unlinked first; keeping it
+ * would give the new node's owner and times to every other name of the
+ * old one, and leave this name in the old one's link group. Returns 0 or
+ * -errno.
+ */
+static int recv_unshare(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
+{
+	if ((op->flags & JCREATE_F_LINKED) || !storeops_is_shared(ref->dirfd, ref->name))
+		return 0;
+	r->ns_flush = true;
+	return unlinkat(ref->dirfd, ref->name, 0) < 0 && errno != ENOENT ? -errno : 0;
+}
+
 static int recv_mknod(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
 {
 	struct stat st;
@@ -800,10 +783,9 @@ static int recv_mknod(struct receiver *r, struct path_ref *ref, const struct jou
 
 	if (type != S_IFIFO && type != S_IFSOCK && type != S_IFCHR && type != S_IFBLK)
 		return -EINVAL;
-	rc = storeops_unshare(ref->dirfd, ref->name, op->flags);
+	rc = recv_unshare(r, ref, op);
 	if (rc < 0)
 		return rc;
-	r->ns_flush |= rc > 0;
 	if (mknodat(ref->dirfd, ref->name, op->mode, (dev_t)op->rdev) < 0) {
 		if (errno != EEXIST)
 			return -errno;
@@ -830,10 +812,9 @@ static int recv_symlink(struct receiver *r, struct path_ref *ref, const struct j
 
 	if (!op->path2)
 		return -EINVAL;
-	rc = storeops_unshare(ref->dirfd, ref->name, op->flags);
+	rc = recv_unshare(r, ref, op);
 	if (rc < 0)
 		return rc;
-	r->ns_flush |= rc > 0;
 	if (symlinkat(op->path2, ref->dirfd, ref->name) < 0) {
 		if (errno != EEXIST)
 			return -errno;

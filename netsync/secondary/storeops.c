@@ -2,7 +2,7 @@
  * storeops — the store calls the receiver applies that need no receiver
  * state: a mode or an mtime set on any file type without following or
  * opening it, a name or a whole subtree removed, the xattr keep-list of a
- * re-sent path. Each acts on a name beneath a directory fd the caller
+ * re-sent path, a regular file opened for writing and nothing else. Each acts on a name beneath a directory fd the caller
  * resolved (netsync/wire/path.h); blocking calls on serve's loop thread.
  */
 #include "netsync/secondary/storeops.h"
@@ -173,24 +173,6 @@ bool storeops_is_shared(int dirfd, const char *name)
 	       st.st_nlink > 1;
 }
 
-/*
- * An entry op (CREATE, MKNOD, SYMLINK) of a walk or scan finds a name here
- * that has other names: unless the primary's entry has other names too
- * (JENTRY_F_LINKED in FLAGS), the name here is another inode's (a link the
- * primary lost while the journal could not say so, e.g. unlinked and made
- * anew while not mounted), and keeping it would set the new entry's times,
- * owner, mode and xattrs on every other name too. So it is unlinked.
- * Returns 1 if it was, 0 if it stays, or -errno.
- */
-int storeops_unshare(int dirfd, const char *name, uint32_t flags)
-{
-	if ((flags & JENTRY_F_LINKED) || !storeops_is_shared(dirfd, name))
-		return 0;
-	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
-		return -errno;
-	return 1;
-}
-
 /* True if NAME in DIRFD is a whiteout (a 0:0 character device). */
 bool storeops_is_whiteout(int dirfd, const char *name)
 {
@@ -233,4 +215,41 @@ bool storeops_ts_same(const struct timespec *have, const struct timespec *want)
 bool storeops_exists(int dirfd, const char *name, struct stat *st)
 {
 	return fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/*
+ * Opens NAME in DIRFD for writing as a regular file (O_CREAT with MODE
+ * when missing), never opening anything else: a fifo there would block
+ * the loop for good (no reader), a device open has side effects. Returns
+ * the fd, -ELOOP for a symlink and -EISDIR for anything else that is not
+ * a regular file in the way (the caller may remove either), or -errno.
+ */
+int storeops_open_reg(int dirfd, const char *name, mode_t mode, bool *made)
+{
+	struct stat st;
+	int fd;
+
+	/* a new file (the common case of a copy): made here, so a regular
+	 * file, and nothing else to check (O_EXCL follows no symlink) */
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	*made = fd >= 0;
+	if (fd >= 0)
+		return fd;
+	if (errno != EEXIST)
+		return errno == ENXIO ? -EISDIR : -errno;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		return S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
+	/* O_NONBLOCK: should a fifo appear in between, the open fails
+	 * (ENXIO) or returns at once, and the fstat below refuses it */
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		    O_CLOEXEC, mode);
+	if (fd < 0)
+		return errno == ENXIO ? -EISDIR : -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	/* O_NONBLOCK means nothing to a regular file; dropped anyway */
+	(void)fcntl(fd, F_SETFL, 0);
+	return fd;
 }

@@ -29,14 +29,15 @@ struct stat;
 bool storeops_exists(int dirfd, const char *name, struct stat *st);
 /* True if NAME in DIRFD is a non-directory with other names. */
 bool storeops_is_shared(int dirfd, const char *name);
-/* Unlinks NAME in DIRFD if it has other names and FLAGS (of a CREATE,
- * MKNOD or SYMLINK) lack JENTRY_F_LINKED: 1 if unlinked, 0, or -errno. */
-int storeops_unshare(int dirfd, const char *name, uint32_t flags);
 /* True if NAME in DIRFD is a whiteout (a 0:0 character device). */
 bool storeops_is_whiteout(int dirfd, const char *name);
 /* A RENAME_WHITEOUT from FNAME to TNAME that OP describes is applied
  * already (see storeops.c). */
 bool storeops_whiteout_done(int fdir, const char *fname, int tdir, const char *tname,
 			    const struct journal_op *op);
+/* NAME in DIRFD opened for writing as a regular file, made with MODE when
+ * missing (*MADE then), never opening a fifo or device: the fd, -ELOOP for
+ * a symlink, -EISDIR for anything else in the way, or -errno. */
+int storeops_open_reg(int dirfd, const char *name, mode_t mode, bool *made);
 
 #endif
