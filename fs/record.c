@@ -276,6 +276,21 @@ out_free:
 }
 
 
+/* Under the ns lock: NAME in DIR is a non-directory with other links. */
+static bool record_has_links(struct fs *fs, struct inode *dir, const char *name)
+{
+	struct stat st;
+	int fd;
+	bool more;
+
+	if (!dir || !name || (fd = inode_fd_get(fs->itab, dir)) < 0)
+		return false;
+	more = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       !S_ISDIR(st.st_mode) && st.st_nlink > 1;
+	inode_fd_put(fs->itab, dir, fd);
+	return more;
+}
+
 /* Under the ns lock, so the answer holds until the rename runs. */
 static bool record_is_dir(struct fs *fs, struct inode *dir, const char *name)
 {
@@ -317,6 +332,10 @@ void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
 	r->op.path = r->paths;
 	if (type == JOP_RENAME && (record_is_dir(fs, dir, name) || record_is_dir(fs, dir2, name2)))
 		r->op.mode = S_IFDIR;	/* the journal must know a directory moves */
+	if (type == JOP_UNLINK)
+		r->drops_link = record_has_links(fs, dir, name);
+	else if (type == JOP_RENAME)	/* an exchange too: a spare rescan */
+		r->drops_link = record_has_links(fs, dir2, name2);
 	if (dir2) {
 		rc = record_path(fs, dir2, name2, r->paths + RECORD_PATH_MAX,
 				 RECORD_PATH_MAX);
@@ -471,6 +490,16 @@ void record_end(struct fs *fs, struct record *r, bool applied)
 				  "op=%s path=%s err=\"%s\"",
 				  journal_op_name(r->op.type), r->op.path,
 				  strerror((int)-seq));
+		/* In overflow a change to a file is only its path marked for
+		 * rescan; a name of it removed since takes that change with it
+		 * (the sender finds nothing there), and the file's other names,
+		 * which we cannot list, keep the old mode and owner on the peer.
+		 * Only a walk of the store finds them. */
+		if (r->drops_link && journal_overflowed(fs->journal) &&
+		    journal_needs_scan(fs->journal, "", 0) >= 0)
+			log_notice("a hard-linked file lost a name while the journal "
+				   "records paths only; rescanning the store", "path=%s",
+				   r->op.path);
 	}
 	if (applied && (r->op.type == JOP_RENAME || r->op.type == JOP_UNLINK ||
 			r->op.type == JOP_RMDIR))

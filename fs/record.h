@@ -28,6 +28,7 @@ struct record {
 	struct journal_op op;
 	char *paths;		/* owns op.path / op.path2 */
 	bool ok;		/* paths known: the op can be appended */
+	bool drops_link;	/* removes one name of a file with more */
 	/* where the op happens, for its results (record_end) */
 	struct inode *dir, *dir2;
 	const char *name, *name2;

@@ -693,6 +693,16 @@ static bool journal_op_has_path2(enum journal_op_type t)
 }
 
 /* Store-relative: no leading '/', no empty, "." or ".." component. */
+bool journal_overflowed(struct journal *j)
+{
+	bool on;
+
+	pthread_mutex_lock(&j->mu);
+	on = j->overflow;
+	pthread_mutex_unlock(&j->mu);
+	return on;
+}
+
 bool journal_path_ok(const char *p)
 {
 	if (!p)

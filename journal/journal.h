@@ -190,6 +190,8 @@ void journal_scan(struct journal *j, bool force);
  */
 #define JSCAN_NAMES (1u << 0)
 int64_t journal_needs_scan(struct journal *j, const char *path, uint32_t flags);
+/* True while the journal records paths for rescan instead of ops. */
+bool journal_overflowed(struct journal *j);
 
 /* True if crash recovery at journal_open marked the regular file at PATH
  * dirty whole: its content, attributes and xattrs go to the peer anyway,
