@@ -1010,7 +1010,11 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 	}
 	if (r->op.type == JOP_NEEDS_SCAN)
 		return sender_put_scan(s, out, r);
-	if (s->n_moves) {
+	/* A rename moves the paths this batch sends whole at its BATCH
+	 * record even once every answered path has expired: those were
+	 * noted by earlier records, and left under the old name they are
+	 * gone when the BATCH comes (sender_scan_cover follows them). */
+	if (s->n_moves || (r->op.type == JOP_RENAME && s->c.paths_after.n)) {
 		rc = sender_scan_cover(s, r);
 		if (rc != 0)
 			return rc < 0 ? rc : 0;
