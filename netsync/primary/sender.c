@@ -537,11 +537,10 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 		s->held_generation = h->generation;
 	}
 	sentmap_keep(s->held, h->applied_seq);
+	journal_get_stats(s->j, &hs);	/* the range this connection replays */
+	s->resume_until = hs.head_seq;
 	if (h->flags & PROTO_HELLO_F_DIRTY) {
-		struct journal_stats js;
-
-		journal_get_stats(s->j, &js);
-		s->repair_until = js.head_seq;
+		s->repair_until = hs.head_seq;
 		log_notice("the peer was interrupted while applying; re-sending the "
 			   "whole state of every path changed since its last durable "
 			   "point", "peer=%s peer_seq=%llu", s->peer,
@@ -1019,18 +1018,18 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 		if (rc != 0)
 			return rc < 0 ? rc : 0;
 	}
-	if (r->seq <= s->repair_until) {
-		/* An exchange's replay over its own result undoes it (the
-		 * peer was interrupted after applying it), and a whiteout
-		 * rename's "done already" test can be fooled by equal mtimes:
-		 * each is replayed, then both names go whole from the store
-		 * at the BATCH record (the types come back); the cursor's
-		 * repairs re-send file contents only. */
-		if (r->op.type == JOP_RENAME &&
-		    (r->op.flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) &&
-		    r->op.path2 && (pathset_add(&s->c.paths_after, r->op.path, 0) < 0 ||
-				    pathset_add(&s->c.paths_after, r->op.path2, 0) < 0))
-			return -ENOMEM;
+	/* A replayed exchange or whiteout rename can act on entries from its
+	 * future: replayed over its own result (a peer interrupted mid-apply)
+	 * an exchange undoes itself, equal mtimes fool the whiteout's "done"
+	 * test, and NEEDS_SCAN answers acked before a reconnect hold the store
+	 * as it was after it (the whiteout the rename then moves). Each is
+	 * replayed, then both names go whole from the store at the BATCH. */
+	if (r->seq <= s->resume_until && r->op.type == JOP_RENAME &&
+	    (r->op.flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) &&
+	    r->op.path2 && (pathset_add(&s->c.paths_after, r->op.path, 0) < 0 ||
+			    pathset_add(&s->c.paths_after, r->op.path2, 0) < 0))
+		return -ENOMEM;
+	if (r->seq <= s->repair_until) {	/* contents too (cursor repairs) */
 		rc = cursor_add_repair(&s->c, r->op.path);
 		if (rc == 0 && r->op.type != JOP_SYMLINK)
 			rc = cursor_add_repair(&s->c, r->op.path2);

@@ -237,6 +237,9 @@ struct sender {
 	/* The peer was interrupted mid-apply: records up to this seq are
 	 * replayed with the whole state of every path they name. */
 	uint64_t repair_until;
+	/* The journal head at the last HELLO: records up to it are replayed
+	 * over what the peer acked (sender_put_rec, exchanges and whiteouts). */
+	uint64_t resume_until;
 	/* This connection replays records (no baseline) over a peer that was
 	 * interrupted mid-apply, until it acks repair_until: an apply error
 	 * then asks for a baseline (sender_on_frame). */
