@@ -1009,17 +1009,18 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 	}
 	if (r->op.type == JOP_NEEDS_SCAN)
 		return sender_put_scan(s, out, r);
-	if (s->n_moves) {
+	/* A rename moves the paths noted for the BATCH record (gone from
+	 * their old names by then) even once every answered path expired. */
+	if (s->n_moves || (r->op.type == JOP_RENAME && s->c.paths_after.n)) {
 		rc = sender_scan_cover(s, r);
 		if (rc != 0)
 			return rc < 0 ? rc : 0;
 	}
 	/* A replayed exchange or whiteout rename can act on entries from its
-	 * future: replayed over its own result (a peer interrupted mid-apply)
-	 * an exchange undoes itself, equal mtimes fool the whiteout's "done"
-	 * test, and NEEDS_SCAN answers acked before a reconnect hold the store
-	 * as it was after it (the whiteout the rename then moves). Each is
-	 * replayed, then both names go whole from the store at the BATCH. */
+	 * future: over its own result (a peer interrupted mid-apply) an
+	 * exchange undoes itself, equal mtimes fool the whiteout's "done" test,
+	 * NEEDS_SCAN answers acked before a reconnect hold the store as it was
+	 * after it. Each is replayed, then both names go whole at the BATCH. */
 	if (r->seq <= s->resume_until && r->op.type == JOP_RENAME &&
 	    (r->op.flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) &&
 	    r->op.path2 && (pathset_add(&s->c.paths_after, r->op.path, 0) < 0 ||

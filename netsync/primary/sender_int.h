@@ -453,7 +453,8 @@ int sender_scan_note(struct sender *s, const char *path);
 /* Record R against the answered NEEDS_SCAN paths (sender_scan.c,
  * "Scanned paths and the records after them"): 1 if it is replaced by the
  * state of the paths it names (it must not be sent), 0 to send it, or
- * -errno. */
+ * -errno. Called for a RENAME too while c->paths_after holds paths (they
+ * follow it), kept paths or none. */
 int sender_scan_cover(struct sender *s, const struct journal_rec *r);
 /* The batch is sent whole (its walks done): the paths it answered were
  * read from the store until now, so records up to the journal head may
