@@ -330,6 +330,11 @@ void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,
 	if (rc < 0)
 		goto out_log;
 	r->op.path = r->paths;
+	/* an attribute change names the inode too: should the name be gone
+	 * when the sender gets to it, the inode's other names still need it
+	 * (netsync/primary/sender_scan.c, scan_inode_names) */
+	if (type == JOP_SETATTR || type == JOP_SETXATTR || type == JOP_REMOVEXATTR)
+		r->op.ino = dir->ino;
 	if (type == JOP_RENAME && (record_is_dir(fs, dir, name) || record_is_dir(fs, dir2, name2)))
 		r->op.mode = S_IFDIR;	/* the journal must know a directory moves */
 	if (type == JOP_UNLINK)

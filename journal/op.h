@@ -81,7 +81,8 @@ struct journal_op {
 	const void *xvalue;
 	size_t xsize;
 	/* For JOP_CREATE/MKDIR/MKNOD/SYMLINK: the new inode's st_ino, so that
-	 * later writes to it know it was created in this epoch. */
+	 * later writes to it know it was created in this epoch. For
+	 * JOP_SETATTR/SETXATTR/REMOVEXATTR: the changed inode's (0: unknown). */
 	uint64_t ino;
 	uint32_t res_mask;	/* JRES_BIT(JRES_*) */
 	struct timespec res_mtime[JRES_N];

@@ -973,7 +973,7 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 		 * a replay's range holds older, unacked BATCH records, and the
 		 * records after one still use names the store has lost. */
 		if (rc == 0 && r->seq == s->c.cur->b->end_seq &&
-		    (s->c.names_after.n || s->c.paths_after.n))
+		    (s->c.names_after.n || s->c.paths_after.n || s->c.inodes_after.n))
 			rc = sender_put_names_after(s, out, r->seq);
 		return rc;
 	case JOP_MARK_DIR:

@@ -127,6 +127,7 @@ void cursor_reset(struct cursor *c)
 	pathset_clear(&c->pruned);
 	pathset_clear(&c->names_after);
 	pathset_clear(&c->paths_after);
+	pathset_clear(&c->inodes_after);
 	cursor_forget_links(c);
 	pathset_clear(&c->attrs_after);
 	cursor_free_deltas(c);

@@ -132,6 +132,10 @@ struct cursor {
 	/* Paths whose whole state goes at the BATCH record: those records
 	 * after an answered NEEDS_SCAN name (sender_scan_cover). */
 	struct pathset paths_after;
+	/* Of those, the paths of attribute changes, with the inode they
+	 * changed: gone from the path by the BATCH record, the inode's
+	 * other names go instead (sender_scan.c, scan_inode_names). */
+	struct pathset inodes_after;
 	/* Files with several names sent whole in this batch (by a walk or as
 	 * a scan's entry), by inode: a later name of one, met by another walk
 	 * or entry, goes as LINK to the first (cursor_link_first). */

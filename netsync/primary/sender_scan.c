@@ -561,6 +561,9 @@ int sender_scan_cover(struct sender *s, const struct journal_rec *r)
 	rc = scan_after(s, op->path);
 	if (rc == 0 && two && op->path2)
 		rc = scan_after(s, op->path2);
+	if (rc == 0 && op->ino && (op->type == JOP_SETATTR || op->type == JOP_SETXATTR ||
+				   op->type == JOP_REMOVEXATTR))
+		rc = pathset_add(&s->c.inodes_after, op->path, op->ino);
 	return rc < 0 ? rc : 1;
 }
 
@@ -596,11 +599,110 @@ static void scan_paths_after_one(const struct pathset_entry *e, void *arg)
 		x->rc = sender_put_path(x->s, x->out, x->seq, e->path);
 }
 
+/*
+ * Attribute changes not replayed (sender_scan_cover) whose path no longer
+ * names the inode they changed. A hard-linked file's chmod, chown, utime
+ * or xattr change through a name removed since is in no other record:
+ * sending the gone path sends nothing, and the peer's other names of the
+ * inode kept the old attributes while sync said synced. The store cannot
+ * be asked for an inode's names, so it is walked for them (stat only,
+ * this filesystem only); rare: it takes such a change under a scanned
+ * folder, then the name's removal, both before the batch is sent.
+ */
+struct inode_names_ctx {
+	struct sender *s;
+	uint64_t *inos;
+	size_t n, cap;
+	dev_t dev;
+	int rc;
+};
+
+static void scan_gone_inode_one(const struct pathset_entry *e, void *arg)
+{
+	struct inode_names_ctx *x = arg;
+	struct path_ref ref;
+	struct stat st;
+
+	if (x->rc)
+		return;
+	if (scan_stat(x->s, e->path, &ref, &st) == 0) {
+		path_put(&ref);
+		if (st.st_ino == e->value)
+			return;	/* still named: it goes as paths_after */
+	}
+	if (ARRAY_GROW(x->inos, x->cap, x->n + 1, 8) < 0) {
+		x->rc = -ENOMEM;
+		return;
+	}
+	x->inos[x->n++] = e->value;
+}
+
+/* Every non-directory below DIRFD (named PATH, "" the root) whose inode
+ * is in X goes whole at this BATCH record. */
+static int scan_inode_walk(struct inode_names_ctx *x, int dfd, char *path, size_t len,
+			   struct evbuffer *out, uint64_t seq)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	int rc = 0;
+
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		size_t n = strlen(de->d_name);
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    len + n + 2 > PATH_MAX ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    st.st_dev != x->dev)
+			continue;
+		snprintf(path + len, PATH_MAX - len, "%s%s", len ? "/" : "", de->d_name);
+		if (S_ISDIR(st.st_mode)) {
+			int fd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					O_CLOEXEC);
+
+			if (fd >= 0)
+				rc = scan_inode_walk(x, fd, path, strlen(path), out, seq);
+		} else {
+			for (size_t i = 0; i < x->n && rc == 0; i++)
+				if (st.st_ino == x->inos[i] && st.st_nlink > 0)
+					rc = sender_put_path(x->s, out, seq, path);
+		}
+		path[len] = '\0';
+	}
+	closedir(d);
+	return rc;
+}
+
+static int scan_inode_names(struct sender *s, struct evbuffer *out, uint64_t seq)
+{
+	struct inode_names_ctx x = { .s = s };
+	char path[PATH_MAX] = "";
+	struct stat st;
+	int fd;
+
+	pathset_each(&s->c.inodes_after, scan_gone_inode_one, &x);
+	pathset_clear(&s->c.inodes_after);
+	if (x.rc == 0 && x.n && fstat(s->store_fd, &st) == 0 &&
+	    (fd = openat(s->store_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		log_notice("an attribute change's name is gone; looking for the file's "
+			   "other names in the store", "files=%zu", x.n);
+		x.dev = st.st_dev;
+		x.rc = scan_inode_walk(&x, fd, path, 0, out, seq);
+	}
+	free(x.inos);
+	return x.rc;
+}
+
 int sender_put_names_after(struct sender *s, struct evbuffer *out, uint64_t seq)
 {
 	struct names_after_ctx x = { .s = s, .out = out, .seq = seq };
 	struct pathset todo;
 
+	x.rc = scan_inode_names(s, out, seq);
 	/* moved NEEDS_SCAN paths first: gone, they note their names too */
 	pathset_each(&s->c.paths_after, scan_paths_after_one, &x);
 	pathset_clear(&s->c.paths_after);
