@@ -613,7 +613,6 @@ struct inode_names_ctx {
 	struct sender *s;
 	uint64_t *inos;
 	size_t n, cap;
-	dev_t dev;
 	int rc;
 };
 
@@ -637,64 +636,36 @@ static void scan_gone_inode_one(const struct pathset_entry *e, void *arg)
 	x->inos[x->n++] = e->value;
 }
 
-/* Every non-directory below DIRFD (named PATH, "" the root) whose inode
- * is in X goes whole at this BATCH record. */
-static int scan_inode_walk(struct inode_names_ctx *x, int dfd, char *path, size_t len,
-			   struct evbuffer *out, uint64_t seq)
-{
-	DIR *d = fdopendir(dfd);
-	struct dirent *de;
-	int rc = 0;
-
-	if (!d) {
-		close(dfd);
-		return 0;
-	}
-	while (rc == 0 && (de = readdir(d)) != NULL) {
-		size_t n = strlen(de->d_name);
-		struct stat st;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    len + n + 2 > PATH_MAX ||
-		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    st.st_dev != x->dev)
-			continue;
-		snprintf(path + len, PATH_MAX - len, "%s%s", len ? "/" : "", de->d_name);
-		if (S_ISDIR(st.st_mode)) {
-			int fd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					O_CLOEXEC);
-
-			if (fd >= 0)
-				rc = scan_inode_walk(x, fd, path, strlen(path), out, seq);
-		} else {
-			for (size_t i = 0; i < x->n && rc == 0; i++)
-				if (st.st_ino == x->inos[i] && st.st_nlink > 0)
-					rc = sender_put_path(x->s, out, seq, path);
-		}
-		path[len] = '\0';
-	}
-	closedir(d);
-	return rc;
-}
-
+/* Every non-directory of the store whose inode is in X goes whole at this
+ * BATCH record. 0 or -errno. */
 static int scan_inode_names(struct sender *s, struct evbuffer *out, uint64_t seq)
 {
 	struct inode_names_ctx x = { .s = s };
-	char path[PATH_MAX] = "";
-	struct stat st;
-	int fd;
+	struct treewalk *w = NULL;
+	struct treewalk_item it;
+	int rc;
 
 	pathset_each(&s->c.inodes_after, scan_gone_inode_one, &x);
 	pathset_clear(&s->c.inodes_after);
-	if (x.rc == 0 && x.n && fstat(s->store_fd, &st) == 0 &&
-	    (fd = openat(s->store_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+	rc = x.rc;
+	if (rc == 0 && x.n) {
 		log_notice("an attribute change's name is gone; looking for the file's "
-			   "other names in the store", "files=%zu", x.n);
-		x.dev = st.st_dev;
-		x.rc = scan_inode_walk(&x, fd, path, 0, out, seq);
+			   "other names in the store", "peer=%s files=%zu", s->peer, x.n);
+		rc = treewalk_open(s->store_fd, "", &w);
 	}
+	while (rc >= 0 && w && (rc = treewalk_next(w, &it)) > 0) {
+		if (it.leave || S_ISDIR(it.st.st_mode))
+			continue;
+		for (size_t i = 0; i < x.n && rc > 0; i++) {
+			if (it.st.st_ino != x.inos[i])
+				continue;
+			rc = sender_put_path(s, out, seq, it.path);
+			rc = rc < 0 ? rc : 1;
+		}
+	}
+	treewalk_free(w);
 	free(x.inos);
-	return x.rc;
+	return rc < 0 ? rc : 0;
 }
 
 int sender_put_names_after(struct sender *s, struct evbuffer *out, uint64_t seq)
