@@ -25,6 +25,7 @@
 #include "netsync/wire/limits.h"
 #include "netsync/wire/path.h"
 #include "common/pathset.h"
+#include "netsync/secondary/linkclaim.h"
 #include "netsync/roles/state.h"
 
 #define RECV_FD_CACHE 8
@@ -135,6 +136,7 @@ struct receiver {
 	/* PRUNE frames of one directory so far (see receiver_prune) */
 	char *prune_path;	/* NULL: none open */
 	struct pathset prune_keep;
+	struct linkclaim claims;	/* inodes this batch's CREATEs wrote */
 };
 
 int receiver_open(const char *store_dir, const char *state_dir, struct receiver **out)
@@ -269,6 +271,7 @@ void receiver_reset(struct receiver *r)
 	free(r->prune_path);
 	r->prune_path = NULL;
 	pathset_clear(&r->prune_keep);
+	linkclaim_clear(&r->claims);
 	/* The files the gone connection touched are handed to be fsynced
 	 * now instead of held open until another connection's seal: the fds
 	 * held on behalf of a peer end with it. Syncing early never weakens
@@ -290,6 +293,7 @@ void receiver_close(struct receiver *r)
 	recv_ns_changed(r);
 	free(r->prune_path);
 	pathset_clear(&r->prune_keep);
+	linkclaim_clear(&r->claims);
 	sync_set_free(&r->touch);
 	state_applied_close(r->applied);
 	close(r->rootfd);
@@ -682,15 +686,19 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
  * and a LINK that should follow links the new one. Unless the primary's
  * file has other names too (JCREATE_F_LINKED, a walk or scan re-sending
  * one name of a linked file): then the file here is written in place and
- * its links stay.
+ * its links stay, unless this batch already wrote that inode under another
+ * name (linkclaim_other_at: the primary's names are two files now).
  */
 static int recv_create(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
 {
 	struct recv_fd *slot = recv_fd_find(r, op->path);
 	bool keep = true, made = false;
+	struct stat st;
 	int fd, rc;
 
-	if (!(op->flags & JCREATE_F_LINKED) && storeops_is_shared(ref->dirfd, ref->name)) {
+	if (storeops_is_shared(ref->dirfd, ref->name) &&
+	    (!(op->flags & JCREATE_F_LINKED) ||
+	     linkclaim_other_at(&r->claims, ref->dirfd, ref->name, op->path))) {
 		r->ns_flush = true;
 		if (unlinkat(ref->dirfd, ref->name, 0) < 0 && errno != ENOENT)
 			return -errno;
@@ -716,6 +724,8 @@ static int recv_create(struct receiver *r, struct path_ref *ref, const struct jo
 	if (fd < 0)
 		return fd;
 out_meta:
+	if (fstat(fd, &st) == 0)
+		(void)linkclaim_note(&r->claims, &st, op->path);	/* best effort */
 	rc = recv_set_meta_fd(r, fd, NULL, JATTR_UID | JATTR_GID | JATTR_MODE, op->mode,
 			      op->uid, op->gid, NULL, NULL);
 	if (slot) {
@@ -909,6 +919,10 @@ out_put:
 	if (rc == 0) {
 		recv_touch(r, to.dirfd);
 		recv_touch_name(r, to.dirfd, to.name);	/* its link count */
+		/* a name linked to a file this batch made stays its name */
+		if (fstatat(to.dirfd, to.name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    linkclaim_other(&r->claims, &b, op->path2))
+			(void)linkclaim_note(&r->claims, &b, op->path2);
 	}
 	path_put(&to);
 	path_put(&from);
@@ -1109,6 +1123,7 @@ int receiver_op(struct receiver *r, const struct proto_op *m)
 		goto out_count;
 	}
 	if (op->type == JOP_RENAME) {
+		linkclaim_clear(&r->claims);	/* names move under the claims */
 		rc = recv_rename(r, op);
 		goto out_count;
 	}
@@ -1370,6 +1385,7 @@ int receiver_batch_seal(struct receiver *r, uint64_t seq, struct sync_set *set)
 	if (seq > r->sealed)
 		r->sealed = seq;
 	r->changed = false;
+	linkclaim_clear(&r->claims);	/* the primary's link table is per batch */
 	recv_touch_take(r, set);
 	/* Started dirty: changes from before the restart may sit unsynced in
 	 * the page cache under names this run never touches. */
