@@ -276,34 +276,33 @@ out_free:
 }
 
 
-/* Under the ns lock: NAME in DIR is a non-directory with other links. */
+/* Under the ns lock (the answer holds until the op runs): the lstat of
+ * NAME in DIR into ST; false when there is none. */
+static bool record_lstat(struct fs *fs, struct inode *dir, const char *name, struct stat *st)
+{
+	int fd;
+	bool ok;
+
+	if (!dir || !name || (fd = inode_fd_get(fs->itab, dir)) < 0)
+		return false;
+	ok = fstatat(fd, name, st, AT_SYMLINK_NOFOLLOW) == 0;
+	inode_fd_put(fs->itab, dir, fd);
+	return ok;
+}
+
+/* NAME in DIR is a non-directory with other links. */
 static bool record_has_links(struct fs *fs, struct inode *dir, const char *name)
 {
 	struct stat st;
-	int fd;
-	bool more;
 
-	if (!dir || !name || (fd = inode_fd_get(fs->itab, dir)) < 0)
-		return false;
-	more = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       !S_ISDIR(st.st_mode) && st.st_nlink > 1;
-	inode_fd_put(fs->itab, dir, fd);
-	return more;
+	return record_lstat(fs, dir, name, &st) && !S_ISDIR(st.st_mode) && st.st_nlink > 1;
 }
 
-/* Under the ns lock, so the answer holds until the rename runs. */
 static bool record_is_dir(struct fs *fs, struct inode *dir, const char *name)
 {
 	struct stat st;
-	int fd;
-	bool is_dir;
 
-	if (!dir || !name || (fd = inode_fd_get(fs->itab, dir)) < 0)
-		return false;
-	is_dir = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		 S_ISDIR(st.st_mode);
-	inode_fd_put(fs->itab, dir, fd);
-	return is_dir;
+	return record_lstat(fs, dir, name, &st) && S_ISDIR(st.st_mode);
 }
 
 void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,

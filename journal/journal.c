@@ -692,7 +692,6 @@ static bool journal_op_has_path2(enum journal_op_type t)
 	return t == JOP_RENAME || t == JOP_LINK;
 }
 
-/* Store-relative: no leading '/', no empty, "." or ".." component. */
 bool journal_overflowed(struct journal *j)
 {
 	bool on;
@@ -703,6 +702,7 @@ bool journal_overflowed(struct journal *j)
 	return on;
 }
 
+/* Store-relative: no leading '/', no empty, "." or ".." component. */
 bool journal_path_ok(const char *p)
 {
 	if (!p)
