@@ -517,10 +517,35 @@ static int scan_after(struct sender *s, const char *path)
 	return pathset_add(&s->c.paths_after, dir, 0) < 0 ? -ENOMEM : 0;
 }
 
+/*
+ * A LINK not replayed makes its new name on the peer only at the BATCH
+ * record (the folder holding both names goes whole there). A record after
+ * it that names the new name (a chmod through it, which the mount may
+ * journal under either name) would meet nothing on the peer: the new name
+ * is kept as the path that covered the LINK is, so such records wait for
+ * the BATCH record too. 0 or -ENOMEM.
+ */
+static int scan_keep_link(struct sender *s, const char *path, const struct scan_move *by)
+{
+	struct scan_move *m;
+
+	if (ARRAY_GROW(s->moves, s->cap_moves, s->n_moves + 1, 16) < 0)
+		return -ENOMEM;
+	m = &s->moves[s->n_moves];
+	m->path = strdup(path);
+	if (!m->path)
+		return -ENOMEM;
+	m->until = by->until & ~(1ull << 63);
+	m->open = by->open;
+	s->n_moves++;
+	return 0;
+}
+
 int sender_scan_cover(struct sender *s, const struct journal_rec *r)
 {
 	const struct journal_op *op = &r->op;
 	bool two = op->type == JOP_RENAME || op->type == JOP_LINK;
+	struct scan_move by = { 0 };
 	bool covered = false;
 	size_t k = 0;
 	int rc = 0;
@@ -534,8 +559,11 @@ int sender_scan_cover(struct sender *s, const struct journal_rec *r)
 		}
 		s->moves[k++] = *m;
 		if (scan_below(op->path, m->path) ||
-		    (two && op->path2 && scan_below(op->path2, m->path)))
+		    (two && op->path2 && scan_below(op->path2, m->path))) {
+			if (!covered || (m->until & ~(1ull << 63)) > (by.until & ~(1ull << 63)))
+				by = *m;
 			covered = true;
+		}
 	}
 	s->n_moves = k;
 	if (covered && op->type == JOP_LINK) {
@@ -543,6 +571,8 @@ int sender_scan_cover(struct sender *s, const struct journal_rec *r)
 
 		snprintf(dir, sizeof(dir), "%s", op->path);
 		scan_common_dir(dir, op->path2);
+		if (op->path2 && scan_keep_link(s, op->path2, &by) < 0)
+			return -ENOMEM;
 		return scan_after(s, dir) < 0 ? -ENOMEM : 1;
 	}
 	if (op->type == JOP_RENAME && op->path2) {
