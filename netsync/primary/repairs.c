@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "netsync/wire/proto.h"
+
 #define REPAIRS_BACKOFF_MAX_MS 30000u
 
 int repairs_parse(const char *text, char *what, size_t what_len, char *path,
@@ -28,6 +30,30 @@ int repairs_parse(const char *text, char *what, size_t what_len, char *path,
 		return -EINVAL;
 	snprintf(what, what_len, "%.*s", (int)(q1 - text), text);
 	snprintf(path, path_len, "%.*s", (int)(q2 - q1 - 2), q1 + 2);
+	return 0;
+}
+
+int repairs_hint(const char *text, const char *path, char *dir, size_t dir_len)
+{
+	const char *mark = NULL, *start, *end;
+	size_t n;
+
+	for (const char *p = text; (p = strstr(p, PROTO_NO_FOLDER "'")) != NULL; p++)
+		mark = p;
+	if (!mark)
+		return -ENOENT;
+	start = mark + strlen(PROTO_NO_FOLDER "'");
+	n = strlen(start);
+	if (n < 2 || strcmp(start + n - 2, "']") != 0)
+		return -ENOENT;
+	end = start + n - 2;
+	n = (size_t)(end - start);
+	if (n == 0 || n >= dir_len)
+		return -ENOENT;
+	memcpy(dir, start, n);
+	dir[n] = '\0';
+	if (strcmp(dir, path) == 0 || !repairs_under(path, dir))
+		return -ENOENT;
 	return 0;
 }
 

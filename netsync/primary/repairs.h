@@ -37,6 +37,10 @@ struct repairs {
  * the text names no path. */
 int repairs_parse(const char *text, char *what, size_t what_len, char *path,
 		  size_t path_len);
+/* The folder an apply error's text names as missing on the peer (its
+ * trailing PROTO_NO_FOLDER "'<folder>']"), if it is a strict ancestor of
+ * PATH: 0 with it in DIR, else -ENOENT. The caller checks it as a path. */
+int repairs_hint(const char *text, const char *path, char *dir, size_t dir_len);
 /* The peer failed on PATH (FAILED true) or PATH must be repaired with
  * another one (FAILED false, a rename's new name): records up to UNTIL
  * naming it (or below it) are replaced. Returns the entry or NULL. */

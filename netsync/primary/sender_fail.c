@@ -42,29 +42,34 @@
 int sender_on_apply_error(struct sender *s, const char *text)
 {
 	struct journal_stats js;
-	char what[32], path[PROTO_PATH_MAX + 1];
+	char what[32], path[PROTO_PATH_MAX + 1], dir[PROTO_PATH_MAX + 1];
+	const char *fix = path;
 	struct repair *r;
 	uint32_t ms;
 
 	if (repairs_parse(text, what, sizeof(what), path, sizeof(path)) < 0 ||
 	    path_check(path, true) < 0)
 		return -EINVAL;
+	/* the folder the peer lacks on the way, if it named one: repairing it
+	 * carries the path, where repairing the path alone would fail again */
+	if (repairs_hint(text, path, dir, sizeof(dir)) == 0 && path_check(dir, false) == 0)
+		fix = dir;
 	journal_get_stats(s->j, &js);
-	r = repairs_note(&s->repairs, path, what, text, js.head_seq, true);
+	r = repairs_note(&s->repairs, fix, what, text, js.head_seq, true);
 	if (!r)
 		return -EINVAL;
 	s->apply_errors++;
 	if (r->failures == 1)
 		log_warn("the peer could not apply a change; repairing the path from "
-			 "this store", "peer=%s path=/%s op=%s text=\"%s\"", s->peer,
-			 path, what, text);
+			 "this store", "peer=%s path=/%s repair=/%s op=%s text=\"%s\"",
+			 s->peer, path, fix, what, text);
 	else if (r->failures == REPAIRS_STUCK_AFTER)
 		log_warn("a path is stuck: the peer fails to apply it again after a "
-			 "repair; retrying with backoff", "peer=%s path=/%s op=%s "
-			 "text=\"%s\"", s->peer, path, what, text);
+			 "repair; retrying with backoff", "peer=%s path=/%s repair=/%s op=%s "
+			 "text=\"%s\"", s->peer, path, fix, what, text);
 	else
 		log_info("the peer failed on a stuck path again", "peer=%s path=/%s "
-			 "failures=%u", s->peer, path, r->failures);
+			 "repair=/%s failures=%u", s->peer, path, fix, r->failures);
 	ms = repairs_backoff_ms(&s->repairs);
 	if (ms > s->backoff_ms)
 		s->backoff_ms = ms;

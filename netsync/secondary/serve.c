@@ -261,6 +261,20 @@ static void serve_on_hello(struct serve *s, const struct proto_frame *f)
 }
 
 /*
+ * A path whose parent is missing on this node, or is a file or a symlink
+ * here (ENOENT, ENOTDIR, ELOOP), fails again however often the primary
+ * resends the path itself: the error names the highest folder in the way
+ * (PROTO_NO_FOLDER), so that the primary's first repair sends that
+ * folder's whole state instead of climbing one level per failure.
+ */
+static bool serve_blocked_at(struct serve *s, const char *path, int rc, char *at, size_t len)
+{
+	if (rc != -ENOENT && rc != -ENOTDIR && rc != -ELOOP)
+		return false;
+	return path_blocked_at(receiver_store_fd(s->recv), path, at, len) == 1;
+}
+
+/*
  * Maps a receiver error to an ERROR frame and drops the connection. A
  * path the primary may not send (malformed, escaping the store) is PATH.
  * A symlink on the way (ELOOP) is the store's state, not the path's
@@ -273,6 +287,7 @@ static void serve_on_hello(struct serve *s, const struct proto_frame *f)
 static void serve_apply_failed(struct serve *s, const char *what, int rc)
 {
 	const char *path = receiver_failed_path(s->recv);
+	char at[PROTO_PATH_MAX + 1];
 
 	if (serve_store_full(s, what, path, rc))
 		return;
@@ -282,6 +297,9 @@ static void serve_apply_failed(struct serve *s, const char *what, int rc)
 	else if (rc == -EINVAL || rc == -EXDEV)
 		serve_conn_fail(s, PROTO_E_PATH, "%s '%s': path not allowed (%s)", what, path,
 				strerror(-rc));
+	else if (serve_blocked_at(s, path, rc, at, sizeof(at)))
+		serve_conn_fail(s, PROTO_E_APPLY, "%s '%s' on %s: %s " PROTO_NO_FOLDER "'%s']",
+				what, path, s->node_name, strerror(-rc), at);
 	else
 		serve_conn_fail(s, PROTO_E_APPLY, "%s '%s' on %s: %s", what, path,
 				s->node_name, strerror(-rc));

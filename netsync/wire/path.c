@@ -98,3 +98,36 @@ void path_put(struct path_ref *ref)
 	ref->owned = false;
 	ref->dirfd = -1;
 }
+
+int path_blocked_at(int rootfd, const char *path, char *out, size_t len)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char prefix[PROTO_PATH_MAX + 1];
+	const char *slash = path;
+	int fd;
+
+	if (path_check(path, false) < 0)
+		return -EINVAL;
+	while ((slash = strchr(slash, '/')) != NULL) {
+		size_t n = (size_t)(slash - path);
+
+		memcpy(prefix, path, n);
+		prefix[n] = '\0';
+		fd = path_openat2(rootfd, prefix, &how);
+		if (fd >= 0) {
+			close(fd);
+			slash++;
+			continue;
+		}
+		if (fd != -ENOENT && fd != -ENOTDIR && fd != -ELOOP)
+			return fd;
+		if (n >= len)
+			return -ENAMETOOLONG;
+		memcpy(out, prefix, n + 1);
+		return 1;
+	}
+	return 0;
+}

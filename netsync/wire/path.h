@@ -8,6 +8,7 @@
 #define TWINFS_PATH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* 0 if PATH is a well-formed relative store path ("" = the root only when
  * allow_root), else -EINVAL: absolute, ".", "..", empty components, a
@@ -31,5 +32,14 @@ struct path_ref {
  */
 int path_resolve(int rootfd, const char *path, bool allow_root, struct path_ref *ref);
 void path_put(struct path_ref *ref);
+
+/*
+ * The highest folder on PATH's way (PATH itself excluded) that is missing
+ * beneath ROOTFD, or is not a folder there (a file, a symlink: nothing is
+ * followed). Written to OUT with 1 returned; 0 if every ancestor is a
+ * folder; -EINVAL for a bad path, -ENAMETOOLONG, or another -errno of
+ * openat2. Tells the primary which folder to repair after an apply error.
+ */
+int path_blocked_at(int rootfd, const char *path, char *out, size_t len);
 
 #endif

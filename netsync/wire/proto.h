@@ -33,6 +33,9 @@
 #define PROTO_XNAME_MAX 255u
 #define PROTO_XVALUE_MAX 65536u
 #define PROTO_TEXT_MAX 1024u	/* GOODBYE reason, ERROR text, node name */
+/* An apply ERROR's text may end in PROTO_NO_FOLDER "'<folder>']": the
+ * highest folder on the failed path's way that the secondary lacks. */
+#define PROTO_NO_FOLDER "[no folder: "
 
 enum proto_type {
 	PROTO_HELLO = 1,

@@ -41,5 +41,23 @@ echo newer >"$MNT/other/newer"
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
 check "sync after a type mismatch exits 0" [ $? -eq 0 ]
 check "the stores are equal after the type mismatch" stores_equal
+# A folder missing three levels up: the peer names the highest folder it
+# lacks, and the first repair sends that folder whole. Repairing the new
+# file alone failed again, on a replay the peer had begun, which cost a
+# baseline of the whole store (or, on a clean replay, one level up per
+# failure behind a growing backoff).
+mkdir -p "$MNT/deep/a/b/c"
+echo one >"$MNT/deep/a/b/c/one"
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60 >/dev/null
+check "sync before the deep removal exits 0" [ $? -eq 0 ]
+rm -rf "$P_STORE/deep/a"
+echo two >"$MNT/deep/a/b/c/two"
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 60
+check "sync after a folder went missing higher up exits 0" [ $? -eq 0 ]
+check "the stores are equal after the deep repair" stores_equal
+check "the peer named the missing folder" grep -q "no folder: 'deep/a'" "$T/serve.log"
+check "the first repair sent the missing folder" grep -q 'repair=/deep/a ' "$T/mount.log"
+check "no baseline of the whole store and no stuck path for it" \
+	sh -c "! grep -E 'baseline of the whole store|path is stuck' '$T/mount.log'"
 stop_mount
 finish

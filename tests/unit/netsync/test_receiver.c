@@ -125,6 +125,36 @@ static void test_path_resolve_symlinks(void **state)
 	close(root);
 }
 
+/* The folder an apply error names as missing: the highest one on the
+ * way that is absent, a file or a symlink; none when all are folders. */
+static void test_path_blocked_at(void **state)
+{
+	struct fx *f = *state;
+	char p[200], at[64];
+	int root = open(f->store, O_RDONLY | O_DIRECTORY);
+
+	snprintf(p, sizeof(p), "%s/d", f->store);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/d/file", f->store);
+	assert_int_equal(close(open(p, O_CREAT | O_WRONLY, 0644)), 0);
+	snprintf(p, sizeof(p), "%s/d/link", f->store);
+	assert_int_equal(symlink(".", p), 0);
+
+	assert_int_equal(path_blocked_at(root, "d/x/y/z", at, sizeof(at)), 1);
+	assert_string_equal(at, "d/x");
+	assert_int_equal(path_blocked_at(root, "gone/y", at, sizeof(at)), 1);
+	assert_string_equal(at, "gone");
+	assert_int_equal(path_blocked_at(root, "d/file/y", at, sizeof(at)), 1);
+	assert_string_equal(at, "d/file");
+	assert_int_equal(path_blocked_at(root, "d/link/y/z", at, sizeof(at)), 1);
+	assert_string_equal(at, "d/link");
+	assert_int_equal(path_blocked_at(root, "d/missing", at, sizeof(at)), 0);
+	assert_int_equal(path_blocked_at(root, "top", at, sizeof(at)), 0);
+	assert_int_equal(path_blocked_at(root, "../d/x", at, sizeof(at)), -EINVAL);
+	assert_int_equal(path_blocked_at(root, "d/x/y", at, 3), -ENAMETOOLONG);
+	close(root);
+}
+
 /* ---- frames ---- */
 
 static void op(struct evbuffer *b, uint64_t seq, struct journal_op o)
@@ -1060,6 +1090,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_path_check_table),
+		cmocka_unit_test_setup_teardown(test_path_blocked_at, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_path_resolve_symlinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_apply_and_replay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dirty_mark_until_batch_end, setup, teardown),

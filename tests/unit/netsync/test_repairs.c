@@ -2,8 +2,9 @@
  * parsed into op and path (quotes in the path included), a record is
  * covered by a failed path or one below it up to the failure's seq, a
  * path failing again counts as stuck and backs off (doubling, capped),
- * an ENOENT repair moves up one folder per further failure, and an ack
- * of the batch that carried a repair ends it. */
+ * an ENOENT repair moves up one folder per further failure, the folder
+ * the peer names as missing is taken only when it is an ancestor, and an
+ * ack of the batch that carried a repair ends it. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +23,8 @@ static void test_parse(void **state)
 		{ "create 'a/it's' on host: Operation not permitted", "create", "a/it's", 0 },
 		{ "write 'd/f': block hash mismatch; nothing written", "write", "d/f", 0 },
 		{ "prune '' on vm: Permission denied", "prune", "", 0 },
+		{ "create 'd3/f/d1/c' on vm: No such file or directory [no folder: 'd3/f']",
+		  "create", "d3/f/d1/c", 0 },
 		{ "sync of the store on vm failed: I/O error", NULL, NULL, -EINVAL },
 		{ "mkdir 'unterminated on vm", NULL, NULL, -EINVAL },
 	};
@@ -36,6 +39,38 @@ static void test_parse(void **state)
 			assert_string_equal(what, cases[i].what);
 			assert_string_equal(path, cases[i].path);
 		}
+	}
+}
+
+static void test_hint(void **state)
+{
+	static const struct { const char *text, *path, *dir; int rc; } cases[] = {
+		{ "create 'd3/f/d1/c' on vm: No such file or directory [no folder: 'd3/f']",
+		  "d3/f/d1/c", "d3/f", 0 },
+		{ "mkdir 'a/b' on vm: Not a directory [no folder: 'a']", "a/b", "a", 0 },
+		/* not an ancestor, the path itself, a prefix that is no folder of it */
+		{ "create 'x/y' on vm: No such file or directory [no folder: 'z']", "x/y", NULL,
+		  -ENOENT },
+		{ "create 'x/y' on vm: No such file or directory [no folder: 'x/y']", "x/y", NULL,
+		  -ENOENT },
+		{ "create 'ab/c' on vm: No such file or directory [no folder: 'a']", "ab/c", NULL,
+		  -ENOENT },
+		/* cut at the length limit, empty, or absent */
+		{ "create 'x/y' on vm: No such file or directory [no folder: 'x", "x/y", NULL,
+		  -ENOENT },
+		{ "create 'x/y' on vm: No such file or directory [no folder: '']", "x/y", NULL,
+		  -ENOENT },
+		{ "create 'x/y' on vm: No such file or directory", "x/y", NULL, -ENOENT },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char dir[256];
+		int rc = repairs_hint(cases[i].text, cases[i].path, dir, sizeof(dir));
+
+		assert_int_equal(rc, cases[i].rc);
+		if (rc == 0)
+			assert_string_equal(dir, cases[i].dir);
 	}
 }
 
@@ -151,6 +186,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_hint),
 		cmocka_unit_test(test_cover_stuck_ack),
 		cmocka_unit_test(test_covering_widest_scope),
 	};
