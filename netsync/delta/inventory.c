@@ -33,9 +33,9 @@
 #define INV_READ_CHUNK (1u << 20)
 #define INV_XATTR_LIST (64u << 10)
 /* The first listing asks for this much: the kernel allocates the size the
- * caller passes for every call, and 64 KiB for each file of a walk cost a
- * fifth of its CPU (docs/benchmarks.md, "bench/mirror.sh"); a longer list
- * is asked for again at full size. */
+ * caller passes for every call, and 64 KiB per file was a large part of a
+ * walk's CPU (docs/benchmarks.md, "bench/mirror.sh"); a longer list is
+ * asked for again at full size. */
 #define INV_XATTR_FIRST 1024u
 
 #ifndef __NR_listxattrat

@@ -23,7 +23,7 @@
  * the pool full waits until it is half empty, and a worker wakes it only
  * then (or when a drain waits and its queue is empty): waking it per
  * applied frame, with a full pool, cost a futex wait and wake per frame
- * (30,000 context switches on serve per mirror of 1.57 GB).
+ * (docs/benchmarks.md, "bench/mirror.sh").
  */
 #include "netsync/secondary/applypool.h"
 
