@@ -159,24 +159,32 @@ static bool inv_xattr_replicated(const char *name)
 	return strncmp(name, "user.", 5) == 0 || strncmp(name, "trusted.", 8) == 0;
 }
 
-/* listxattrat(2) is missing (ENOSYS): /proc paths from then on. */
+/* listxattrat(2) is missing or filtered: /proc paths from then on. */
 static int inv_no_listxattrat;
 
 /* llistxattr of NAME in DIRFD into LIST (SIZE bytes); XPATH is the same
- * entry as a /proc/self/fd path, built here when needed. */
+ * entry as a /proc/self/fd path, built here when needed. A kernel before
+ * 6.13 answers ENOSYS; a seccomp filter older than the call may answer
+ * EPERM, which the /proc path then tells apart from a real refusal. */
 static ssize_t inv_listxattr(int dirfd, const char *name, char *xpath, size_t xcap,
 			     char *list, size_t size)
 {
-	if (!__atomic_load_n(&inv_no_listxattrat, __ATOMIC_RELAXED)) {
-		long n = syscall(__NR_listxattrat, dirfd, name, AT_SYMLINK_NOFOLLOW, list, size);
+	bool filtered = false;
+	ssize_t n;
 
-		if (n >= 0 || errno != ENOSYS)
-			return (ssize_t)n;
-		__atomic_store_n(&inv_no_listxattrat, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&inv_no_listxattrat, __ATOMIC_RELAXED)) {
+		n = (ssize_t)syscall(__NR_listxattrat, dirfd, name, AT_SYMLINK_NOFOLLOW, list,
+				     size);
+		if (n >= 0 || (errno != ENOSYS && errno != EPERM))
+			return n;
+		filtered = true;
 	}
 	if (!*xpath)
 		snprintf(xpath, xcap, "/proc/self/fd/%d/%s", dirfd, name);
-	return llistxattr(xpath, list, size);
+	n = llistxattr(xpath, list, size);
+	if (filtered && (n >= 0 || errno != EPERM))
+		__atomic_store_n(&inv_no_listxattrat, 1, __ATOMIC_RELAXED);
+	return n;
 }
 
 /* Digest of every xattr of NAME in DIRFD (not followed if a symlink): the
