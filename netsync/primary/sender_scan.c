@@ -654,7 +654,8 @@ static int scan_inode_names(struct sender *s, struct evbuffer *out, uint64_t seq
 		rc = treewalk_open(s->store_fd, "", &w);
 	}
 	while (rc >= 0 && w && (rc = treewalk_next(w, &it)) > 0) {
-		if (it.leave || S_ISDIR(it.st.st_mode))
+		/* a name under a subtree this batch walks goes with the walk */
+		if (it.leave || S_ISDIR(it.st.st_mode) || cursor_walks(&s->c, it.path))
 			continue;
 		for (size_t i = 0; i < x.n && rc > 0; i++) {
 			if (it.st.st_ino != x.inos[i])
@@ -673,10 +674,14 @@ int sender_put_names_after(struct sender *s, struct evbuffer *out, uint64_t seq)
 	struct names_after_ctx x = { .s = s, .out = out, .seq = seq };
 	struct pathset todo;
 
-	x.rc = scan_inode_names(s, out, seq);
-	/* moved NEEDS_SCAN paths first: gone, they note their names too */
+	/* moved NEEDS_SCAN paths first: gone, they note their names too; and
+	 * the folders they make on the peer may hold another name of a file
+	 * whose attribute change lost its own (scan_inode_names), which
+	 * could not be made there before its folder */
 	pathset_each(&s->c.paths_after, scan_paths_after_one, &x);
 	pathset_clear(&s->c.paths_after);
+	if (x.rc == 0)
+		x.rc = scan_inode_names(s, out, seq);
 	todo = s->c.names_after;
 
 	/* a replace below may note more: they go with this batch too */
