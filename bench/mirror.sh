@@ -7,6 +7,7 @@
 # (bench_make_dataset). twinfs's time includes the peer's syncfs at the
 # end (durable), rsync's does not (it never fsyncs): the initial case is
 # also reported against rsync followed by `sync -f` of its destination.
+# Each pair starts from a source read into the page cache (untimed).
 # Cases:
 #   initial      empty destinations (and rsync + sync -f, measured apart)
 #   unchanged    nothing changed, warm cache; and cold (caches dropped)
@@ -80,11 +81,17 @@ timed() {
 	printf '%-22s %s s\n' "$_n" "$(tail -n1 "$W/t.$_n")"
 }
 median() { sort -n "$W/t.$1" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-# pair CASE ROUND [rsync extra args]: both, alternating order. Each starts
-# with nothing dirty (an untimed sync): all trees share one filesystem, and
-# twinfs's syncfs would otherwise also write what rsync left unwritten.
+# The source's content in the page cache (untimed): the cold case drops
+# the caches, and the first of a pair would otherwise read the source from
+# the loop device and leave it cached for the second.
+warm() { find "$F/src" -type f -exec cat {} + >/dev/null; }
+# pair CASE ROUND [rsync extra args]: both, alternating order, from a
+# cached source. Each starts with nothing dirty (an untimed sync): all
+# trees share one filesystem, and twinfs's syncfs would otherwise also
+# write what rsync left unwritten.
 pair() {
 	_c=$1 _r=$2; shift 2
+	warm
 	if [ $((_r % 2)) -eq 0 ]; then
 		sync; timed "$_c.twinfs" tw; sync; timed "$_c.rsync" rs "$@"
 	else

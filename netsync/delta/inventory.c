@@ -3,7 +3,9 @@
  * *at calls below one directory fd, and compares two of them. Contents
  * are read with O_NOFOLLOW|O_NONBLOCK and hashed once per read; xattrs of
  * entries that must not be opened (symlinks, FIFOs, sockets, devices) are
- * read through the parent's fd as /proc/self/fd/N/NAME with the l* calls,
+ * listed with listxattrat(2) on the parent's fd (Linux 6.13; before it,
+ * through /proc/self/fd/N/NAME) and read as /proc/self/fd/N/NAME with the
+ * l* calls,
  * which do not follow the last component. Blocking IO on the caller's
  * thread.
  */
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -29,6 +32,15 @@
 
 #define INV_READ_CHUNK (1u << 20)
 #define INV_XATTR_LIST (64u << 10)
+/* The first listing asks for this much: the kernel allocates the size the
+ * caller passes for every call, and 64 KiB per file was a large part of a
+ * walk's CPU (docs/benchmarks.md, "bench/mirror.sh"); a longer list is
+ * asked for again at full size. */
+#define INV_XATTR_FIRST 1024u
+
+#ifndef __NR_listxattrat
+#define __NR_listxattrat 465	/* Linux 6.13, the same number on every arch */
+#endif
 
 int inventory_path_cmp(const char *a, const char *b)
 {
@@ -142,22 +154,54 @@ static int inv_name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Digest of every xattr of NAME (a path the l* calls can take): the sorted
- * names, each followed by its value. */
 static bool inv_xattr_replicated(const char *name)
 {
 	return strncmp(name, "user.", 5) == 0 || strncmp(name, "trusted.", 8) == 0;
 }
 
-static int inv_hash_xattrs(const char *path, bool replicated_only, struct proto_entry *e)
+/* listxattrat(2) is missing or filtered: /proc paths from then on. */
+static int inv_no_listxattrat;
+
+/* llistxattr of NAME in DIRFD into LIST (SIZE bytes); XPATH is the same
+ * entry as a /proc/self/fd path, built here when needed. A kernel before
+ * 6.13 answers ENOSYS; a seccomp filter older than the call may answer
+ * EPERM, which the /proc path then tells apart from a real refusal. */
+static ssize_t inv_listxattr(int dirfd, const char *name, char *xpath, size_t xcap,
+			     char *list, size_t size)
+{
+	bool filtered = false;
+	ssize_t n;
+
+	if (!__atomic_load_n(&inv_no_listxattrat, __ATOMIC_RELAXED)) {
+		n = (ssize_t)syscall(__NR_listxattrat, dirfd, name, AT_SYMLINK_NOFOLLOW, list,
+				     size);
+		if (n >= 0 || (errno != ENOSYS && errno != EPERM))
+			return n;
+		filtered = true;
+	}
+	if (!*xpath)
+		snprintf(xpath, xcap, "/proc/self/fd/%d/%s", dirfd, name);
+	n = llistxattr(xpath, list, size);
+	if (filtered && (n >= 0 || errno != EPERM))
+		__atomic_store_n(&inv_no_listxattrat, 1, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* Digest of every xattr of NAME in DIRFD (not followed if a symlink): the
+ * sorted names, each followed by its value. */
+static int inv_hash_xattrs(int dirfd, const char *name, bool replicated_only,
+			   struct proto_entry *e)
 {
 	char list[INV_XATTR_LIST], *names[1024], *val = NULL;
+	char path[64 + PROTO_NAME_MAX] = "";
 	XXH3_state_t *st;
 	ssize_t len, vlen;
 	size_t n = 0;
 	int rc = 0;
 
-	len = llistxattr(path, list, sizeof(list));
+	len = inv_listxattr(dirfd, name, path, sizeof(path), list, INV_XATTR_FIRST);
+	if (len < 0 && errno == ERANGE)
+		len = inv_listxattr(dirfd, name, path, sizeof(path), list, sizeof(list));
 	if (len < 0)
 		return errno == ENOTSUP ? 0 : -errno;
 	for (char *p = list; p < list + len && n < 1024; p += strlen(p) + 1)
@@ -174,6 +218,8 @@ static int inv_hash_xattrs(const char *path, bool replicated_only, struct proto_
 		goto out;
 	}
 	XXH3_128bits_reset(st);
+	if (!*path)
+		snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dirfd, name);
 	for (size_t i = 0; i < n; i++) {
 		vlen = lgetxattr(path, names[i], val, 65536);
 		if (vlen < 0) {
@@ -199,7 +245,7 @@ static int inv_entry(struct inv_walk *w, int dirfd, const char *name, const char
 				 .gid = st->st_gid, .mtime_ns = (int64_t)st->st_mtim.tv_sec *
 				 1000000000 + st->st_mtim.tv_nsec,
 				 .nlink = S_ISDIR(st->st_mode) ? 1 : (uint32_t)st->st_nlink };
-	char target[PROTO_PATH_MAX + 1], xpath[64 + PROTO_NAME_MAX];
+	char target[PROTO_PATH_MAX + 1];
 	int rc = 0;
 
 	if (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode))
@@ -220,9 +266,8 @@ static int inv_entry(struct inv_walk *w, int dirfd, const char *name, const char
 		if (rc == 0)
 			e.flags |= PROTO_ENTRY_F_HASHED;
 	}
-	snprintf(xpath, sizeof(xpath), "/proc/self/fd/%d/%s", dirfd, name);
 	if (!rc)
-		rc = inv_hash_xattrs(xpath, w->o->replicated_xattrs, &e);
+		rc = inv_hash_xattrs(dirfd, name, w->o->replicated_xattrs, &e);
 	e.err = rc < 0 ? (uint32_t)-rc : 0;
 	if (!S_ISDIR(st->st_mode) && st->st_nlink > 1) {
 		int g = ARRAY_GROW(w->inos, w->cap_inos, w->n_inos + 1, 64);
@@ -290,10 +335,17 @@ int inventory_entry_same(const struct proto_entry *a, const struct proto_entry *
 static int inv_dir(struct inv_walk *w, int dirfd, const char *prefix)
 {
 	char path[PROTO_PATH_MAX + 1];
+	size_t plen = strlen(prefix);
 	struct dirent *d;
 	struct stat st;
 	int rc = 0, fd;
 	DIR *dir;
+
+	if (plen + (plen ? 1 : 0) > PROTO_PATH_MAX)
+		return 0;	/* no name fits below it */
+	memcpy(path, prefix, plen);
+	if (plen)
+		path[plen++] = '/';
 
 	fd = dup(dirfd);
 	dir = fd < 0 ? NULL : fdopendir(fd);
@@ -305,9 +357,11 @@ static int inv_dir(struct inv_walk *w, int dirfd, const char *prefix)
 	while ((d = readdir(dir)) != NULL && rc == 0) {
 		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 			continue;
-		if (snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "/" : "",
-			     d->d_name) >= (int)sizeof(path))
+		size_t nlen = strlen(d->d_name);
+
+		if (plen + nlen >= sizeof(path))
 			continue;	/* no such path can be in a replica either */
+		memcpy(path + plen, d->d_name, nlen + 1);
 		if (w->skip && strcmp(path, w->skip) == 0)
 			continue;
 		if (fstatat(dirfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {

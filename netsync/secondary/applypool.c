@@ -16,6 +16,14 @@
  * flusher's flag; each worker waits on its own condvar and is woken for a
  * batch of frames, not per frame; the session waits on cv_idle for room
  * or for a drain; the flusher (tw-flush) on cv_flush.
+ *
+ * Hand-offs in batches, both ways. A worker takes up to AP_BATCH queued
+ * frames per lock and applies them unlocked (the session appends only
+ * past them: they count in the queue until done). A session that found
+ * the pool full waits until it is half empty, and a worker wakes it only
+ * then (or when a drain waits and its queue is empty): waking it per
+ * applied frame, with a full pool, cost a futex wait and wake per frame
+ * (docs/benchmarks.md, "bench/mirror.sh").
  */
 #include "netsync/secondary/applypool.h"
 
@@ -36,6 +44,7 @@
 #define AP_BYTES (64u << 20)	/* frame bytes queued in the pool at most */
 #define AP_WAKE_FRAMES 32	/* an idle worker is woken for this many */
 #define AP_FLUSH_STEP (256u << 20)	/* writeback started per this much */
+#define AP_BATCH 64		/* frames a worker takes per lock */
 
 struct ap_ent {
 	struct proto_frame f;
@@ -57,11 +66,14 @@ struct ap_worker {
 
 struct applypool {
 	pthread_mutex_t mu;
-	pthread_cond_t cv_idle;	/* a frame applied (room, drain) */
+	pthread_cond_t cv_idle;	/* room again, or a drain done (below) */
 	struct ap_worker *w[AP_WORKERS_MAX];
 	int n_w;
 	size_t bytes;
 	bool stop;
+	/* what the session waits for on cv_idle (ap_room_ok, ap_idle) */
+	bool wait_room, wait_drain;
+	int room_w;		/* the worker whose queue it waits on */
 	atomic_int err;		/* 0, or the first failure's -errno */
 	int efd;		/* eventfd, readable once a run failed */
 	uint32_t code;
@@ -183,6 +195,22 @@ static void *ap_flusher(void *arg)
 	return NULL;
 }
 
+/* Whether a session that found the pool full may push again: it is half
+ * empty, in bytes and in the queue it waits on. Under p->mu. */
+static bool ap_room_ok(const struct applypool *p)
+{
+	return p->bytes <= AP_BYTES / 2 && p->w[p->room_w]->n <= AP_QUEUE / 2;
+}
+
+/* Whether every worker is idle with nothing queued. Under p->mu. */
+static bool ap_idle(const struct applypool *p)
+{
+	for (int i = 0; i < p->n_w; i++)
+		if (p->w[i]->n || p->w[i]->busy)
+			return false;
+	return true;
+}
+
 static void *ap_thread(void *arg)
 {
 	struct ap_worker *w = arg;
@@ -191,7 +219,7 @@ static void *ap_thread(void *arg)
 	pthread_setname_np(pthread_self(), "tw-apply");
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		struct ap_ent e;
+		size_t k, head, bytes = 0;
 
 		while (!w->n && !p->stop) {
 			w->waiting = true;
@@ -200,24 +228,32 @@ static void *ap_thread(void *arg)
 		}
 		if (p->stop)
 			break;
-		e = w->q[w->head];
-		w->head = (w->head + 1) % AP_QUEUE;
-		w->n--;
+		/* [head, head + k) stay counted in w->n: ap_push writes past them */
+		k = w->n < AP_BATCH ? w->n : AP_BATCH;
+		head = w->head;
 		w->busy = true;
 		if (w->forget) {
 			w->forget = false;
 			receiver_forget(w->r);
 		}
 		pthread_mutex_unlock(&p->mu);
-		/* after a failure the run's frames are dropped: the session ends */
-		if (!atomic_load(&p->err))
-			ap_apply(w, &e.f);
-		link_slab_put(e.slab);
+		for (size_t i = 0; i < k; i++) {
+			struct ap_ent *e = &w->q[(head + i) % AP_QUEUE];
+
+			/* after a failure the run's frames are dropped: the session ends */
+			if (!atomic_load(&p->err))
+				ap_apply(w, &e->f);
+			bytes += ap_size(&e->f);
+			link_slab_put(e->slab);
+		}
 		pthread_mutex_lock(&p->mu);
+		w->head = (head + k) % AP_QUEUE;
+		w->n -= k;
 		w->busy = false;
-		w->bytes -= ap_size(&e.f);
-		p->bytes -= ap_size(&e.f);
-		pthread_cond_signal(&p->cv_idle);
+		w->bytes -= bytes;
+		p->bytes -= bytes;
+		if ((p->wait_room && ap_room_ok(p)) || (p->wait_drain && ap_idle(p)))
+			pthread_cond_signal(&p->cv_idle);
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
@@ -245,10 +281,14 @@ static void ap_push(struct applypool *p, int i, const struct proto_frame *f,
 	struct ap_worker *w = p->w[i];
 
 	pthread_mutex_lock(&p->mu);
-	while ((p->bytes && p->bytes + ap_size(f) > AP_BYTES) || w->n == AP_QUEUE) {
+	if ((p->bytes && p->bytes + ap_size(f) > AP_BYTES) || w->n == AP_QUEUE) {
 		for (int k = 0; k < p->n_w; k++)
 			ap_wake(p->w[k]);
-		pthread_cond_wait(&p->cv_idle, &p->mu);
+		p->wait_room = true;
+		p->room_w = i;
+		while (!ap_room_ok(p))
+			pthread_cond_wait(&p->cv_idle, &p->mu);
+		p->wait_room = false;
 	}
 	w->q[(w->head + w->n) % AP_QUEUE] = (struct ap_ent){ *f, s };
 	w->n++;
@@ -354,18 +394,12 @@ int applypool_drain(struct applypool *p)
 	 * after the ones drained now (a large file streams through here
 	 * whenever the session catches up with the socket) */
 	pthread_mutex_lock(&p->mu);
-	for (;;) {
-		bool idle = true;
-
-		for (int i = 0; i < p->n_w; i++) {
-			ap_wake(p->w[i]);
-			if (p->w[i]->n || p->w[i]->busy)
-				idle = false;
-		}
-		if (idle)
-			break;
+	for (int i = 0; i < p->n_w; i++)
+		ap_wake(p->w[i]);
+	p->wait_drain = true;
+	while (!ap_idle(p))
 		pthread_cond_wait(&p->cv_idle, &p->mu);
-	}
+	p->wait_drain = false;
 	pthread_mutex_unlock(&p->mu);
 	pathset_clear(&p->seen);
 	pathset_init(&p->seen);

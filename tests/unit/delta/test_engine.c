@@ -3,7 +3,8 @@
  * consistency rules, the assembly of a peer's list, block hashes of a
  * file (both threads), the plan of two inventories (new, changed, type
  * changes, links, renames, deletes, excludes), --exclude patterns, the
- * hash cache's file, and the confinement of paths a peer sends. */
+ * hash cache's file, the confinement of paths a peer sends, and the
+ * xattrs an inventory walk sees (short and long lists, symlinks). */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -22,6 +24,7 @@
 #include "netsync/delta/blockhash.h"
 #include "netsync/delta/exclude.h"
 #include "netsync/delta/hashcache.h"
+#include "netsync/delta/inventory.h"
 #include "netsync/delta/plan.h"
 #include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
@@ -373,6 +376,73 @@ static void test_confinement(void **state)
 	assert_int_equal(path_check("", true), 0);	/* TREE_REQ of the whole store */
 }
 
+/* The walk lists xattrs with a small buffer first (inventory.c): a list
+ * longer than it is read again whole; a symlink's own xattrs are listed,
+ * never its target's; a changed value changes the digest. */
+static void test_inventory_xattrs(void **state)
+{
+	char dir[] = "/tmp/twinfs-inv-XXXXXX", path[128], name[64];
+	struct inventory inv;
+	struct inventory_opts io = { .replicated_xattrs = true };
+	uint8_t before[16];
+	long at;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/long", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	if (setxattr(path, "user.probe", "1", 1, 0) < 0) {
+		unlink(path);
+		rmdir(dir);
+		skip();	/* no user xattrs on this filesystem */
+	}
+	/* 60 names of ~40 bytes: a list of ~2,400 bytes */
+	for (int i = 0; i < 60; i++) {
+		snprintf(name, sizeof(name), "user.a-rather-long-attribute-name-%03d", i);
+		assert_int_equal(setxattr(path, name, "v", 1, 0), 0);
+	}
+	snprintf(path, sizeof(path), "%s/short", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(setxattr(path, "user.one", "1", 1, 0), 0);
+	snprintf(path, sizeof(path), "%s/link", dir);
+	assert_int_equal(symlink("long", path), 0);
+
+	assert_int_equal(inventory_walk(dir, &io, &inv), 0);
+	at = inventory_find(&inv, "long");
+	assert_true(at >= 0);
+	assert_int_equal(inv.e[at].n_xattrs, 61);
+	assert_int_equal(inv.e[at].err, 0);
+	memcpy(before, inv.e[at].xattrs, 16);
+	at = inventory_find(&inv, "short");
+	assert_true(at >= 0);
+	assert_int_equal(inv.e[at].n_xattrs, 1);
+	at = inventory_find(&inv, "link");
+	assert_true(at >= 0);
+	assert_int_equal(inv.e[at].n_xattrs, 0);
+	inventory_free(&inv);
+
+	snprintf(path, sizeof(path), "%s/long", dir);
+	assert_int_equal(setxattr(path, "user.a-rather-long-attribute-name-059", "w", 1, 0), 0);
+	assert_int_equal(inventory_walk(dir, &io, &inv), 0);
+	at = inventory_find(&inv, "long");
+	assert_true(at >= 0);
+	assert_int_equal(inv.e[at].n_xattrs, 61);
+	assert_memory_not_equal(inv.e[at].xattrs, before, 16);
+	inventory_free(&inv);
+
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/short", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/link", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -384,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_hashcache),
 		cmocka_unit_test(test_confinement),
+		cmocka_unit_test(test_inventory_xattrs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

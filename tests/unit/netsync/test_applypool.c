@@ -3,8 +3,9 @@
  * receiver; a second run for a path since the last drain is refused (the
  * caller applies it after a drain); a replacement's RENAME goes with its
  * run; a failing run (a path through a symlink) is reported with the
- * words serve uses, and nothing escapes. Frames come through a real link
- * over a socketpair, as in a mirror session. */
+ * words serve uses, and nothing escapes; more frames than the queues
+ * hold wait for room. Frames come through a real link over a socketpair,
+ * as in a mirror session. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -117,8 +118,9 @@ static void file(struct fx *f, const char *path, const char *text, int64_t mtime
 
 /* ---- the session's side: every frame sent so far, as ms_dispatch ---- */
 
-/* Returns how many frames the pool refused (applied here after a drain). */
-static int apply_all(struct fx *f, int *drain_rc)
+/* Offers every frame sent so far; returns how many the pool refused
+ * (applied here after a drain), or stops at a failed drain (*DRAIN_RC). */
+static int offer_sent(struct fx *f, int *drain_rc)
 {
 	struct proto_frame fr;
 	int refused = 0;
@@ -158,6 +160,16 @@ static int apply_all(struct fx *f, int *drain_rc)
 		}
 		applypool_forget(f->pool);
 	}
+	return refused;
+}
+
+/* Returns how many frames the pool refused (applied here after a drain). */
+static int apply_all(struct fx *f, int *drain_rc)
+{
+	int refused = offer_sent(f, drain_rc);
+
+	if (*drain_rc < 0)
+		return refused;
 	*drain_rc = applypool_drain(f->pool);
 	if (*drain_rc < 0) {
 		const char *text;
@@ -210,6 +222,38 @@ static void test_runs(void **state)
 	}
 }
 
+/* More frames than the workers' queues hold (AP_QUEUE each), offered
+ * as fast as the link gives them: the session waits for room (until a
+ * queue is half empty) and goes on; nothing is lost or reordered. */
+static void test_full(void **state)
+{
+	struct fx *f = *state;
+	char path[64], text[64];
+	int rc;
+
+	for (int d = 0; d < 4; d++) {
+		snprintf(path, sizeof(path), "d%d", d);
+		op(f, JOP_MKDIR, path, NULL, 0755);
+	}
+	assert_int_equal(offer_sent(f, &rc), 4);
+	assert_int_equal(rc, 0);
+	for (int i = 0; i < 6000; i++) {
+		snprintf(path, sizeof(path), "d%d/f%04d", i % 4, i);
+		snprintf(text, sizeof(text), "file %d", i);
+		file(f, path, text, 2000000 + i);
+		if (i % 100 == 99) {
+			assert_int_equal(offer_sent(f, &rc), 0);
+			assert_int_equal(rc, 0);
+		}
+	}
+	assert_int_equal(applypool_drain(f->pool), 1);
+	for (int i = 0; i < 6000; i++) {
+		snprintf(path, sizeof(path), "d%d/f%04d", i % 4, i);
+		snprintf(text, sizeof(text), "file %d", i);
+		expect_file(f, path, text, 2000000 + i);
+	}
+}
+
 /* The same path twice, and a replacement renamed over a file: the second
  * run waits for the first (the pool refuses it), so the result is the
  * order the frames came in. */
@@ -255,6 +299,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_same_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure, setup, teardown),
 	};
