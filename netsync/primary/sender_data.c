@@ -169,7 +169,11 @@ static int cursor_open_file(struct sender *s, const struct journal_dirty *d)
 	if ((d->fd >= 0 ? fstat(d->fd, &c->st) :
 			  fstatat(s->store_fd, d->path, &c->st, AT_SYMLINK_NOFOLLOW)) < 0)
 		return -errno;
-	if (!S_ISREG(c->st.st_mode))
+	/* Unlinked (alive only through an fd, the journal's or a process's):
+	 * no name here holds it, and the peer must end with none either. Its
+	 * old name may be gone there already (a walk of the folder pruned it),
+	 * where its data and xattr state would fail to apply. */
+	if (!S_ISREG(c->st.st_mode) || c->st.st_nlink == 0)
 		return -ENOENT;
 	if (d->fd >= 0) {
 		fl = fcntl(d->fd, F_GETFL);
@@ -197,7 +201,7 @@ out_stat:
 		cursor_close_file(c);
 		return rc;
 	}
-	if (!S_ISREG(c->st.st_mode)) {
+	if (!S_ISREG(c->st.st_mode) || c->st.st_nlink == 0) {
 		cursor_close_file(c);
 		return -ENOENT;
 	}
