@@ -347,22 +347,30 @@ static int scan_put_names_now(struct sender *s, struct evbuffer *out, uint64_t s
  *   folder), and the path's new name goes whole at the BATCH record;
  * either way a kept path follows the rename.
  */
-int sender_scan_note(struct sender *s, const char *path)
+/* PATH is kept until the record at UNTIL; OPEN: answered in the batch
+ * being sent. 0 or -ENOMEM. */
+static int scan_keep(struct sender *s, const char *path, uint64_t until, bool open)
 {
-	struct journal_stats js;
 	struct scan_move *m;
 
-	journal_get_stats(s->j, &js);
 	if (ARRAY_GROW(s->moves, s->cap_moves, s->n_moves + 1, 16) < 0)
 		return -ENOMEM;
 	m = &s->moves[s->n_moves];
 	m->path = strdup(path);
 	if (!m->path)
 		return -ENOMEM;
-	m->until = js.head_seq;
-	m->open = true;
+	m->until = until;
+	m->open = open;
 	s->n_moves++;
 	return 0;
+}
+
+int sender_scan_note(struct sender *s, const char *path)
+{
+	struct journal_stats js;
+
+	journal_get_stats(s->j, &js);
+	return scan_keep(s, path, js.head_seq, true);
 }
 
 /*
@@ -517,30 +525,6 @@ static int scan_after(struct sender *s, const char *path)
 	return pathset_add(&s->c.paths_after, dir, 0) < 0 ? -ENOMEM : 0;
 }
 
-/*
- * A LINK not replayed makes its new name on the peer only at the BATCH
- * record (the folder holding both names goes whole there). A record after
- * it that names the new name (a chmod through it, which the mount may
- * journal under either name) would meet nothing on the peer: the new name
- * is kept as the path that covered the LINK is, so such records wait for
- * the BATCH record too. 0 or -ENOMEM.
- */
-static int scan_keep_link(struct sender *s, const char *path, const struct scan_move *by)
-{
-	struct scan_move *m;
-
-	if (ARRAY_GROW(s->moves, s->cap_moves, s->n_moves + 1, 16) < 0)
-		return -ENOMEM;
-	m = &s->moves[s->n_moves];
-	m->path = strdup(path);
-	if (!m->path)
-		return -ENOMEM;
-	m->until = by->until & ~(1ull << 63);
-	m->open = by->open;
-	s->n_moves++;
-	return 0;
-}
-
 int sender_scan_cover(struct sender *s, const struct journal_rec *r)
 {
 	const struct journal_op *op = &r->op;
@@ -571,7 +555,12 @@ int sender_scan_cover(struct sender *s, const struct journal_rec *r)
 
 		snprintf(dir, sizeof(dir), "%s", op->path);
 		scan_common_dir(dir, op->path2);
-		if (op->path2 && scan_keep_link(s, op->path2, &by) < 0)
+		/* A LINK not replayed makes its new name on the peer only at
+		 * the BATCH record. A record after it naming the new name (a
+		 * chmod through either name, which the mount may journal under
+		 * the newest) would meet nothing there: the new name is kept
+		 * as the path that covered the LINK, and waits too. */
+		if (op->path2 && scan_keep(s, op->path2, by.until & ~(1ull << 63), by.open) < 0)
 			return -ENOMEM;
 		return scan_after(s, dir) < 0 ? -ENOMEM : 1;
 	}
