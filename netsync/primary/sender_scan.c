@@ -741,9 +741,9 @@ int sender_put_path(struct sender *s, struct evbuffer *out, uint64_t seq,
 			return -ENOMEM;
 	}
 	if (S_ISDIR(st.st_mode))
-		log_notice("the journal could not describe how a directory changed "
-			   "(it was full, records were lost in a crash, or the store "
-			   "changed while not mounted); sending its whole subtree",
+		log_notice("no detailed record of how a directory changed (a full "
+			   "journal, a crash, a change while unmounted, a repair, or "
+			   "a record left to the batch's end); sending its whole subtree",
 			   "path=/%s", path);
 	/* the walk sends the entry again with its xattrs, and a file's content */
 	return cursor_add_walk(&s->c, path);
