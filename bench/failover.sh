@@ -7,14 +7,16 @@
 #    nopreempt, packaging/keepalived/twinfs-notify). The MASTER's mount and
 #    keepalived are killed with SIGKILL; timed until the other node's mount
 #    accepts a write. Two ways, alternating: "node lost" (the MASTER's
-#    end of the veth goes down first, so that no FIN, RST or advert
-#    reaches the other node, as when a server loses power or its network;
+#    address is taken off its end of the veth first, so that no FIN, RST
+#    or advert reaches the other node, as when a server loses power or its
+#    network; the link stays up, as a switch port would, or the other
+#    keepalived would see its own interface fail;
 #    then every keepalived process of the MASTER is killed: the BACKUP
 #    waits for 3 missed adverts, and its serve still holds the dead
 #    primary's connection) and "keepalived killed" (its parent only: the
 #    VRRP child resigns at once; the kernel closes the mount's
 #    connection). The direction alternates; the killed node returns as
-#    BACKUP, its link up again.
+#    BACKUP, its address back.
 # 2. Failback resync: a tree of --files files (0-200 KB, as the copy
 #    benchmarks) synced; the primary's mount is killed; the secondary is
 #    promoted and mounted and --changed-pct % of the files are rewritten
@@ -174,14 +176,14 @@ for r in $(seq 1 $(( RUNS * 2 ))); do
 	dev=ba$$; [ $M = B ] && dev=bb$$
 	t0=$(now)
 	if [ $mode = node-lost ]; then
-		ip -n "$(basename "$(ns_of $M)")" link set "$dev" down
+		ip -n "$(basename "$(ns_of $M)")" addr del "$(ip_of $M)/30" dev "$dev"
 		kill -9 "$kd" $kids "$mp"
 	else
 		kill -9 "$kd" "$mp"
 	fi
 	umount -l "$W/$M/mnt" 2>/dev/null
 	until grep -qs " $W/$S/mnt fuse" /proc/mounts && echo x >"$W/$S/mnt/.probe" 2>/dev/null; do
-		[ $(ms "$t0" "$(now)") -gt 60000 ] && { echo "round $r: no failover" >&2; exit 1; }
+		[ $(ms "$t0" "$(now)") -gt 60000 ] && { echo "round $r: no failover" >&2; tail -n 20 "$W/$S.log" "$W/$S.kd.log" >&2; exit 1; }
 		sleep 0.02
 	done
 	t1=$(now)
@@ -190,7 +192,7 @@ for r in $(seq 1 $(( RUNS * 2 ))); do
 	# a VRRP child that outlives its parent resigns and exits; a new
 	# keepalived refuses to start while its pid file names a live one
 	for p in $kids; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
-	ip -n "$(basename "$(ns_of $M)")" link set "$dev" up
+	[ $mode = node-lost ] && ip -n "$(basename "$(ns_of $M)")" addr add "$(ip_of $M)/30" dev "$dev"
 	kd_start "$M"
 	M=$S
 done
