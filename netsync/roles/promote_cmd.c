@@ -2,10 +2,10 @@
  * promote_cmd — `twinfs promote --state DIR [--force]`: a secondary
  * becomes the primary. With its serve running, the serve does it (it
  * refuses while a primary is connected and heard from, unless --force,
- * and then takes no primary); with none, it is done on the files: a new generation from the
- * durable applied seq, role primary, a manifest of the store so that the
- * first mount resends nothing. Main thread of the CLI; changes only files
- * of the state directory.
+ * and then takes no primary); with none, it is done on the files: a new
+ * generation from the durable applied seq, role primary, a manifest of
+ * the store so that the first mount resends nothing. Main thread of the
+ * CLI; changes only files of the state directory.
  */
 #include "netsync/roles/rolecmd.h"
 
