@@ -260,30 +260,6 @@ static void sender_take_cb(evutil_socket_t fd, short what, void *arg)
 	sender_pump(arg);
 }
 
-int sender_check_peer(const char *peer, bool insecure, char *why, size_t len)
-{
-	struct sockaddr_storage ss;
-	socklen_t sslen;
-	int rc;
-
-	rc = addr_resolve(peer, 0, &ss, &sslen, NULL);
-	if (rc == -EINVAL) {
-		snprintf(why, len, "bad peer address '%s' (want HOST:PORT)", peer);
-		return -EINVAL;
-	}
-	if (rc < 0) {
-		/* Maybe resolvable later; the sender retries. */
-		return 0;
-	}
-	if (!insecure && !addr_is_loopback((struct sockaddr *)&ss)) {
-		snprintf(why, len, "peer %s is not a loopback address and the link has "
-			 "no keys: secure it (--psk-file, or tls.peer_id), or pass "
-			 "--insecure to replicate in the clear on a network you trust", peer);
-		return -EPERM;
-	}
-	return 0;
-}
-
 /* The socket's bufferevent: s->bev, or under TLS the one beneath the
  * OpenSSL filter. */
 static struct bufferevent *sender_sock(struct sender *s)
@@ -1020,11 +996,14 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 	 * future: over its own result (a peer interrupted mid-apply) an
 	 * exchange undoes itself, equal mtimes fool the whiteout's "done" test,
 	 * NEEDS_SCAN answers acked before a reconnect hold the store as it was
-	 * after it. Each is replayed, then both names go whole at the BATCH. */
-	if (r->seq <= s->resume_until && r->op.type == JOP_RENAME &&
-	    (r->op.flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) &&
-	    r->op.path2 && (pathset_add(&s->c.paths_after, r->op.path, 0) < 0 ||
-			    pathset_add(&s->c.paths_after, r->op.path2, 0) < 0))
+	 * after it. So can any rename over a dirty peer's store: `mv a b; mkdir
+	 * a; touch a/x` replayed there moves the new a onto the empty b the
+	 * first pass made, and no error says so. Each is replayed, then both
+	 * names go whole at the BATCH. */
+	if (r->seq <= s->resume_until && r->op.type == JOP_RENAME && r->op.path2 &&
+	    ((r->op.flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) || r->seq <= s->repair_until) &&
+	    (pathset_add(&s->c.paths_after, r->op.path, 0) < 0 ||
+	     pathset_add(&s->c.paths_after, r->op.path2, 0) < 0))
 		return -ENOMEM;
 	if (r->seq <= s->repair_until) {	/* contents too (cursor repairs) */
 		rc = cursor_add_repair(&s->c, r->op.path);
