@@ -319,6 +319,7 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (created) {
 		__atomic_store_n(&f->inode->no_caps, true, __ATOMIC_RELAXED);
 		record_seed(fs, &rec, f->inode);
+		rec.made = &e.attr;
 	}
 	rec.op.mode = e.attr.st_mode;
 	rec.op.uid = e.attr.st_uid;
