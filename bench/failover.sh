@@ -6,10 +6,17 @@
 # 1. Failover time: keepalived in each namespace (unicast, advert_int 1,
 #    nopreempt, packaging/keepalived/twinfs-notify). The MASTER's mount and
 #    keepalived are killed with SIGKILL; timed until the other node's mount
-#    accepts a write. Two ways, alternating: "node lost" (every keepalived
-#    process of the MASTER killed: the BACKUP waits for 3 missed adverts)
-#    and "keepalived killed" (its parent only: the VRRP child resigns at
-#    once). The direction alternates; the killed node returns as BACKUP.
+#    accepts a write. Two ways, alternating: "node lost" (the MASTER's
+#    address is taken off its end of the veth first, so that no FIN, RST
+#    or advert reaches the other node, as when a server loses power or its
+#    network; the link stays up, as a switch port would, or the other
+#    keepalived would see its own interface fail;
+#    then every keepalived process of the MASTER is killed: the BACKUP
+#    waits for 3 missed adverts, and its serve still holds the dead
+#    primary's connection) and "keepalived killed" (its parent only: the
+#    VRRP child resigns at once; the kernel closes the mount's
+#    connection). The direction alternates; the killed node returns as
+#    BACKUP, its address back.
 # 2. Failback resync: a tree of --files files (0-200 KB, as the copy
 #    benchmarks) synced; the primary's mount is killed; the secondary is
 #    promoted and mounted and --changed-pct % of the files are rewritten
@@ -125,7 +132,7 @@ stop_daemon() { # NODE
 echo "## failover: kill the MASTER's mount and keepalived -> a write on the other node's mount"
 fresh
 for n in A B; do
-	prio=100; [ $n = A ] && prio=150
+	prio=253; [ $n = A ] && prio=254
 	dev=ba$$; [ $n = B ] && dev=bb$$
 	cat >"$W/$n.kd.conf" <<CONF
 vrrp_instance twinfs {
@@ -166,11 +173,17 @@ for r in $(seq 1 $(( RUNS * 2 ))); do
 	mode=node-lost; [ $(( r % 2 )) -eq 0 ] && mode=keepalived-killed
 	kd=$(eval echo "\$KD_$M"); mp=$(status_key "$M" pid)
 	kids=$(cat "$W/$M.kd.vrrp.pid" 2>/dev/null)	# the VRRP child
+	dev=ba$$; [ $M = B ] && dev=bb$$
 	t0=$(now)
-	if [ $mode = node-lost ]; then kill -9 "$kd" $kids "$mp"; else kill -9 "$kd" "$mp"; fi
+	if [ $mode = node-lost ]; then
+		ip -n "$(basename "$(ns_of $M)")" addr del "$(ip_of $M)/30" dev "$dev"
+		kill -9 "$kd" $kids "$mp"
+	else
+		kill -9 "$kd" "$mp"
+	fi
 	umount -l "$W/$M/mnt" 2>/dev/null
 	until grep -qs " $W/$S/mnt fuse" /proc/mounts && echo x >"$W/$S/mnt/.probe" 2>/dev/null; do
-		[ $(ms "$t0" "$(now)") -gt 60000 ] && { echo "round $r: no failover" >&2; exit 1; }
+		[ $(ms "$t0" "$(now)") -gt 60000 ] && { echo "round $r: no failover" >&2; tail -n 20 "$W/$S.log" "$W/$S.kd.log" >&2; exit 1; }
 		sleep 0.02
 	done
 	t1=$(now)
@@ -179,6 +192,7 @@ for r in $(seq 1 $(( RUNS * 2 ))); do
 	# a VRRP child that outlives its parent resigns and exits; a new
 	# keepalived refuses to start while its pid file names a live one
 	for p in $kids; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done
+	[ $mode = node-lost ] && ip -n "$(basename "$(ns_of $M)")" addr add "$(ip_of $M)/30" dev "$dev"
 	kd_start "$M"
 	M=$S
 done

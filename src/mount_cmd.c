@@ -51,6 +51,7 @@
 #include "netsync/primary/primary.h"
 #include "netsync/primary/sender.h"
 #include "netsync/control/metrics.h"
+#include "netsync/wire/addr.h"
 #include "netsync/wire/tls.h"
 #include "src/mountpoint.h"
 #include "src/mountstats.h"
@@ -373,7 +374,7 @@ static int mount_preflight(struct mount_ctx *m)
 			fprintf(stderr, "twinfs mount: cannot secure the link: %s\n", why);
 			return EX_CONFIG;
 		}
-		rc = sender_check_peer(m->c.peer, m->c.insecure || tls_opts_enabled(&to), why,
+		rc = addr_check_peer(m->c.peer, m->c.insecure || tls_opts_enabled(&to), why,
 				       sizeof(why));
 		if (rc < 0) {
 			fprintf(stderr, "twinfs mount: refusing to replicate: %s\n", why);

@@ -31,6 +31,7 @@
 #include "netsync/control/statusinfo.h"
 #include "netsync/roles/mountrec.h"
 #include "netsync/primary/sender.h"
+#include "netsync/wire/addr.h"
 #include "netsync/wire/tls.h"
 
 #define SYNC_POLL_MS	5
@@ -489,7 +490,7 @@ int primary_start(struct journal *j, const struct conf *c,
 		if (rc == 0 && tls_opts_enabled(&to))
 			rc = tls_ctx_new(&to, false, &tls, why, sizeof(why));
 		if (rc == 0)
-			rc = sender_check_peer(c->peer, c->insecure || tls, why, sizeof(why));
+			rc = addr_check_peer(c->peer, c->insecure || tls, why, sizeof(why));
 		if (rc < 0) {
 			log_error("refusing to replicate", "peer=%s why=\"%s\"", c->peer, why);
 			fprintf(stderr, "twinfs mount: %s\n", why);

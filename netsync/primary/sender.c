@@ -216,21 +216,21 @@ static void sender_warn_down(struct sender *s, const char *why, bool was_up)
 static void sender_disconnect(struct sender *s, const char *why)
 {
 	bool was_up = s->state == PEER_STREAMING;
+	struct journal_stats js;
 
 	if (s->bev) {
 		bufferevent_free(s->bev);
 		s->bev = NULL;
 	}
 	sender_requeue_all(s);
+	journal_get_stats(s->j, &js);
+	if (js.head_seq > s->seen_until)
+		s->seen_until = js.head_seq;
 	/* a peer still full says so again on the next connection */
 	s->stalled[0] = '\0';
 	resolver_reset(&s->res);	/* versions half received: asked again */
-	if (was_up) {
-		struct journal_stats js;
-
-		journal_get_stats(s->j, &js);
+	if (was_up)
 		lineage_apart(&s->lin, js.head_seq);
-	}
 	/* An unacked baseline starts again on the next HELLO (the peer's
 	 * position is still below it). */
 	s->resync = false;
@@ -258,30 +258,6 @@ static void sender_cont_cb(evutil_socket_t fd, short what, void *arg)
 static void sender_take_cb(evutil_socket_t fd, short what, void *arg)
 {
 	sender_pump(arg);
-}
-
-int sender_check_peer(const char *peer, bool insecure, char *why, size_t len)
-{
-	struct sockaddr_storage ss;
-	socklen_t sslen;
-	int rc;
-
-	rc = addr_resolve(peer, 0, &ss, &sslen, NULL);
-	if (rc == -EINVAL) {
-		snprintf(why, len, "bad peer address '%s' (want HOST:PORT)", peer);
-		return -EINVAL;
-	}
-	if (rc < 0) {
-		/* Maybe resolvable later; the sender retries. */
-		return 0;
-	}
-	if (!insecure && !addr_is_loopback((struct sockaddr *)&ss)) {
-		snprintf(why, len, "peer %s is not a loopback address and the link has "
-			 "no keys: secure it (--psk-file, or tls.peer_id), or pass "
-			 "--insecure to replicate in the clear on a network you trust", peer);
-		return -EPERM;
-	}
-	return 0;
 }
 
 /* The socket's bufferevent: s->bev, or under TLS the one beneath the
@@ -1020,11 +996,14 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 	 * future: over its own result (a peer interrupted mid-apply) an
 	 * exchange undoes itself, equal mtimes fool the whiteout's "done" test,
 	 * NEEDS_SCAN answers acked before a reconnect hold the store as it was
-	 * after it. Each is replayed, then both names go whole at the BATCH. */
-	if (r->seq <= s->resume_until && r->op.type == JOP_RENAME &&
-	    (r->op.flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) &&
-	    r->op.path2 && (pathset_add(&s->c.paths_after, r->op.path, 0) < 0 ||
-			    pathset_add(&s->c.paths_after, r->op.path2, 0) < 0))
+	 * after it. So can any rename the peer may have seen the result of
+	 * (seen_until): `mv a b; mkdir a; touch a/x` replayed there moves the
+	 * new a onto the empty b the first pass made, and no error says so.
+	 * Each is replayed, then both names go whole at the BATCH. */
+	if (r->seq <= s->resume_until && r->op.type == JOP_RENAME && r->op.path2 &&
+	    ((r->op.flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) || r->seq <= s->seen_until) &&
+	    (pathset_add(&s->c.paths_after, r->op.path, 0) < 0 ||
+	     pathset_add(&s->c.paths_after, r->op.path2, 0) < 0))
 		return -ENOMEM;
 	if (r->seq <= s->repair_until) {	/* contents too (cursor repairs) */
 		rc = cursor_add_repair(&s->c, r->op.path);
@@ -1300,6 +1279,7 @@ void sender_tick(struct sender *s)
 int sender_new(struct event_base *base, struct journal *j,
 	       const struct sender_opts *o, struct sender **out)
 {
+	struct journal_stats js;
 	struct sender *s;
 	int rc;
 
@@ -1308,6 +1288,8 @@ int sender_new(struct event_base *base, struct journal *j,
 		return -ENOMEM;
 	s->base = base;
 	s->j = j;
+	journal_get_stats(j, &js);
+	s->seen_until = js.head_seq;	/* a former process's peer: unknown */
 	s->insecure = o->insecure;
 	s->tls = o->tls;
 	s->heartbeat_s = o->heartbeat_s;
@@ -1336,16 +1318,11 @@ int sender_new(struct event_base *base, struct journal *j,
 			   sender_resolved, s);
 	if (rc < 0)
 		goto out_free;
-	{
-		struct journal_stats js;
-
-		journal_get_stats(j, &js);
-		rc = lineage_open(&s->lin, o->state_dir, s->id.id, js.head_seq, js.acked_seq);
-		if (rc < 0) {
-			log_error("cannot read this node's generation history", "state=%s "
-				  "err=%s", o->state_dir, strerror(-rc));
-			goto out_free;
-		}
+	rc = lineage_open(&s->lin, o->state_dir, s->id.id, js.head_seq, js.acked_seq);
+	if (rc < 0) {
+		log_error("cannot read this node's generation history", "state=%s err=%s",
+			  o->state_dir, strerror(-rc));
+		goto out_free;
 	}
 	if (gethostname(s->name, sizeof(s->name)) < 0)
 		s->name[0] = '\0';

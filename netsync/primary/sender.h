@@ -106,11 +106,6 @@ void sender_tick(struct sender *s);
 /* The journal has something to take (or the output drained): send more. */
 void sender_pump(struct sender *s);
 
-/* Checks a peer address before starting: HOST:PORT syntax, and without
- * insecure (or TLS keys: pass insecure=true then) only loopback addresses. Returns 0, or -EINVAL/-EPERM with a
- * sentence for the user in why. Any thread. */
-int sender_check_peer(const char *peer, bool insecure, char *why, size_t len);
-
 const char *peer_state_name(enum peer_state st);
 void sender_get_stats(struct sender *s, struct sender_stats *st);
 

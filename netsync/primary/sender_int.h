@@ -244,6 +244,12 @@ struct sender {
 	/* The journal head at the last HELLO: records up to it are replayed
 	 * over what the peer acked (sender_put_rec, exchanges and whiteouts). */
 	uint64_t resume_until;
+	/* The journal head when this process began or last lost a peer: what
+	 * it sent the peer was read from the store before then, so the peer's
+	 * store can reflect records up to here that it has not acked (a
+	 * NEEDS_SCAN answered, a file's data, a batch applied but not yet
+	 * durable); records after it were never seen there. */
+	uint64_t seen_until;
 	/* This connection replays records (no baseline) over a peer that was
 	 * interrupted mid-apply, until it acks repair_until: an apply error
 	 * then asks for a baseline (sender_on_frame). */

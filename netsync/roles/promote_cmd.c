@@ -1,11 +1,11 @@
 /*
  * promote_cmd — `twinfs promote --state DIR [--force]`: a secondary
  * becomes the primary. With its serve running, the serve does it (it
- * refuses while a primary is connected, unless --force, and then takes no
- * primary); with none, it is done on the files: a new generation from the
- * durable applied seq, role primary, a manifest of the store so that the
- * first mount resends nothing. Main thread of the CLI; changes only files
- * of the state directory.
+ * refuses while a primary is connected and heard from, unless --force,
+ * and then takes no primary); with none, it is done on the files: a new
+ * generation from the durable applied seq, role primary, a manifest of
+ * the store so that the first mount resends nothing. Main thread of the
+ * CLI; changes only files of the state directory.
  */
 #include "netsync/roles/rolecmd.h"
 
@@ -62,17 +62,19 @@ static void promote_usage(FILE *out)
 		"Makes this secondary the primary: a new generation begins at the last\n"
 		"change its store holds durably, and its serve takes no primary any more.\n"
 		"Then stop the serve and mount the store (twinfs mount). Running it\n"
-		"again does nothing.\n\n"
+		"again does nothing. A connected primary that has sent nothing for three\n"
+		"heartbeat intervals (net.heartbeat) is lost: its connection is dropped.\n\n"
 		"  --state DIR    the secondary's state directory\n"
 		"  --config FILE  the YAML file serve was started from (its state: and\n"
 		"                 store:); --state wins\n"
-		"  --force        promote even while a primary is connected (it is\n"
-		"                 dropped): only when that primary is known to be fenced\n"
+		"  --force        promote even while a connected primary is heard from\n"
+		"                 (it is dropped): only when it is known to be fenced\n"
 		"  --store DIR    the store (default: the one serve last used); promote\n"
 		"                 records its manifest so the first mount resends nothing\n"
 		"  -h, --help     show this help\n\n"
-		"Exit: 0 promoted or already the primary, 69 a primary is connected (it\n"
-		"is alive: do not fail over) or another twinfs holds the state directory,\n"
+		"Exit: 0 promoted or already the primary, 69 a primary is connected and\n"
+		"heard from (it is alive: do not fail over) or another twinfs holds the\n"
+		"state directory,\n"
 		"64 usage, 65 an unreadable state file, 66 no such state directory,\n"
 		"74 the state could not be written.\n");
 }

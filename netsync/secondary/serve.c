@@ -60,6 +60,13 @@
 #include "netsync/secondary/syncer.h"
 
 #define SERVE_CLOSE_GRACE_NS (2ull * 1000000000ull)
+/* A connected primary silent for this many heartbeat intervals counts as
+ * lost for `promote`: alive, it sends something every interval (a
+ * HEARTBEAT when idle; the tick may stretch a gap to two). A node that
+ * lost power or its network sends no FIN, and its connection would
+ * otherwise hold promotion back until the dead-link rule drops it
+ * (PROTO_DEAD_BEATS), after the HA manager has already chosen this node. */
+#define SERVE_PROMOTE_SILENT_BEATS 3
 /* A HASH_REQ's file bigger than this is hashed off the loop (hashjob.h):
  * ~10 ms of reading uncached. */
 #define SERVE_HASH_INLINE (4u << 20)
@@ -1049,9 +1056,10 @@ static int serve_ctl_status(struct control_req *req, int argc, char **argv, void
 /*
  * `promote [force]` (twinfs promote): this secondary begins its own
  * generation from its durable position and takes no primary any more.
- * Refused while a primary is connected, which means the primary is alive
- * (an HA manager must not promote then), unless forced: the connection
- * is dropped first.
+ * Refused while a primary is connected and heard from, which means the
+ * primary is alive (an HA manager must not promote then), unless forced;
+ * a connected primary silent for SERVE_PROMOTE_SILENT_BEATS heartbeats is
+ * lost. Either way the connection is dropped first.
  */
 static int serve_ctl_promote(struct control_req *req, int argc, char **argv, void *arg)
 {
@@ -1064,15 +1072,29 @@ static int serve_ctl_promote(struct control_req *req, int argc, char **argv, voi
 	int rc;
 
 	if (!already && s->bev && (s->state == PEER_HELLO || s->state == PEER_STREAMING)) {
-		if (!force) {
-			snprintf(err, sizeof(err), "a primary is connected (%s, %s): it is "
-				 "alive; refusing to promote (--force drops it)", s->peer,
-				 s->peer_name[0] ? s->peer_name : "no name");
+		uint64_t now = clock_mono_ns();
+		uint64_t beat = (uint64_t)s->o->heartbeat_s * 1000000000ull;
+		/* while we do not read, last_rx_ns follows the clock (serve_tick_cb) */
+		uint64_t quiet = now > s->last_rx_ns ? now - s->last_rx_ns : 0;
+		bool lost = quiet >= SERVE_PROMOTE_SILENT_BEATS * beat;
+
+		if (!force && !lost) {
+			snprintf(err, sizeof(err), "a primary is connected (%s, %s) and was "
+				 "heard from %.1f s ago: it is alive; refusing to promote "
+				 "(--force drops it)", s->peer,
+				 s->peer_name[0] ? s->peer_name : "no name", (double)quiet / 1e9);
 			goto reply;
 		}
-		log_warn("promote --force: dropping the connected primary", "peer=%s", s->peer);
-		serve_conn_fail(s, PROTO_E_ROLE, "%s was promoted to primary (--force)",
-				s->node_name);
+		if (lost && !force)
+			log_warn("promote: the connected primary is silent; dropping it as lost",
+				 "peer=%s silent_s=%.1f heartbeat_s=%u", s->peer,
+				 (double)quiet / 1e9, (unsigned)s->o->heartbeat_s);
+		else
+			log_warn("promote --force: dropping the connected primary", "peer=%s",
+				 s->peer);
+		serve_conn_fail(s, PROTO_E_ROLE, "%s was promoted to primary (%s)",
+				s->node_name, lost && !force ? "this primary was silent" :
+				"--force");
 	}
 	receiver_get_stats(s->recv, &st);
 	rc = binding_promote(&s->bind, st.applied_seq, st.dirty);

@@ -96,3 +96,27 @@ bool addr_is_loopback(const struct sockaddr *sa)
 	}
 	return false;
 }
+
+int addr_check_peer(const char *peer, bool insecure, char *why, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	int rc;
+
+	rc = addr_resolve(peer, 0, &ss, &sslen, NULL);
+	if (rc == -EINVAL) {
+		snprintf(why, len, "bad peer address '%s' (want HOST:PORT)", peer);
+		return -EINVAL;
+	}
+	if (rc < 0) {
+		/* Maybe resolvable later; the sender retries. */
+		return 0;
+	}
+	if (!insecure && !addr_is_loopback((struct sockaddr *)&ss)) {
+		snprintf(why, len, "peer %s is not a loopback address and the link has "
+			 "no keys: secure it (--psk-file, or tls.peer_id), or pass "
+			 "--insecure to replicate in the clear on a network you trust", peer);
+		return -EPERM;
+	}
+	return 0;
+}

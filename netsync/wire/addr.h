@@ -27,5 +27,11 @@ int addr_resolve(const char *hostport, int ai_flags, struct sockaddr_storage *ss
 
 /* 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104. */
 bool addr_is_loopback(const struct sockaddr *sa);
+/* Checks the primary's peer address before it starts: HOST:PORT syntax,
+ * and without insecure (or TLS keys: pass insecure=true then) only
+ * loopback addresses. Returns 0 (also for a name that does not resolve
+ * yet: the sender retries), or -EINVAL/-EPERM with a sentence for the
+ * user in why. */
+int addr_check_peer(const char *peer, bool insecure, char *why, size_t len);
 
 #endif

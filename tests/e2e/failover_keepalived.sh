@@ -26,7 +26,7 @@ peer: $(node_var $o IP):$PORT
 tls:
   insecure: true
 YAML
-	prio=100; [ $n = A ] && prio=150
+	prio=253; [ $n = A ] && prio=254
 	dev=fa$$; [ $n = B ] && dev=fb$$
 	cat >"$T/$n.keepalived.conf" <<CONF
 global_defs {
