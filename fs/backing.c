@@ -76,7 +76,7 @@ int backing_choose(struct fs *fs, fuse_req_t req, struct fs_file *f, int flags,
 		   bool fresh)
 {
 	struct inode *i = f->inode;
-	int fl, id;
+	int id;
 	bool pt;
 
 	f->backing = 0;
@@ -116,8 +116,7 @@ int backing_choose(struct fs *fs, fuse_req_t req, struct fs_file *f, int flags,
 			}
 		} else {
 			i->backing = id;
-			fl = fcntl(f->fd, F_GETFL);
-			i->backing_rw = fl >= 0 && (fl & O_ACCMODE) == O_RDWR;
+			i->backing_rw = f->fd_rw;
 		}
 	}
 	if (pt) {

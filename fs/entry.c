@@ -147,6 +147,7 @@ static void fs_make(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (rc < 0)
 		goto out_unlock;
 	record_seed(fs, &rec, inode_get(fs->itab, e.ino));
+	rec.made = &e.attr;
 	rec.op.mode = e.attr.st_mode;
 	rec.op.uid = e.attr.st_uid;
 	rec.op.gid = e.attr.st_gid;

@@ -109,12 +109,13 @@ static int fs_file_choose(struct fs *fs, fuse_req_t req, struct fs_file *f,
 
 /* The inode stays attached while it has open files (fs/inode.c: an
  * unlinked one could not be reopened). */
-static struct fs_file *fs_file_new(struct fs *fs, int fd, struct inode *i)
+static struct fs_file *fs_file_new(struct fs *fs, int fd, int flags, struct inode *i)
 {
 	struct fs_file *f = calloc(1, sizeof(*f));
 
 	if (f) {
 		f->fd = fd;
+		f->fd_rw = (flags & O_ACCMODE) == O_RDWR;
 		f->inode = i;
 		inode_open_pin(fs->itab, i, fd);
 	}
@@ -296,8 +297,10 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 * the existing file as open(2) would (its O_TRUNC below). */
 		created = false;
 		fd = openat(dfd, name, flags);
-		if (fd < 0 && errno == EACCES && flags != base)
+		if (fd < 0 && errno == EACCES && flags != base) {
+			flags = base;
 			fd = openat(dfd, name, base);
+		}
 	}
 	if (fd < 0)
 		rc = -errno;
@@ -308,7 +311,7 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rc = fs_do_lookup(fs, dir, name, &e);
 	if (rc < 0)
 		goto out_close;
-	f = fs_file_new(fs, fd, inode_get(fs->itab, e.ino));
+	f = fs_file_new(fs, fd, flags, inode_get(fs->itab, e.ino));
 	if (!f) {
 		rc = -ENOMEM;
 		inode_unref(fs->itab, inode_get(fs->itab, e.ino), 1);
@@ -319,6 +322,7 @@ void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (created) {
 		__atomic_store_n(&f->inode->no_caps, true, __ATOMIC_RELAXED);
 		record_seed(fs, &rec, f->inode);
+		rec.made = &e.attr;
 	}
 	rec.op.mode = e.attr.st_mode;
 	rec.op.uid = e.attr.st_uid;
@@ -382,8 +386,10 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	base = fs_store_flags(fs, fi) & ~(O_TRUNC | O_NOFOLLOW);
 	flags = backing_store_flags(fs, fi->flags, base);
 	fd = openat(pdir, proc, flags);
-	if (fd < 0 && flags != base && errno != EMFILE && errno != ENFILE)
+	if (fd < 0 && flags != base && errno != EMFILE && errno != ENFILE) {
+		flags = base;
 		fd = openat(pdir, proc, base);	/* EROFS, ETXTBSY, immutable... */
+	}
 	e = errno;
 	inode_fd_put(fs->itab, i, rc);
 	if (fd < 0) {
@@ -405,7 +411,7 @@ void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			return;
 		}
 	}
-	f = fs_file_new(fs, fd, i);
+	f = fs_file_new(fs, fd, flags, i);
 	if (!f) {
 		close(fd);
 		fuse_reply_err(req, ENOMEM);

@@ -65,6 +65,7 @@ struct fs {
 /* An open file (fi->fh). */
 struct fs_file {
 	int fd;			/* store fd opened with the request's flags */
+	bool fd_rw;		/* ... and those were O_RDWR (fs/backing.c) */
 	struct inode *inode;
 	bool written;		/* set by a worker, read at flush/release; a
 				 * stale read only delays peer_begin to release */

@@ -450,7 +450,12 @@ static void record_results(struct fs *fs, struct record *r)
 	case JOP_MKDIR:
 	case JOP_MKNOD:
 	case JOP_SYMLINK:
-		record_res(fs, r, JRES_PATH, r->dir, r->name, NULL);
+		if (r->made) {
+			op->res_mask |= JRES_BIT(JRES_PATH);
+			op->res_mtime[JRES_PATH] = r->made->st_mtim;
+		} else {
+			record_res(fs, r, JRES_PATH, r->dir, r->name, NULL);
+		}
 		/* fallthrough */
 	case JOP_UNLINK:
 	case JOP_RMDIR:

@@ -15,6 +15,7 @@
 
 struct fs;
 struct inode;
+struct stat;
 
 /* One namespace operation being applied: record_begin() takes the
  * journal's namespace lock, computes the paths (DIR/NAME, NAME NULL for
@@ -32,6 +33,11 @@ struct record {
 	/* where the op happens, for its results (record_end) */
 	struct inode *dir, *dir2;
 	const char *name, *name2;
+	/* The lstat of the entry a CREATE, MKDIR, MKNOD or SYMLINK made,
+	 * when the handler read it under the lock after the op (its reply
+	 * needs it anyway): record_end takes the entry's mtime from it
+	 * instead of reading it again. NULL: record_end reads it. */
+	const struct stat *made;
 };
 
 void record_begin(struct fs *fs, struct record *r, enum journal_op_type type,

@@ -23,12 +23,16 @@
  * ESTALE; we then retry as a plain handle to tell "gone" (ESTALE again,
  * or nlink 0) from "exists, path unknown" (disconnected). Connectable
  * handles cannot be made with AT_EMPTY_PATH, so the fd is named through
- * its /proc/self/fd magic link (a path walk of three components: ~1 us).
+ * its /proc/self/fd magic link, looked up as one name under a dirfd of
+ * /proc/self/fd opened once (the same as fs/procfd.c does: the walk of
+ * "/proc/self/fd/N" from the root costs several us more per new file,
+ * docs/benchmarks.md "Handlers: /proc/self/fd").
  */
 #include "journal/jhandle.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +78,16 @@ out_ok:
 	return out ? out : h;
 }
 
+/* A dirfd of /proc/self/fd for the life of the process (-1: none; then
+ * the full path is walked). */
+static pthread_once_t jhandle_proc_once = PTHREAD_ONCE_INIT;
+static int jhandle_proc_dir = -1;
+
+static void jhandle_proc_open(void)
+{
+	jhandle_proc_dir = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
 struct file_handle *jhandle_from_fd(const struct jhandle_caps *caps, int fd, int *err)
 {
 	char link[64];
@@ -84,8 +98,13 @@ struct file_handle *jhandle_from_fd(const struct jhandle_caps *caps, int fd, int
 	}
 	if (!caps->connectable)
 		return jhandle_encode(caps, fd, "", AT_EMPTY_PATH, false, err);
-	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-	return jhandle_encode(caps, AT_FDCWD, link, AT_SYMLINK_FOLLOW, true, err);
+	pthread_once(&jhandle_proc_once, jhandle_proc_open);
+	if (jhandle_proc_dir < 0) {
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		return jhandle_encode(caps, AT_FDCWD, link, AT_SYMLINK_FOLLOW, true, err);
+	}
+	snprintf(link, sizeof link, "%d", fd);
+	return jhandle_encode(caps, jhandle_proc_dir, link, AT_SYMLINK_FOLLOW, true, err);
 }
 
 struct file_handle *jhandle_from_path(const struct jhandle_caps *caps, const char *path,
