@@ -128,6 +128,7 @@ int lineage_on_hello(struct lineage *l, const struct proto_hello *h, uint64_t he
 		history_decide(&l->hist, head, &sh, h->applied_seq,
 			       (h->flags & PROTO_HELLO_F_TAIL) != 0, &d);
 		l->verdict = d.verdict;
+		l->common = d.common;
 		snprintf(l->why, sizeof(l->why), "%s", d.why);
 		*resume = d.verdict == HISTORY_LAGGED ? d.resume : h->applied_seq;
 	}

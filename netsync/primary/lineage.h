@@ -35,6 +35,7 @@ struct lineage {
 	/* the last HELLO's decision */
 	bool decided;
 	enum history_verdict verdict;
+	uint64_t common;	/* a split brain's: the last seq both nodes hold */
 	char why[512];
 	bool logged;		/* the refusal was logged at warning */
 	uint64_t tail_paths, tail_seq;	/* the tail of this connection: paths */

@@ -94,7 +94,7 @@ const char *peer_state_name(enum peer_state st)
 	return "?";
 }
 
-static void sender_set_state(struct sender *s, enum peer_state st, const char *why)
+void sender_set_state(struct sender *s, enum peer_state st, const char *why)
 {
 	if (s->state == st)
 		return;
@@ -213,10 +213,12 @@ static void sender_warn_down(struct sender *s, const char *why, bool was_up)
 }
 
 /* Drops the connection (if any), requeues, schedules a reconnect. */
-static void sender_disconnect(struct sender *s, const char *why)
+void sender_disconnect(struct sender *s, const char *why)
 {
-	bool was_up = s->state == PEER_STREAMING;
+	bool was_up = s->state == PEER_STREAMING && !s->split_stream;
 	struct journal_stats js;
+
+	s->split_stream = false;
 
 	if (s->bev) {
 		bufferevent_free(s->bev);
@@ -429,36 +431,6 @@ static void sender_event_cb(struct bufferevent *bev, short what, void *arg)
 
 /* ---- incoming frames ---- */
 
-static void sender_collect_path(const char *path, const char *why, void *arg)
-{
-	(void)why;
-	if (path[0])	/* "" (a damaged journal): nothing to name */
-		tail_add(arg, path);
-}
-
-/*
- * Split brain (docs/protocol.md, "Split brain"): both nodes wrote after
- * their common point. Nothing is sent; the connection stays up while both
- * ends exchange what they changed (this node: its journal's records after
- * the peer's last ack), so that `status` on both lists every diverged
- * path, and `twinfs resolve` can act on it.
- */
-static int sender_split(struct sender *s)
-{
-	struct tail mine = { 0 };
-	int rc;
-
-	rc = journal_list_pending(s->state_dir, s->store_dir, sender_collect_path, &mine);
-	if (rc == 0)
-		rc = divergence_begin(&s->div, s->store_fd, mine.paths, mine.len,
-				      bufferevent_get_output(s->bev));
-	tail_free(&mine);
-	if (rc < 0)
-		return rc;
-	sender_set_state(s, PEER_SPLIT, "split brain");
-	return 0;
-}
-
 static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 {
 	struct journal_stats hs;
@@ -605,7 +577,9 @@ static void sender_flush_ack(struct sender *s)
 	if (s->fail_count && seq > s->fail_acked)
 		s->fail_count = 0;	/* progress: a series of failures ends */
 	log_debug("ack from peer", "seq=%llu", (unsigned long long)seq);
-	rc = journal_ack(s->j, seq);
+	/* in a split brain the peer holds another node's changes: nothing it
+	 * applies is acked in the journal (sender_split.c) */
+	rc = s->split_stream ? 0 : journal_ack(s->j, seq);
 	if (rc < 0)
 		log_warn("cannot record the peer's ack", "seq=%llu err=%s",
 			 (unsigned long long)seq, strerror(-rc));
@@ -636,138 +610,6 @@ static void sender_flush_ack(struct sender *s)
 		inflight_free(f);
 	}
 	s->last_error[0] = '\0';
-}
-
-/* ---- `twinfs resolve` and `--restore` (the primary leads) ---- */
-
-static int sender_resolve_begin(struct sender *s, enum proto_keep keep)
-{
-	struct proto_resolve m = { .step = PROTO_RS_BEGIN, .keep = (uint8_t)keep };
-	struct resolution plan;
-	char stamp[32];
-	int rc;
-
-	if (s->state != PEER_SPLIT || !s->div.complete)
-		return -ENOTCONN;
-	resolution_stamp(stamp, sizeof(stamp));
-	rc = resolution_plan(&s->div, true, keep, s->peer_name[0] ? s->peer_name : "peer",
-			     stamp, &plan);
-	if (rc == 0)
-		rc = resolver_start(&s->res, &plan, false, stamp);
-	resolution_free(&plan);
-	if (rc < 0)
-		return rc;
-	log_warn("RESOLVING the split brain", "peer=%s keep=%s paths=%zu", s->peer,
-		 keep == PROTO_KEEP_PRIMARY ? "primary" : keep == PROTO_KEEP_SECONDARY ?
-		 "secondary" : "both", s->div.n);
-	m.stamp = stamp;
-	m.name = s->peer_name[0] ? s->peer_name : "peer";
-	return proto_encode_resolve(bufferevent_get_output(s->bev), &m);
-}
-
-static int sender_on_resolve(struct sender *s, const struct proto_resolve *m)
-{
-	switch (m->step) {
-	case PROTO_RS_REQUEST:
-		return sender_resolve_begin(s, (enum proto_keep)m->keep);
-	case PROTO_RS_RESTORE:
-		if (s->state != PEER_STREAMING)
-			return -EPROTO;
-		log_notice("the secondary restores a folder of conflict copies", "peer=%s",
-			   s->peer);
-		return resolver_start(&s->res, NULL, true, m->stamp);
-	case PROTO_RS_FILES:
-		return resolver_apply(&s->res);
-	case PROTO_RS_FAILED:
-		log_error("the secondary could not take part in the resolution", "peer=%s "
-			  "why=\"%s\"", s->peer, m->name);
-		resolver_reset(&s->res);
-		return 0;
-	default:
-		return -EPROTO;
-	}
-}
-
-/* The resolver's worker is done (loop thread): every diverged path's
- * state as this store now holds it is owed to the secondary, which then
- * takes this node's history and resumes at the common point. */
-static void sender_resolved(struct resolver *r, int rc, void *arg)
-{
-	struct sender *s = arg;
-	struct proto_resolve m = { .step = PROTO_RS_DONE };
-	uint64_t max = 0;
-
-	if (!s->bev)
-		return;
-	if (r->restore) {
-		m.step = rc < 0 ? PROTO_RS_FAILED : PROTO_RS_DONE;
-		m.name = rc < 0 ? r->err : "";
-		proto_encode_resolve(bufferevent_get_output(s->bev), &m);
-		log_warn("RESTORED conflict copies through the mount", "peer=%s files=%zu%s%s",
-			 s->peer, r->n, rc < 0 ? " err=" : "", rc < 0 ? r->err : "");
-		return;
-	}
-	if (rc < 0) {
-		m.step = PROTO_RS_FAILED;
-		m.name = r->err;
-		proto_encode_resolve(bufferevent_get_output(s->bev), &m);
-		return;
-	}
-	for (size_t i = 0; i < r->plan.n; i++) {
-		int64_t seq = journal_needs_scan(s->j, r->plan.it[i].e->path, 0);
-
-		if (seq > 0 && (uint64_t)seq > max)
-			max = (uint64_t)seq;
-	}
-	journal_commit(s->j);
-	m.seq = max;
-	proto_encode_resolve(bufferevent_get_output(s->bev), &m);
-	log_warn("RESOLVED the split brain: the secondary takes this node's state of every "
-		 "diverged path", "peer=%s paths=%zu up_to_seq=%llu conflicts=%s", s->peer,
-		 r->plan.n, (unsigned long long)max, r->plan.folder);
-	s->lin.decided = false;
-	s->backoff_ms = BACKOFF_MIN_MS;	/* the secondary closes; come back at once */
-}
-
-void sender_resolve_cmd(struct sender *s, const char *word, bool dry, struct evbuffer *out)
-{
-	struct ctljson j;
-	struct resolution plan = { 0 };
-	enum proto_keep keep;
-	char err[300] = "", line[4400], stamp[32];
-	int rc = 0;
-
-	ctljson_begin(&j, out);
-	if (!s || resolution_keep(word, true, &keep) < 0) {
-		snprintf(err, sizeof(err), "--keep wants local, peer or both");
-	} else if (s->state != PEER_SPLIT || !s->div.complete) {
-		snprintf(err, sizeof(err), "no split brain to resolve%s", s->state == PEER_SPLIT ?
-			 " yet: the nodes are still exchanging their paths" : " (the peer must be "
-			 "connected and in a split brain: see twinfs status)");
-	} else if (s->res.active) {
-		snprintf(err, sizeof(err), "a resolution is already running");
-	} else {
-		resolution_stamp(stamp, sizeof(stamp));
-		rc = resolution_plan(&s->div, true, keep, s->peer_name, stamp, &plan);
-		if (rc == 0 && !dry)
-			rc = sender_resolve_begin(s, keep);
-		if (rc < 0)
-			snprintf(err, sizeof(err), "cannot resolve: %s", strerror(-rc));
-	}
-	ctljson_bool(&j, "ok", err[0] == '\0');
-	if (err[0])
-		ctljson_str(&j, "error", err);
-	else
-		ctljson_str(&j, "result", dry ? "dry-run" : "started");
-	json_key(ctljson_json(&j), "plan");
-	json_array_begin(ctljson_json(&j));
-	for (size_t i = 0; i < plan.n; i++) {
-		resolution_describe(&plan, true, i, line, sizeof(line));
-		json_string(ctljson_json(&j), line);
-	}
-	json_array_end(ctljson_json(&j));
-	ctljson_end(&j);
-	resolution_free(&plan);
 }
 
 /* Returns 0, or -errno to drop the connection. */
@@ -803,15 +645,8 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 	case PROTO_HEARTBEAT:
 		return 0;
 	case PROTO_DIVERGED:
-		if (s->state != PEER_SPLIT)
-			return -EPROTO;
-		rc = divergence_on_frame(&s->div, s->store_fd, fr, bufferevent_get_output(s->bev));
-		if (rc == 1)
-			log_warn("SPLIT BRAIN: paths changed on both nodes after their common "
-				 "point; nothing is overwritten (twinfs status lists them, twinfs "
-				 "resolve decides)", "peer=%s diverged=%zu first=/%s", s->peer,
-				 s->div.n, s->div.n ? s->div.e[0].path : "");
-		return rc < 0 ? rc : 0;
+	case PROTO_RESOLVE:
+		return sender_split_frame(s, fr);
 	case PROTO_ENTRY: {
 		struct proto_entry te;
 
@@ -821,7 +656,7 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		/* a version for `resolve` or `--restore`, else a tail entry */
 		if (s->res.receiving)
 			return resolver_on_entry(&s->res, &te);
-		if (s->state != PEER_STREAMING)
+		if (s->state != PEER_STREAMING || s->split_stream)
 			return -EPROTO;
 		return lineage_on_tail_entry(&s->lin, s->j, s->store_fd, &te);
 	}
@@ -831,14 +666,8 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 		rc = proto_decode_data(fr, &d);
 		return rc < 0 ? rc : resolver_on_data(&s->res, &d);
 	}
-	case PROTO_RESOLVE: {
-		struct proto_resolve m;
-
-		rc = proto_decode_resolve(fr, &m);
-		return rc < 0 ? rc : sender_on_resolve(s, &m);
-	}
 	case PROTO_TAIL:
-		if (s->state != PEER_STREAMING)
+		if (s->state != PEER_STREAMING || s->split_stream)
 			return -EPROTO;
 		return lineage_on_tail(&s->lin, s->j, fr, bufferevent_get_output(s->bev));
 	case PROTO_HASHES:

@@ -234,6 +234,8 @@ struct sender {
 	uint64_t hello_gen;	/* id of the generation our last HELLO named */
 	struct lineage lin;	/* generations, the peer's verdict (lineage.h) */
 	struct divergence div;	/* the last split brain, path by path */
+	bool split_stream;	/* streaming what does not conflict (sender_split.c) */
+	bool div_stale;		/* a HELD list change was left out during a resolve */
 	struct resolver res;	/* `twinfs resolve`, `--restore` (resolver.h) */
 	char peer_name[64];	/* the secondary's HELLO name (conflict names) */
 	char name[64];		/* host name, sent in HELLO */
@@ -335,6 +337,19 @@ struct sender {
 /* Sets the text sender_get_stats reports as last_error. */
 void sender_set_error(struct sender *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void sender_set_state(struct sender *s, enum peer_state st, const char *why);
+/* Drops the connection (if any), requeues, schedules a reconnect. */
+void sender_disconnect(struct sender *s, const char *why);
+
+/* ---- sender_split.c ---- */
+
+/* The HELLO's verdict is a split brain: this node's list goes out. 0 or
+ * -errno. */
+int sender_split(struct sender *s);
+/* DIVERGED and RESOLVE frames. 0, or -errno to drop the connection. */
+int sender_split_frame(struct sender *s, const struct proto_frame *fr);
+/* The resolver's worker is done (resolver.h's callback). */
+void sender_resolved(struct resolver *r, int rc, void *arg);
 
 /* ---- sender_fail.c ---- */
 

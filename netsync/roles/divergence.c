@@ -206,6 +206,46 @@ static int divergence_answer(struct divergence *d, int store_fd, struct evbuffer
 	return rc;
 }
 
+/* HELD (after the exchange): the primary adds the secondary's paths with
+ * both versions and answers with its own; the secondary takes the answer. */
+static int divergence_on_held(struct divergence *d, int store_fd, struct proto_diverged *m,
+			      struct evbuffer *out)
+{
+	struct proto_version v;
+	size_t *idx, n = 0;
+	int rc;
+
+	idx = calloc(m->count ? m->count : 1, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	while ((rc = proto_diverged_next(m, &v)) == 1 && n < m->count) {
+		struct div_entry *e = divergence_get(d, v.path);
+
+		if (!e) {
+			rc = -ENOMEM;
+			break;
+		}
+		e->changed_here = e->changed_peer = e->have_peer = true;
+		e->peer.mode = v.mode;
+		e->peer.size = v.size;
+		e->peer.mtime_ns = v.mtime_ns;
+		memcpy(e->peer.hash, v.hash, 16);
+		if (!(m->flags & PROTO_DIV_F_ANSWER))
+			rc = divergence_read(d, store_fd, e->path, &e->here);
+		idx[n++] = (size_t)(e - d->e);
+		if (rc < 0)
+			break;
+	}
+	if (rc == 0 && !(m->flags & PROTO_DIV_F_ANSWER)) {
+		d->held++;
+		rc = divergence_send(d, idx, n, PROTO_DIV_F_HELD | PROTO_DIV_F_ANSWER |
+				     PROTO_DIV_F_LAST, out);
+	}
+	free(idx);
+	qsort(d->e, d->n, sizeof(d->e[0]), divergence_entry_cmp);
+	return rc < 0 ? rc : 2;
+}
+
 int divergence_on_frame(struct divergence *d, int store_fd, const struct proto_frame *f,
 			struct evbuffer *out)
 {
@@ -216,6 +256,10 @@ int divergence_on_frame(struct divergence *d, int store_fd, const struct proto_f
 	rc = proto_decode_diverged(f, &m);
 	if (rc < 0)
 		return rc;
+	if (m.flags & PROTO_DIV_F_HELD)
+		return d->complete ? divergence_on_held(d, store_fd, &m, out) : -EPROTO;
+	if (d->complete)
+		return -EPROTO;
 	while ((rc = proto_diverged_next(&m, &v)) == 1) {
 		struct div_entry *e = divergence_get(d, v.path);
 
@@ -242,6 +286,61 @@ int divergence_on_frame(struct divergence *d, int store_fd, const struct proto_f
 	return 1;
 }
 
+size_t divergence_keep_secondary(struct divergence *d, bool secondary)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < d->n; i++) {
+		if (!(secondary ? d->e[i].changed_here : d->e[i].changed_peer)) {
+			free(d->e[i].path);
+			continue;
+		}
+		d->e[k++] = d->e[i];
+	}
+	d->n = k;
+	return k;
+}
+
+const struct div_entry *divergence_lookup(const struct divergence *d, const char *path)
+{
+	return divergence_find((struct divergence *)d, path);
+}
+
+int divergence_hold(struct divergence *d, int store_fd, const char *path,
+		    struct evbuffer *out)
+{
+	struct div_entry *e = divergence_find(d, path);
+	size_t idx;
+	int rc = 0;
+
+	if (e && e->changed_peer)
+		return 0;
+	if (!e) {
+		e = divergence_get(d, path);
+		if (!e)
+			return -ENOMEM;
+		e->changed_here = true;	/* it holds what its own change left */
+		rc = divergence_read(d, store_fd, path, &e->here);
+	}
+	e->changed_peer = true;
+	idx = (size_t)(e - d->e);
+	d->held++;
+	if (rc == 0)
+		rc = divergence_send(d, &idx, 1, PROTO_DIV_F_HELD | PROTO_DIV_F_LAST, out);
+	qsort(d->e, d->n, sizeof(d->e[0]), divergence_entry_cmp);
+	return rc < 0 ? rc : 1;
+}
+
+int divergence_refresh(struct divergence *d, int store_fd)
+{
+	int rc = 0;
+
+	d->hash_budget = DIVERGENCE_HASH_BUDGET;
+	for (size_t i = 0; i < d->n && rc == 0; i++)
+		rc = divergence_read(d, store_fd, d->e[i].path, &d->e[i].here);
+	return rc;
+}
+
 void divergence_free(struct divergence *d)
 {
 	for (size_t i = 0; i < d->n; i++)
@@ -249,6 +348,7 @@ void divergence_free(struct divergence *d)
 	free(d->e);
 	d->e = NULL;
 	d->n = d->cap = 0;
+	d->held = 0;
 	d->peer_listed = d->complete = false;
 }
 

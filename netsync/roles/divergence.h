@@ -42,6 +42,7 @@ struct divergence {
 	uint64_t hash_budget;	/* content bytes this exchange may still hash */
 	bool complete;		/* both lists and both answers are in */
 	char peer_name[64];	/* for conflict copies (resolve) */
+	uint64_t held;		/* HELD frames sent (secondary) or taken (primary) */
 };
 
 /*
@@ -57,6 +58,28 @@ int divergence_begin(struct divergence *d, int store_fd, const char *paths, size
 int divergence_on_frame(struct divergence *d, int store_fd, const struct proto_frame *f,
 			struct evbuffer *out);
 void divergence_free(struct divergence *d);
+/* Reads this node's version of every listed path again (the primary's
+ * store changes during the split brain's stream). 0 or -errno. */
+int divergence_refresh(struct divergence *d, int store_fd);
+/*
+ * Once the exchange is complete and the primary streams (docs/protocol.md,
+ * "Split brain"), a path only the primary changed is not a conflict: its
+ * changes reach the secondary. Keeps the entries the secondary changed
+ * (SECONDARY: this node is the secondary). Returns how many remain.
+ */
+size_t divergence_keep_secondary(struct divergence *d, bool secondary);
+/* The entry of PATH, or NULL. */
+const struct div_entry *divergence_lookup(const struct divergence *d, const char *path);
+/*
+ * The secondary held a frame of the stream back for PATH: the primary
+ * changed it. Unless the list has it as changed on both already, PATH
+ * joins it so (changed on both) and goes to the primary in a DIVERGED
+ * frame flagged HELD. 1 if sent, 0 if not needed, -errno. The primary's
+ * side is divergence_on_frame (returns 2 for HELD frames). Both count
+ * them in d->held, so that `resolve` can tell both lists are the same.
+ */
+int divergence_hold(struct divergence *d, int store_fd, const char *path,
+		    struct evbuffer *out);
 /* "changed" as a word: "here", "peer" or "both". */
 const char *divergence_changed(const struct div_entry *e);
 /* "diverged_paths": N and "diverged": [...] into a status reply. */

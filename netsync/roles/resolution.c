@@ -81,7 +81,10 @@ int resolution_plan(const struct divergence *d, bool primary, enum proto_keep ke
 					it->dest = resolution_conflict_name(e->path, s_name, stamp);
 				}
 			} else if (s_changed) {
+				/* the primary's version is kept too: it may have
+				 * changed since the lists were exchanged */
 				it->s_sends = true;
+				it->p_saves = ps->mode != 0;
 				it->dest = strdup(e->path);
 			}
 			break;

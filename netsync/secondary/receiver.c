@@ -29,8 +29,6 @@
 #include "netsync/roles/state.h"
 
 #define RECV_FD_CACHE 8
-/* How deep a peer-only subtree PRUNE removes (as deep as a baseline walk
- * goes, netsync/treewalk.h). */
 /* A batch's touch set holds at most this many files/directories (each a
  * dup'ed fd), and at most limits_touch_max() under a low open-file limit;
  * a fuller one is handed off to be fsynced early (see
@@ -46,23 +44,18 @@
  * its batch's end (fsync or syncfs on the syncer thread). Left alone, the
  * kernel keeps up to dirty_background_ratio of RAM (2.4 GB on the 24 GiB
  * test machine) of it in the page cache, so the batch-end fsync of a large
- * file wrote hundreds of MB in one go while the sender's window was full:
- * measured with a 1 GiB file copied into a replicating mount, 459 MB were
- * in flight at the end of the copy and `twinfs sync` returned 2.4-4.3 s
- * after it. So every RECV_WB_CHUNK bytes written contiguously to one file
- * are handed to the disk at once with sync_file_range(WRITE), which starts
- * the writeback and does not wait for it: the disk streams while data
- * arrives and the fsync at the batch end finds little left to do. This
- * adds no durability claim (the fsync still decides), and small files
- * (below the chunk) are left to the batch-end sync, which writes them
- * together.
- * The chunk is one DATA block (1 MiB), not the 8 MiB it was: the disk is
- * shared with the readers on the primary's side (on the test machine, the
- * `cp` feeding the mount reads its source from it), and a read queues
- * behind the writes already handed to the disk. Measured, 1 GiB + 10,000
- * small files copied into a replicating mount until `twinfs sync`
- * returned, interleaved pairs: 8 MiB 10.92 / 10.05 / 10.21 s, 1 MiB
- * 10.41 / 9.73 / 9.89 s.
+ * file wrote hundreds of MB in one go while the sender's window was full
+ * (docs/benchmarks.md, "The peer's writeback"). So every RECV_WB_CHUNK
+ * bytes written contiguously to one file are handed to the disk at once
+ * with sync_file_range(WRITE), which starts the writeback and does not
+ * wait for it: the disk streams while data arrives and the fsync at the
+ * batch end finds little left to do. This adds no durability claim (the
+ * fsync still decides), and small files (below the chunk) are left to the
+ * batch-end sync, which writes them together. The chunk is one DATA block
+ * (1 MiB), not the 8 MiB it was: the disk is shared with the readers on
+ * the primary's side (on the test machine, the `cp` feeding the mount
+ * reads its source from it), and a read queues behind the writes already
+ * handed to the disk.
  */
 #define RECV_WB_CHUNK PROTO_BLOCK_SIZE
 
@@ -72,9 +65,7 @@
  * each new page-cache page costs CPU on the one thread that applies the
  * stream: it is allocated, charged, later reclaimed, and on a VM with free
  * page reporting (the test machine) a page the host took back faults on
- * first touch. Measured there with dd: 1 GiB written into new page-cache
- * pages took 1.99 s of system time, overwriting cached pages 0.29 s; a
- * profile of `serve` catching up showed half its CPU in that copy. So
+ * first touch (docs/benchmarks.md, "The peer's writeback"). So
  * during a long contiguous run of writes to one file, the pages more than
  * RECV_DROP_LAG behind the last writeback kick are dropped
  * (POSIX_FADV_DONTNEED) once their writeback finished (sync_file_range
@@ -83,12 +74,6 @@
  * Dirty pages are never dropped, and durability is unchanged: the batch
  * end still fsyncs the file. Runs shorter than the lag (small files,
  * scattered writes into a database file) keep their pages.
- * Measured: 1 GiB + 10,000 small files copied into a mount whose peer was
- * stopped (SIGSTOP), then the peer resumed; its catch-up until `twinfs
- * sync` returned, four runs each, interleaved: 5.65-6.55 s (median 6.3)
- * without dropping, 4.89-5.17 s (median 5.0) with it; serve's CPU
- * 3.9-4.3 s against 2.5-2.7 s. With the peer running during the copy the
- * gain is within this machine's noise (~0.2 s of ~10 s).
  */
 #define RECV_DROP_LAG (8u << 20)
 
@@ -118,6 +103,7 @@ struct receiver {
 	bool ns_flush;		/* drop the caches once this op is done */
 	bool replay;		/* started dirty: re-applying a half-applied batch */
 	uint64_t replay_seal;	/* the whole-fs seal that ends the replay (0: none yet) */
+	uint64_t split_own;	/* in a split stream: this node's own applied seq */
 	struct state_applied *applied;	/* STATE/applied */
 	bool changed;		/* something was applied since the last seal */
 	uint64_t sealed;	/* highest BATCH_END seq sealed */
@@ -202,15 +188,15 @@ static void recv_fd_flush(struct receiver *r)
  * SETXATTR and a SETATTR (cp -a), DATA and ATTR: five frames naming the
  * same path. Resolving the parent for each (openat2 + close), opening the
  * file again for the data, and setting owner/mode/times by name (mode
- * through an O_PATH fd and /proc, since fchmodat cannot refuse to follow
- * a symlink) cost ~45 syscalls per file (strace -c of serve, 10,000
- * files: 63,274 openat2, 93,163 openat, 156,935 close). So the receiver
- * keeps the last parent directory fd and the fds of files it created or
- * wrote (recv_fd) across frames, and sets metadata of a regular file it
- * holds open through that fd (fchown, fchmod, futimens, fsetxattr). Both
- * caches are by path, so every op that can change what a path names
- * (rename, unlink, rmdir, link, mknod, symlink, mkdir, and a create that
- * had to remove something in its way) drops them first (recv_ns_changed).
+ * through an O_PATH fd and /proc, since fchmodat cannot refuse to follow a
+ * symlink) cost ~45 syscalls per file (docs/benchmarks.md, "serve's
+ * reads"). So the receiver keeps the last parent directory fd and the fds
+ * of files it created or wrote (recv_fd) across frames, and sets metadata
+ * of a regular file it holds open through that fd (fchown, fchmod,
+ * futimens, fsetxattr). Both caches are by path, so every op that can
+ * change what a path names (rename, unlink, rmdir, link, mknod, symlink,
+ * mkdir, and a create that had to remove something in its way) drops them
+ * first (recv_ns_changed).
  */
 static void recv_ns_changed(struct receiver *r)
 {
@@ -1463,6 +1449,23 @@ int receiver_set_position(struct receiver *r, uint64_t seq)
 	if (r->sealed > seq)
 		r->sealed = seq;
 	return 0;
+}
+
+int receiver_split_begin(struct receiver *r, uint64_t common)
+{
+	int rc = state_applied_put(r->applied, r->st.applied_seq, true);
+
+	if (rc < 0)
+		return rc;
+	r->split_own = r->st.applied_seq;
+	r->st.applied_seq = common;
+	r->st.dirty = r->replay = true;
+	return 0;
+}
+
+void receiver_split_end(struct receiver *r)
+{
+	r->st.applied_seq = r->split_own;
 }
 
 bool receiver_beyond_applied(const struct receiver *r)

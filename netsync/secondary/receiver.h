@@ -86,6 +86,17 @@ bool receiver_beyond_applied(const struct receiver *r);
  * its new primary's generation began, and it takes that generation's
  * changes from there (docs/protocol.md, "Generations"). 0 or -errno. */
 int receiver_set_position(struct receiver *r, uint64_t seq);
+/*
+ * A split brain's stream (docs/protocol.md, "Split brain"): the primary
+ * replays its changes from COMMON, the seq both nodes last shared, in its
+ * own seq space. receiver_split_begin records STATE/applied dirty at this
+ * node's own seq (durably: whatever happens next, the next HELLO says the
+ * store is beyond it), then applies from COMMON without recording any seq
+ * of that stream; receiver_split_end, when the connection ends, goes back
+ * to this node's own seq. 0 or -errno.
+ */
+int receiver_split_begin(struct receiver *r, uint64_t common);
+void receiver_split_end(struct receiver *r);
 /* An fd on the store's root directory for syncfs (owned by the receiver). */
 int receiver_store_fd(const struct receiver *r);
 /* The connection ended: closes cached file descriptors. */

@@ -99,7 +99,7 @@ static void serve_addr_str(const struct sockaddr *sa, char *buf, size_t len)
 	}
 }
 
-static void serve_set_state(struct serve *s, enum peer_state st)
+void serve_set_state(struct serve *s, enum peer_state st)
 {
 	if (s->state == st)
 		return;
@@ -138,6 +138,7 @@ void serve_conn_free(struct serve *s)
 	bufferevent_free(s->bev);
 	s->bev = NULL;
 	s->hashing = false;	/* its answer, when it comes, is dropped */
+	serve_split_reset(s);
 	receiver_reset(s->recv);
 	serve_set_state(s, PEER_NONE);
 	log_notice("primary disconnected", "peer=%s", s->peer);
@@ -226,18 +227,7 @@ static void serve_on_hello(struct serve *s, const struct proto_frame *f)
 	receiver_get_stats(s->recv, &st);
 	code = binding_on_hello(&s->bind, &h, st.applied_seq, &resume);
 	if (code == PROTO_E_SPLITBRAIN) {
-		/* nothing is applied; both nodes list what they changed, and
-		 * the connection stays up (heartbeats) for `twinfs resolve` */
-		serve_set_error(s, "%s", s->bind.why);
-		rc = divergence_begin(&s->div, receiver_store_fd(s->recv), s->bind.tail.paths,
-				      s->bind.has_tail ? s->bind.tail.len : 0,
-				      bufferevent_get_output(s->bev));
-		if (rc < 0) {
-			serve_conn_fail(s, PROTO_E_SPLITBRAIN, "%s", s->bind.why);
-			return;
-		}
-		s->div_logged = false;
-		serve_set_state(s, PEER_SPLIT);
+		serve_split_begin(s);
 		return;
 	}
 	if (code) {
@@ -291,7 +281,7 @@ static bool serve_blocked_at(struct serve *s, const char *path, int rc, char *at
  * the connection the same way on every reconnect, for ever. A full store
  * instead holds the stream (serve_store_full).
  */
-static void serve_apply_failed(struct serve *s, const char *what, int rc)
+void serve_apply_failed(struct serve *s, const char *what, int rc)
 {
 	const char *path = receiver_failed_path(s->recv);
 	char at[PROTO_PATH_MAX + 1];
@@ -310,34 +300,6 @@ static void serve_apply_failed(struct serve *s, const char *what, int rc)
 	else
 		serve_conn_fail(s, PROTO_E_APPLY, "%s '%s' on %s: %s", what, path,
 				s->node_name, strerror(-rc));
-}
-
-/*
- * `twinfs resolve`, this node's part (the primary leads): the versions
- * this node loses go to STATE/conflicts/<stamp>-resolve, the ones the
- * primary takes are sent (versions.c), and once the primary has queued
- * its state of every diverged path this node takes its history and
- * resumes at the common point; the connection closes so that the primary
- * reconnects into the ordinary stream.
- */
-static void serve_resolve_done(struct serve *s, const struct proto_resolve *m)
-{
-	uint64_t resume = s->bind.common;
-	int rc = receiver_set_position(s->recv, resume);
-
-	if (rc == 0)
-		rc = binding_resolved(&s->bind, m->seq);
-	if (rc < 0) {
-		serve_conn_fail(s, PROTO_E_APPLY, "cannot record the resolution on %s: %s",
-				s->node_name, strerror(-rc));
-		return;
-	}
-	s->commit_seq = resume;
-	divergence_free(&s->div);
-	serve_set_error(s, "%s", "");
-	proto_encode_goodbye(bufferevent_get_output(s->bev), "split brain resolved");
-	s->last_tx_ns = clock_mono_ns();
-	serve_set_state(s, PEER_CLOSING);
 }
 
 /* The primary's answers about generations in the ordinary stream: the
@@ -374,7 +336,7 @@ static int serve_on_gen_frame(struct serve *s, const struct proto_frame *f)
  * them) while the loop serves everything else. 0, -EBADMSG (a malformed
  * frame), or -errno after the connection was failed.
  */
-static int serve_hash_req(struct serve *s, const struct proto_frame *f)
+int serve_hash_req(struct serve *s, const struct proto_frame *f)
 {
 	struct proto_hash_req q;
 	uint64_t read = 0;
@@ -396,62 +358,6 @@ static int serve_hash_req(struct serve *s, const struct proto_frame *f)
 	s->hashed_bytes += read;
 	s->last_tx_ns = clock_mono_ns();
 	return 0;
-}
-
-/* Split brain: the exchange of diverged paths, then heartbeats until
- * the primary goes (or `twinfs resolve`). Nothing reaches the store. */
-static void serve_on_split_frame(struct serve *s, const struct proto_frame *f)
-{
-	uint64_t t;
-	int rc;
-
-	switch (f->h.type) {
-	case PROTO_DIVERGED:
-		rc = divergence_on_frame(&s->div, receiver_store_fd(s->recv), f,
-					 bufferevent_get_output(s->bev));
-		if (rc < 0) {
-			serve_conn_fail(s, PROTO_E_BADFRAME, "malformed DIVERGED frame");
-			return;
-		}
-		if (rc == 1 && !s->div_logged) {
-			log_warn("SPLIT BRAIN: paths changed on both nodes after their common "
-				 "point; nothing is overwritten (twinfs status lists them, twinfs "
-				 "resolve decides)", "peer=%s diverged=%zu first=/%s", s->peer,
-				 s->div.n, s->div.n ? s->div.e[0].path : "");
-			s->div_logged = true;
-		}
-		return;
-	case PROTO_HEARTBEAT:
-		if (proto_decode_heartbeat(f, &t) < 0)
-			serve_conn_fail(s, PROTO_E_BADFRAME, "malformed HEARTBEAT frame");
-		return;
-	case PROTO_RESOLVE: {
-		struct proto_resolve m;
-
-		if (proto_decode_resolve(f, &m) < 0) {
-			serve_conn_fail(s, PROTO_E_BADFRAME, "malformed RESOLVE frame");
-		} else if (m.step == PROTO_RS_BEGIN) {
-			splitres_begin(&s->div, &m, s->o->state, receiver_store_fd(s->recv),
-				       s->node_name, bufferevent_get_output(s->bev));
-			s->last_tx_ns = clock_mono_ns();
-		} else if (m.step == PROTO_RS_DONE) {
-			serve_resolve_done(s, &m);
-		} else if (m.step == PROTO_RS_FAILED) {
-			log_error("the primary could not resolve the split brain", "why=\"%s\"",
-				  m.name);
-			serve_set_error(s, "resolve failed on the primary: %s", m.name);
-		}
-		return;
-	}
-	case PROTO_GOODBYE:
-	case PROTO_ERROR:
-		serve_conn_free(s);
-		return;
-	default:
-		serve_conn_fail(s, PROTO_E_SPLITBRAIN, "%s frame during a split brain: %s",
-				proto_type_name(f->h.type), s->bind.why);
-		return;
-	}
 }
 
 void serve_on_frame(struct serve *s, const struct proto_frame *f)
@@ -1244,6 +1150,7 @@ static int serve_open_store(struct serve *s)
 static void serve_close_store(struct serve *s)
 {
 	divergence_free(&s->div);
+	hold_clear(&s->hold);
 	binding_close(&s->bind);
 	receiver_close(s->recv);
 }

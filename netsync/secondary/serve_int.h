@@ -20,6 +20,7 @@
 #include "netsync/roles/divergence.h"
 #include "netsync/roles/state.h"
 #include "netsync/secondary/binding.h"
+#include "netsync/secondary/hold.h"
 #include "netsync/secondary/serve.h"
 #include "netsync/wire/limits.h"
 #include "netsync/wire/proto.h"
@@ -75,6 +76,9 @@ struct serve {
 	struct binding bind;	/* whose data the store holds (binding.h) */
 	struct divergence div;	/* the last split brain, path by path */
 	bool div_logged;
+	bool split_stream;	/* the split brain's stream is being applied */
+	struct hold hold;	/* what it leaves alone (hold.h) */
+	uint64_t split_held;	/* paths held back on this connection */
 	char restoring[CONFLICTS_ID_MAX];	/* a folder being restored ("": none) */
 
 	/* the connection (one at a time) */
@@ -117,10 +121,23 @@ void serve_conn_fail(struct serve *s, uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Applies one checked frame of the primary's. */
 void serve_on_frame(struct serve *s, const struct proto_frame *f);
+void serve_set_state(struct serve *s, enum peer_state st);
+/* A frame the receiver failed on: ERROR to the primary, or held (full). */
+void serve_apply_failed(struct serve *s, const char *what, int rc);
+/* A HASH_REQ answered. 0, -EBADMSG (malformed), or -errno after the
+ * connection was failed. */
+int serve_hash_req(struct serve *s, const struct proto_frame *f);
 /* The connection ended: EOF (the primary closed it) or an error WHY. */
 void serve_conn_lost(struct serve *s, bool eof, const char *why);
 void serve_event_cb(struct bufferevent *bev, short what, void *arg);
 
+/* ---- serve_split.c: a split brain ---- */
+/* The HELLO's verdict is a split brain: the exchange begins. */
+void serve_split_begin(struct serve *s);
+/* Every frame of a connection in PEER_SPLIT. */
+void serve_on_split_frame(struct serve *s, const struct proto_frame *f);
+/* The connection ends: the split brain's stream, if any, is over. */
+void serve_split_reset(struct serve *s);
 /* ---- serve_intake.c: reading and applying the primary's stream ---- */
 
 /* Reading from the primary on or off. */

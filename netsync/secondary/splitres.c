@@ -79,6 +79,9 @@ void splitres_begin(const struct divergence *d, const struct proto_resolve *m,
 	long long rc;
 
 	rc = resolution_plan(d, false, (enum proto_keep)m->keep, m->name, m->stamp, &plan);
+	/* a path held back after the primary planned: both plans must agree */
+	if (rc >= 0 && m->seq != d->held)
+		rc = -ESTALE;
 	for (size_t i = 0; rc >= 0 && i < plan.n; i++)
 		if (plan.it[i].s_saves)
 			rc = conflicts_save(state, plan.folder, store_fd, plan.it[i].e->path);
@@ -88,8 +91,12 @@ void splitres_begin(const struct divergence *d, const struct proto_resolve *m,
 	if (rc >= 0)
 		conflicts_finish(state, plan.folder);
 	if (rc < 0) {
-		snprintf(err, sizeof(err), "%s cannot send its versions: %s", node,
-			 strerror((int)-rc));
+		if (rc == -ESTALE)
+			snprintf(err, sizeof(err), "%s held back another path meanwhile; "
+				 "run resolve again", node);
+		else
+			snprintf(err, sizeof(err), "%s cannot send its versions: %s", node,
+				 strerror((int)-rc));
 		r.step = PROTO_RS_FAILED;
 		r.name = err;
 	}

@@ -47,6 +47,9 @@ struct proto_version {
  * marks the versions of the peer's paths (the exchange's second round). */
 #define PROTO_DIV_F_LAST (1u << 0)
 #define PROTO_DIV_F_ANSWER (1u << 1)
+/* HELD: paths the secondary held back from the split brain's stream,
+ * sent after the exchange (the primary answers with ANSWER|HELD). */
+#define PROTO_DIV_F_HELD (1u << 2)
 /* Encoded bytes of one entry. */
 size_t proto_version_size(const struct proto_version *v);
 /* Entries of at most this many bytes go in one frame. */

@@ -1,0 +1,299 @@
+/*
+ * serve_split — this node's side of a split brain (docs/protocol.md,
+ * "Split brain"): the exchange of diverged paths, then the primary's
+ * stream applied to every path this node did not change itself (hold.h
+ * says which frames are held back; each path held back joins the list on
+ * both nodes), and `twinfs resolve`. Shares struct serve (serve_int.h);
+ * serve's loop thread.
+ */
+#include "netsync/secondary/serve_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "netsync/secondary/receiver.h"
+#include "netsync/secondary/splitres.h"
+#include "netsync/wire/proto_gen.h"
+
+void serve_split_begin(struct serve *s)
+{
+	int rc;
+
+	/* nothing is applied until both nodes listed what they changed;
+	 * the connection stays up (heartbeats) for `twinfs resolve` */
+	serve_set_error(s, "%s", s->bind.why);
+	rc = divergence_begin(&s->div, receiver_store_fd(s->recv), s->bind.tail.paths,
+			      s->bind.has_tail ? s->bind.tail.len : 0,
+			      bufferevent_get_output(s->bev));
+	if (rc < 0) {
+		serve_conn_fail(s, PROTO_E_SPLITBRAIN, "%s", s->bind.why);
+		return;
+	}
+	s->div_logged = false;
+	serve_set_state(s, PEER_SPLIT);
+}
+
+void serve_split_reset(struct serve *s)
+{
+	if (!s->split_stream)
+		return;
+	receiver_split_end(s->recv);
+	s->split_stream = false;
+	hold_clear(&s->hold);
+}
+
+/*
+ * Both lists are in: the primary now replays its changes from the common
+ * point. What this node changed itself stays as it is (held); the rest of
+ * the store takes the primary's changes. No seq of that stream is
+ * recorded (receiver_split_begin): after `resolve` this node resumes at
+ * the common point with its store marked dirty, and the primary resends
+ * the whole state of every path changed since.
+ */
+static void serve_split_stream(struct serve *s)
+{
+	size_t n = divergence_keep_secondary(&s->div, true);
+	int rc = 0;
+
+	hold_clear(&s->hold);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = hold_add(&s->hold, s->div.e[i].path, !S_ISDIR(s->div.e[i].here.mode));
+	if (rc == 0)
+		rc = receiver_split_begin(s->recv, s->bind.common);
+	if (rc < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot take the primary's other changes "
+				"during the split brain on %s: %s", s->node_name, strerror(-rc));
+		return;
+	}
+	s->split_stream = true;
+	s->split_held = 0;
+	log_notice("split brain: taking the primary's changes of every path this node did "
+		   "not change", "peer=%s common_seq=%llu held_paths=%zu", s->peer,
+		   (unsigned long long)s->bind.common, n);
+}
+
+/* A frame held back for PATH: PATH is held from now on and, unless it is
+ * listed already, goes to the primary as a diverged path. Returns false
+ * after failing the connection. */
+static bool serve_split_held(struct serve *s, const char *path)
+{
+	const struct div_entry *e;
+	int rc;
+
+	if (!path)
+		return true;
+	rc = divergence_hold(&s->div, receiver_store_fd(s->recv), path,
+			     bufferevent_get_output(s->bev));
+	e = rc < 0 ? NULL : divergence_lookup(&s->div, path);
+	if (e && hold_add(&s->hold, path, !S_ISDIR(e->here.mode)) < 0)
+		rc = -ENOMEM;
+	if (rc < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot hold /%s back on %s: %s", path,
+				s->node_name, strerror(-rc));
+		return false;
+	}
+	if (rc == 1) {
+		s->split_held++;
+		s->last_tx_ns = clock_mono_ns();
+		log_notice("split brain: a change of the primary's is held back, this node "
+			   "changed the path too", "peer=%s path=/%s", s->peer, path);
+	}
+	return true;
+}
+
+/* OP: applied, or held back with both its paths (a symlink's path2 is
+ * its target). */
+static void serve_split_op(struct serve *s, const struct proto_op *m)
+{
+	const char *why;
+	int rc;
+
+	if (hold_op(&s->hold, &m->op, &why)) {
+		if (serve_split_held(s, m->op.path) && m->op.type != JOP_SYMLINK)
+			serve_split_held(s, m->op.path2);
+	} else if ((rc = receiver_op(s->recv, m)) < 0) {
+		serve_apply_failed(s, proto_op_name(m->op.type), rc);
+	}
+}
+
+/* PRUNE: never removes a held path (hold_prune_keep). */
+static void serve_split_prune(struct serve *s, struct proto_prune *m)
+{
+	char *keep = NULL;
+	int rc;
+
+	if (hold_subtree(&s->hold, m->path)) {
+		serve_split_held(s, m->path);
+		return;
+	}
+	rc = hold_prune_keep(&s->hold, m, &keep);
+	if (rc == 0)
+		rc = receiver_prune(s->recv, m);
+	free(keep);
+	if (rc < 0)
+		serve_apply_failed(s, "prune", rc);
+}
+
+/* A frame of the primary's stream during the split brain. 0, or -EBADMSG
+ * (malformed). */
+static int serve_split_stream_frame(struct serve *s, const struct proto_frame *f)
+{
+	uint64_t seq;
+	int rc;
+
+	switch (f->h.type) {
+	case PROTO_OP: {
+		struct proto_op m;
+
+		if (proto_decode_op(f, &m) < 0)
+			return -EBADMSG;
+		serve_split_op(s, &m);
+		return 0;
+	}
+	case PROTO_DATA: {
+		struct proto_data m;
+
+		if (proto_decode_data(f, &m) < 0)
+			return -EBADMSG;
+		if (hold_covers(&s->hold, m.path) || hold_above(&s->hold, m.path))
+			serve_split_held(s, m.path);
+		else if ((rc = receiver_data(s->recv, &m)) < 0)
+			serve_apply_failed(s, "write", rc);
+		return 0;
+	}
+	case PROTO_ATTR: {
+		struct proto_attr m;
+
+		if (proto_decode_attr(f, &m) < 0)
+			return -EBADMSG;
+		/* a folder above a held path takes its attributes */
+		if (hold_covers(&s->hold, m.path))
+			serve_split_held(s, m.path);
+		else if ((rc = receiver_attr(s->recv, &m)) < 0)
+			serve_apply_failed(s, "setattr", rc);
+		return 0;
+	}
+	case PROTO_PRUNE: {
+		struct proto_prune m;
+
+		if (proto_decode_prune(f, &m) < 0)
+			return -EBADMSG;
+		serve_split_prune(s, &m);
+		return 0;
+	}
+	case PROTO_HASH_REQ:
+		return serve_hash_req(s, f) == -EBADMSG ? -EBADMSG : 0;
+	case PROTO_BATCH_END:
+		/* nothing of this stream is made durable or recorded (the store
+		 * is marked dirty): the ACK only paces the primary's window */
+		if (proto_decode_seq(f, &seq) < 0)
+			return -EBADMSG;
+		proto_encode_ack(bufferevent_get_output(s->bev), seq);
+		s->last_tx_ns = clock_mono_ns();
+		return 0;
+	default:
+		serve_conn_fail(s, PROTO_E_SPLITBRAIN, "%s frame during a split brain: %s",
+				proto_type_name(f->h.type), s->bind.why);
+		return 0;
+	}
+}
+
+/*
+ * `twinfs resolve`, this node's part (the primary leads): the versions
+ * this node loses go to STATE/conflicts/<stamp>-resolve, the ones the
+ * primary takes are sent (versions.c), and once the primary has queued
+ * its state of every diverged path this node takes its history and
+ * resumes at the common point; the connection closes so that the primary
+ * reconnects into the ordinary stream.
+ */
+static void serve_resolve_done(struct serve *s, const struct proto_resolve *m)
+{
+	uint64_t resume = s->bind.common;
+	int rc;
+
+	serve_split_reset(s);	/* back to this node's own seq, then to resume */
+	rc = receiver_set_position(s->recv, resume);
+	if (rc == 0)
+		rc = binding_resolved(&s->bind, m->seq);
+	if (rc < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot record the resolution on %s: %s",
+				s->node_name, strerror(-rc));
+		return;
+	}
+	s->commit_seq = resume;
+	divergence_free(&s->div);
+	serve_set_error(s, "%s", "");
+	proto_encode_goodbye(bufferevent_get_output(s->bev), "split brain resolved");
+	s->last_tx_ns = clock_mono_ns();
+	serve_set_state(s, PEER_CLOSING);
+}
+
+static void serve_split_resolve(struct serve *s, const struct proto_frame *f)
+{
+	struct proto_resolve m;
+
+	if (proto_decode_resolve(f, &m) < 0) {
+		serve_conn_fail(s, PROTO_E_BADFRAME, "malformed RESOLVE frame");
+	} else if (m.step == PROTO_RS_BEGIN) {
+		splitres_begin(&s->div, &m, s->o->state, receiver_store_fd(s->recv),
+			       s->node_name, bufferevent_get_output(s->bev));
+		s->last_tx_ns = clock_mono_ns();
+	} else if (m.step == PROTO_RS_DONE) {
+		serve_resolve_done(s, &m);
+	} else if (m.step == PROTO_RS_FAILED) {
+		log_error("the primary could not resolve the split brain", "why=\"%s\"",
+			  m.name);
+		serve_set_error(s, "resolve failed on the primary: %s", m.name);
+	}
+}
+
+/* Split brain: the exchange of diverged paths, then the primary's stream
+ * (serve_split_stream) until the primary goes or `twinfs resolve`. */
+void serve_on_split_frame(struct serve *s, const struct proto_frame *f)
+{
+	uint64_t t;
+	int rc;
+
+	switch (f->h.type) {
+	case PROTO_DIVERGED:
+		rc = divergence_on_frame(&s->div, receiver_store_fd(s->recv), f,
+					 bufferevent_get_output(s->bev));
+		if (rc < 0) {
+			serve_conn_fail(s, PROTO_E_BADFRAME, "malformed DIVERGED frame");
+			return;
+		}
+		if (rc == 1 && !s->div_logged) {
+			log_warn("SPLIT BRAIN: paths changed on both nodes after their common "
+				 "point; nothing is overwritten (twinfs status lists them, twinfs "
+				 "resolve decides)", "peer=%s diverged=%zu first=/%s", s->peer,
+				 s->div.n, s->div.n ? s->div.e[0].path : "");
+			s->div_logged = true;
+		}
+		if (rc == 1)
+			serve_split_stream(s);
+		return;
+	case PROTO_HEARTBEAT:
+		if (proto_decode_heartbeat(f, &t) < 0)
+			serve_conn_fail(s, PROTO_E_BADFRAME, "malformed HEARTBEAT frame");
+		return;
+	case PROTO_RESOLVE:
+		serve_split_resolve(s, f);
+		return;
+	case PROTO_GOODBYE:
+	case PROTO_ERROR:
+		serve_conn_free(s);
+		return;
+	default:
+		if (!s->split_stream)
+			serve_conn_fail(s, PROTO_E_SPLITBRAIN, "%s frame during a split brain: "
+					"%s", proto_type_name(f->h.type), s->bind.why);
+		else if (serve_split_stream_frame(s, f) == -EBADMSG)
+			serve_conn_fail(s, PROTO_E_BADFRAME, "malformed %s frame",
+					proto_type_name(f->h.type));
+		return;
+	}
+}
