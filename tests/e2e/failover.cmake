@@ -5,3 +5,4 @@ twinfs_e2e_test(e2e_failover_second_primary tests/e2e/failover_second_primary.sh
 twinfs_e2e_test(e2e_failover_split_brain tests/e2e/failover_split_brain.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_failover_keepalived tests/e2e/failover_keepalived.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_failover_silent_primary tests/e2e/failover_silent_primary.sh TIMEOUT 90)
+twinfs_e2e_test(e2e_failover_split_fuzz tests/e2e/failover_split_fuzz.sh TIMEOUT 120)

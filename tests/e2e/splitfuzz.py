@@ -1,0 +1,631 @@
+#!/usr/bin/env python3
+"""Randomized test of the split brain's stream and `twinfs resolve`
+(docs/protocol.md, "Generations" and "Split brain"). Owns the harness: per
+seed, from scratch, two nodes in network namespaces this process creates
+(daemons run under `nsenter --net`, so their FUSE mounts stay visible):
+  1. A primary (mount), B secondary (serve): a random base tree written on
+     A (difftest_ops.py's classic ops: files, folders, symlinks, hard
+     links, FIFOs, devices, xattrs, modes, owners, times), synced;
+  2. B's serve stops; random ops on A's mount; B promoted and mounted,
+     random ops on B's mount; A unmounted, demoted (its store snapshotted)
+     and served; B's mount meets it;
+  3. the split brain on both nodes with the same diverged list; more
+     random ops on B's mount, and on some seeds A's serve killed (SIGKILL)
+     and served again in the middle of them;
+  4. before resolve:
+       a0  A's store after demote equals a plain-folder replay of the base
+           and A's ops (the setup itself; no mtimes);
+       a   B's store equals a plain-folder replay of the base and B's ops
+           (nothing of A's reached B; no mtimes), and every op returned on
+           B's mount what it returns on the plain folder;
+       b   every path in A's list is as A left it (the snapshot), and so
+           is everything below a listed path that is not a folder;
+       c   A's and B's stores differ only at or below listed paths (B's
+           other changes reached A), polled until true or the timeout;
+  5. `resolve --keep local|peer|both` on A or B, then `sync` on B:
+       resolve, sync  exit 0;
+       equal          treecmp of both stores, mtimes included;
+       versions       every regular file content either store held just
+                      before the resolve is in the final store or in
+                      STATE/conflicts/ of either node (a --keep both
+                      NAME.conflict-* file is in the store);
+       over           neither node says split_brain any more.
+Check b-dirmtime is b for a held folder's mtime alone (the stream's
+changes of the entries in it move it), reported apart from b.
+A failure prints the seed, the check, its lines, every op list and the
+tail of both daemons' logs; its folder is kept (--keep, or a temp dir).
+
+Usage: splitfuzz.py --twinfs BIN [--seed N] [--seeds M] [--ops K]
+        [--restart auto|always|never] [--keep DIR] [--verbose]
+Exit: 0 every seed passed, 1 a check failed, 2 harness error (a daemon
+that did not come up, a wait that timed out: also printed with the seed).
+"""
+import argparse
+import atexit
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import difftest_ops as ops_mod  # noqa: E402
+import treecmp  # noqa: E402
+
+PORT = 7070
+KEEPS = ["local", "peer", "both"]
+# difftest_ops' classic op kinds; fd slots are closed at the end of each
+# phase (a mount with open files cannot unmount).
+KINDS = [k for w, k in ops_mod.CLASSIC for _ in range(w)]
+# The base tree always has one of each of these (besides what chance adds).
+BASE_KINDS = ["create", "create", "symlink", "link", "mkfifo", "setxattr", "chmod",
+              "chown", "utime", "mknod"]
+
+
+class HarnessError(Exception):
+    pass
+
+
+def wait_for(what, pred, timeout):
+    """Polls pred every 50 ms until true; HarnessError after timeout."""
+    end = time.monotonic() + timeout
+    while True:
+        if pred():
+            return
+        if time.monotonic() > end:
+            raise HarnessError("timed out after %d s waiting for %s" % (timeout, what))
+        time.sleep(0.05)
+
+
+def is_mounted(path):
+    with open("/proc/mounts") as f:
+        return any(l.split()[1] == path for l in f)
+
+
+def run(cmd, timeout=60, check=True):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise HarnessError("%s: exit %d: %s" % (" ".join(cmd), r.returncode,
+                                                (r.stdout + r.stderr).strip()[:400]))
+    return r
+
+
+# Everything this process started, for the exit handlers.
+_live = []
+
+
+def _cleanup_all():
+    for x in list(reversed(_live)):
+        try:
+            x.close()
+        except Exception as e:      # keep cleaning the others
+            sys.stderr.write("splitfuzz: cleanup: %s\n" % e)
+
+
+atexit.register(_cleanup_all)
+
+
+def _on_signal(sig, frame):
+    raise SystemExit(128 + sig)
+
+
+class Net:
+    """Two network namespaces joined by a veth pair (failover_lib.sh)."""
+
+    def __init__(self):
+        pid = os.getpid()
+        self.ns = {"A": "twsfa%d" % pid, "B": "twsfb%d" % pid}
+        self.ip = {"A": "10.233.%d.1" % (pid % 250), "B": "10.233.%d.2" % (pid % 250)}
+        self.made = []
+        _live.append(self)
+        for n in "AB":
+            run(["ip", "netns", "add", self.ns[n]])
+            self.made.append(self.ns[n])
+        va, vb = "sfa%d" % pid, "sfb%d" % pid
+        run(["ip", "link", "add", va, "netns", self.ns["A"], "type", "veth", "peer",
+             "name", vb, "netns", self.ns["B"]])
+        for n, v in (("A", va), ("B", vb)):
+            run(["ip", "-n", self.ns[n], "addr", "add", self.ip[n] + "/30", "dev", v])
+            run(["ip", "-n", self.ns[n], "link", "set", v, "up"])
+            run(["ip", "-n", self.ns[n], "link", "set", "lo", "up"])
+
+    def enter(self, n):
+        return ["nsenter", "--net=/run/netns/" + self.ns[n]]
+
+    def close(self):
+        if self in _live:
+            _live.remove(self)
+        for ns in self.made:
+            subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+        self.made = []
+
+
+class Node:
+    """One node's store, state, mountpoint and daemon (serve or mount)."""
+
+    def __init__(self, name, base, net, twinfs):
+        self.name, self.net, self.bin = name, net, twinfs
+        d = os.path.join(base, name)
+        self.store, self.state, self.mnt = (os.path.join(d, x) for x in ("store", "state", "mnt"))
+        for x in (self.store, self.state, self.mnt):
+            os.makedirs(x)
+        os.chmod(self.state, 0o700)
+        self.logpath = os.path.join(base, name + ".log")
+        self.log = open(self.logpath, "ab")
+        self.proc = None
+        self.kind = None
+        self.fuse_conn = None
+        _live.append(self)
+
+    def other_ip(self):
+        return self.net.ip["B" if self.name == "A" else "A"]
+
+    def status(self):
+        try:
+            r = subprocess.run([self.bin, "status", "--state", self.state, "--json"],
+                               capture_output=True, text=True, timeout=10)
+            return json.loads(r.stdout) if r.returncode == 0 else {}
+        except (subprocess.TimeoutExpired, ValueError):
+            return {}
+
+    def _up(self):
+        return self.proc.poll() is None and bool(self.status().get("ok"))
+
+    def serve(self):
+        self.logmark("serve")
+        self.proc = subprocess.Popen(
+            self.net.enter(self.name) + [self.bin, "serve", "--store", self.store, "--state",
+                                         self.state, "--listen", "%s:%d" % (self.net.ip[self.name], PORT),
+                                         "--insecure", "-f"],
+            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
+        self.kind = "serve"
+        wait_for("%s's serve" % self.name, self._up, 15)
+
+    def mount(self):
+        self.logmark("mount")
+        self.proc = subprocess.Popen(
+            self.net.enter(self.name) + [self.bin, "mount", "--store", self.store, "--state",
+                                         self.state, "--mountpoint", self.mnt, "--peer",
+                                         "%s:%d" % (self.other_ip(), PORT), "--insecure", "-f"],
+            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
+        self.kind = "mount"
+        wait_for("%s's mount" % self.name, lambda: is_mounted(self.mnt) and self._up(), 15)
+        self.fuse_conn = os.minor(os.stat(self.mnt).st_dev)
+
+    def stop(self):
+        """Ends the daemon: a mount by unmounting, a serve by SIGTERM."""
+        if self.proc is None:
+            return
+        self.logmark("stop")
+        if self.kind == "mount":
+            end = time.monotonic() + 15
+            while is_mounted(self.mnt):
+                if subprocess.run(["fusermount3", "-u", self.mnt],
+                                  stderr=subprocess.DEVNULL).returncode == 0:
+                    break
+                if time.monotonic() > end:
+                    subprocess.run(["umount", "-l", self.mnt], stderr=subprocess.DEVNULL)
+                    break
+                time.sleep(0.1)
+        else:
+            self.proc.terminate()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+            raise HarnessError("%s's %s did not end within 30 s of being asked"
+                               % (self.name, self.kind))
+        finally:
+            self.proc = None
+
+    def kill(self):
+        if self.proc is None:
+            return
+        self.logmark("SIGKILL")
+        self.proc.kill()
+        self.proc.wait(timeout=15)
+        self.proc = None
+        if self.kind == "mount" and is_mounted(self.mnt):
+            subprocess.run(["umount", "-l", self.mnt], stderr=subprocess.DEVNULL)
+
+    def abort(self):
+        """The watchdog's: a hung mount would block a syscall for ever."""
+        if self.fuse_conn is not None and self.kind == "mount":
+            try:
+                with open("/sys/fs/fuse/connections/%d/abort" % self.fuse_conn, "w") as f:
+                    f.write("1")
+            except OSError:
+                pass
+        if self.proc is not None:
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+
+    def cli(self, *args, timeout=90):
+        return subprocess.run([self.bin] + list(args) + ["--state", self.state],
+                              capture_output=True, text=True, timeout=timeout)
+
+    def logmark(self, what):
+        self.log.write(("==== splitfuzz: %s %s\n" % (self.name, what)).encode())
+        self.log.flush()
+
+    def log_tail(self, n):
+        self.log.flush()
+        with open(self.logpath, "rb") as f:
+            lines = f.read().decode(errors="replace").splitlines()
+        return [l[:300] for l in lines[-n:]]
+
+    def close(self):
+        if self in _live:
+            _live.remove(self)
+        try:
+            self.stop()
+        except Exception:
+            self.kill()
+        if is_mounted(self.mnt):
+            subprocess.run(["umount", "-l", self.mnt], stderr=subprocess.DEVNULL)
+        self.log.close()
+
+
+def gen_ops(r, n):
+    return [ops_mod._op(r, r.choice(KINDS)) for _ in range(n)]
+
+
+def gen_seed(seed, nops):
+    """The op lists of a seed, and its choices."""
+    r = random.Random(seed)
+    base = [["mkdir", d] for d in ops_mod.DIRS[1:]]
+    # a dense tree first, so that most later ops find what they name
+    for d in ops_mod.DIRS:
+        for n in r.sample(ops_mod.LEAVES, 4):
+            p = d + "/" + n if d else n
+            base.append(["create", p, r.choice([0, 1, 100, 4096, 70000]), r.randrange(1 << 30)])
+    base += gen_ops(r, 3 * nops)
+    base += [ops_mod._op(r, k) for k in BASE_KINDS]
+    return {"base": base, "a_apart": gen_ops(r, nops), "b_apart": gen_ops(r, nops),
+            "b_split": gen_ops(r, nops), "restart_at": r.randrange(nops + 1),
+            "restart": r.random() < 0.5, "keep": r.choice(KEEPS), "on": r.choice("AB")}
+
+
+def apply_ops(root, seq):
+    ap = ops_mod.Applier(root)
+    try:
+        return [ap.apply(op) for op in seq]
+    finally:
+        ap.close_all()
+
+
+def under(path, top):
+    return path == top or path.startswith(top + "/")
+
+
+def diverged(node):
+    st = node.status()
+    return st.get("split_brain"), sorted(e["path"] for e in st.get("diverged") or [])
+
+
+def links_ok(ea, eb, allowed):
+    """A hard-link group differs only by paths ALLOWED(path) accepts."""
+    ga = set(str(ea.get("links", "")).split())
+    gb = set(str(eb.get("links", "")).split())
+    return all(allowed(p) for p in ga ^ gb)
+
+
+def content_hashes(root, tag=""):
+    """{sha256: [TAG + path, ...]} of every regular file below root."""
+    out = {}
+    for d, dirs, files in os.walk(root):
+        for f in files:
+            p = os.path.join(d, f)
+            try:
+                st = os.lstat(p)
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue
+            h = hashlib.sha256()
+            try:
+                while True:
+                    b = os.read(fd, 1 << 20)
+                    if not b:
+                        break
+                    h.update(b)
+            finally:
+                os.close(fd)
+            out.setdefault(h.hexdigest(), []).append(tag + os.path.relpath(p, root))
+    return out
+
+
+class Seed:
+    def __init__(self, seed, args, base):
+        self.seed, self.args, self.base = seed, args, base
+        self.g = gen_seed(seed, args.ops)
+        self.fails = {}
+        self.notes = []
+        self.out = {}
+
+    def fail(self, check, lines):
+        self.fails.setdefault(check, []).extend(lines)
+
+    def run(self):
+        net = Net()
+        A = Node("A", self.base, net, self.args.twinfs)
+        B = Node("B", self.base, net, self.args.twinfs)
+        self.A, self.B = A, B
+        dog = threading.Timer(self.args.seed_timeout, lambda: (A.abort(), B.abort()))
+        dog.daemon = True
+        dog.start()
+        try:
+            self._run(A, B)
+        except HarnessError as e:
+            self.fail("harness", [str(e)])
+        finally:
+            dog.cancel()
+            for x in (B, A, net):
+                try:
+                    x.close()
+                except Exception as e:
+                    self.fail("harness", ["cleanup: %s" % e])
+
+    def _run(self, A, B):
+        g = self.g
+        # 1. the base, synced
+        B.serve()
+        A.mount()
+        wait_for("A to connect", lambda: A.status().get("connected"), 15)
+        self.out["base"] = apply_ops(A.mnt, g["base"])
+        r = A.cli("sync", "--timeout", "60")
+        if r.returncode != 0:
+            raise HarnessError("base sync: exit %d: %s" % (r.returncode, r.stdout + r.stderr))
+        # A's list of what it changed apart also names what changed within
+        # the journal's mark slack (1 s) before a folder's first change
+        # (failover_split_brain.sh): the base is made older than that.
+        time.sleep(1.2)
+        # 2. apart
+        B.stop()
+        wait_for("A to notice B gone", lambda: A.status().get("connected") is False, 15)
+        self.out["a_apart"] = apply_ops(A.mnt, g["a_apart"])
+        r = B.cli("promote")
+        if r.returncode != 0:
+            raise HarnessError("promote B: exit %d: %s" % (r.returncode, r.stdout + r.stderr))
+        B.mount()
+        self.out["b_apart"] = apply_ops(B.mnt, g["b_apart"])
+        A.stop()
+        r = A.cli("demote")
+        if r.returncode != 0:
+            raise HarnessError("demote A: exit %d: %s" % (r.returncode, r.stdout + r.stderr))
+        snapA = treecmp.scan(A.store)
+        self.check_replay("a0", A.store, [g["base"], g["a_apart"]], None)
+        A.serve()
+        # 3. the split brain, B's ops during it (A's serve restarted)
+        self.wait_split(A, B)
+        ops = g["b_split"]
+        k = g["restart_at"] if g["restart"] else len(ops)
+        self.out["b_split"] = apply_ops(B.mnt, ops[:k])
+        if g["restart"]:
+            A.kill()
+            A.serve()
+        self.out["b_split"] += apply_ops(B.mnt, ops[k:])
+        if g["restart"]:
+            self.wait_split(A, B)
+        # 4. before resolve
+        self.check_replay("a", B.store, [g["base"], g["b_apart"], g["b_split"]],
+                          self.out["base"] + self.out["b_apart"] + self.out["b_split"])
+        listed = self.check_streamed(A, B)
+        self.check_held(A, snapA, listed)
+        # 5. resolve, sync
+        before = {}
+        for n in (A, B):
+            for h, ps in content_hashes(n.store, tag=n.name + ":").items():
+                before.setdefault(h, []).extend(ps)
+        node = A if g["on"] == "A" else B
+        r = node.cli("resolve", "--keep", g["keep"], "--timeout", str(self.args.resolve_timeout),
+                     timeout=self.args.resolve_timeout + 60)
+        if r.returncode != 0:
+            self.fail("resolve", ["resolve --keep %s on %s: exit %d: %s" % (
+                g["keep"], node.name, r.returncode, (r.stdout + r.stderr).strip())])
+            return
+        r = B.cli("sync", "--timeout", "60", timeout=120)
+        if r.returncode != 0:
+            self.fail("sync", ["sync on B after resolve: exit %d: %s" % (
+                r.returncode, (r.stdout + r.stderr).strip())])
+        d = treecmp.compare(A.store, B.store)
+        if d:
+            self.fail("equal", d[:60])
+        after = set(content_hashes(A.store)) | set(content_hashes(B.store))
+        for n in (A, B):
+            c = os.path.join(n.state, "conflicts")
+            if os.path.isdir(c):
+                after |= set(content_hashes(c))
+        lost = sorted(" ".join(ps) for h, ps in before.items() if h not in after)
+        if lost:
+            self.fail("versions", ["the content of %s (before the resolve) is in neither "
+                                   "store nor any conflicts folder after it" % p for p in lost])
+        for n in (A, B):
+            if n.status().get("split_brain"):
+                self.fail("over", ["%s still says split_brain after resolve and sync" % n.name])
+
+    def wait_split(self, A, B):
+        def same():
+            sa, la = diverged(A)
+            sb, lb = diverged(B)
+            return sa is True and sb is True and la == lb
+        wait_for("the split brain on both nodes with equal lists", same, 30)
+
+    def check_replay(self, name, store, phases, got):
+        """PHASES (op lists, fds closed after each, as on the mount) on a
+        plain folder: the same outcomes as GOT, the same tree as STORE."""
+        plain = os.path.join(self.base, "plain-" + name)
+        os.makedirs(plain)
+        seq = [op for ph in phases for op in ph]
+        want = [o for ph in phases for o in apply_ops(plain, ph)]
+        if got is not None:
+            d = [i for i in range(len(seq)) if want[i] != got[i]]
+            if d:
+                self.fail(name, ["op %d %s: %s on the mount vs %s on a plain folder"
+                                 % (i, json.dumps(seq[i]), got[i], want[i]) for i in d])
+        d = treecmp.compare(store, plain, mtime=False)
+        if d:
+            self.fail(name, ["treecmp %s store vs plain replay: %s" % (name, l) for l in d])
+
+    def check_streamed(self, A, B):
+        """c: A and B differ only at or below listed paths (polled: the
+        stream has no end to wait for), and both lists are the same."""
+        state = {}
+
+        def ok():
+            sa, la = diverged(A)
+            sb, lb = diverged(B)
+            bad = []
+            if la != lb:
+                bad.append("lists differ: A=%s B=%s" % (la, lb))
+            listed = set(la) | set(lb)
+            state["listed"] = listed
+
+            def cov(p):
+                return any(under(p, x) for x in listed)
+            sa_, sb_ = treecmp.scan(A.store), treecmp.scan(B.store)
+            for p in sorted(set(sa_) | set(sb_)):
+                if cov(p):
+                    continue
+                ea, eb = sa_.get(p), sb_.get(p)
+                if ea is None or eb is None:
+                    bad.append("%s: exists: %s vs %s" % (p, ea and ea.get("type"),
+                                                        eb and eb.get("type")))
+                    continue
+                for f in sorted(set(ea) | set(eb)):
+                    if ea.get(f) == eb.get(f):
+                        continue
+                    if f == "links" and links_ok(ea, eb, cov):
+                        continue
+                    bad.append("%s: %s: %s vs %s" % (p, f, treecmp._show(ea.get(f)),
+                                                   treecmp._show(eb.get(f))))
+            state["bad"] = bad
+            return not bad
+        try:
+            wait_for("A to hold B's changes of every unlisted path", ok, self.args.stream_timeout)
+        except HarnessError as e:
+            self.fail("c", [str(e), "listed: %s" % " ".join(sorted(state.get("listed", ())))]
+                      + ["A vs B: " + l for l in state.get("bad", [])[:60]])
+        return state.get("listed", set())
+
+    def check_held(self, A, snap, listed):
+        """b: A's listed paths as A left them (the snapshot after demote);
+        below a listed non-folder (or absent path), everything too."""
+        now = treecmp.scan(A.store)
+        sub = [p for p in listed if p not in snap or snap[p].get("type") != "dir"]
+
+        def held(p):
+            return p in listed or any(under(p, x) for x in sub)
+
+        def free(p):        # a path the stream may change
+            return not held(p)
+        for p in sorted(set(snap) | set(now)):
+            if not held(p):
+                continue
+            es, en = snap.get(p), now.get(p)
+            if es is None or en is None:
+                if es != en:
+                    self.fail("b", ["%s: exists: %s after demote vs %s now" % (
+                        p, es and es.get("type"), en and en.get("type"))])
+                continue
+            for f in sorted(set(es) | set(en)):
+                if es.get(f) == en.get(f):
+                    continue
+                if f == "links" and links_ok(es, en, free):
+                    continue
+                # a held folder's mtime, moved by the entries the stream
+                # changed in it: a class of its own (not a lost version)
+                cls = "b-dirmtime" if f == "mtime_ns" and es.get("type") == "dir" else "b"
+                self.fail(cls, ["%s: %s: %s after demote vs %s now" % (
+                    p, f, treecmp._show(es.get(f)), treecmp._show(en.get(f)))])
+
+    def report(self):
+        g = self.g
+        print("# seed %d: FAIL %s (restart=%s at %d, resolve --keep %s on %s)" % (
+            self.seed, " ".join(sorted(self.fails)), g["restart"], g["restart_at"],
+            g["keep"], g["on"]))
+        for k in sorted(self.fails):
+            print("== %s" % k)
+            for l in self.fails[k][:80]:
+                print("  " + l)
+        for ph in ("base", "a_apart", "b_apart", "b_split"):
+            print("== ops %s (op, outcome)" % ph)
+            outs = self.out.get(ph, [])
+            for i, op in enumerate(g[ph]):
+                print("  %s  %s" % (json.dumps(op), outs[i] if i < len(outs) else "-"))
+        for n in ("A", "B"):
+            print("== %s.log (tail)" % n)
+            try:
+                with open(os.path.join(self.base, n + ".log"), "rb") as f:
+                    lines = f.read().decode(errors="replace").splitlines()
+            except OSError:
+                lines = []
+            for l in lines[-40:]:
+                print("  " + l[:300])
+        print("== folder: %s" % self.base)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--twinfs", required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--ops", type=int, default=12, help="ops per phase (the base: 3x)")
+    ap.add_argument("--restart", choices=["auto", "always", "never"], default="auto")
+    ap.add_argument("--keep", help="keep each seed's folder here (failed ones always kept)")
+    ap.add_argument("--stream-timeout", type=float, default=30)
+    ap.add_argument("--resolve-timeout", type=int, default=60)
+    ap.add_argument("--seed-timeout", type=float, default=300)
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("splitfuzz: needs root (network namespaces, mounts)")
+        return 77
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    root = args.keep or tempfile.mkdtemp(prefix="twinfs-splitfuzz.")
+    os.makedirs(root, exist_ok=True)
+    failed = harness = 0
+    t0 = time.monotonic()
+    for seed in range(args.seed, args.seed + args.seeds):
+        base = os.path.join(root, "seed-%d" % seed)
+        shutil.rmtree(base, ignore_errors=True)
+        os.makedirs(base)
+        s = Seed(seed, args, base)
+        if args.restart != "auto":
+            s.g["restart"] = args.restart == "always"
+        t = time.monotonic()
+        s.run()
+        if s.fails:
+            s.report()
+            if list(s.fails) == ["harness"]:
+                harness += 1
+            else:
+                failed += 1
+        else:
+            if not args.keep:
+                shutil.rmtree(base, ignore_errors=True)
+            print("# seed %d: ok (%.1f s, restart=%s, --keep %s on %s)" % (
+                seed, time.monotonic() - t, s.g["restart"], s.g["keep"], s.g["on"]), flush=True)
+        sys.stdout.flush()
+    print("# splitfuzz: %d seed(s) from %d, %d failed, %d harness errors, %.0f s" % (
+        args.seeds, args.seed, failed, harness, time.monotonic() - t0))
+    if not args.keep and not failed and not harness:
+        shutil.rmtree(root, ignore_errors=True)
+    return 1 if failed else 2 if harness else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
