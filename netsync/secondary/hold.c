@@ -5,8 +5,10 @@
 #include "netsync/secondary/hold.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void hold_init(struct hold *h)
 {
@@ -18,6 +20,54 @@ void hold_clear(struct hold *h)
 {
 	pathset_clear(&h->held);
 	pathset_clear(&h->anc);
+	pathset_clear(&h->mtimes);
+	free(h->inos);
+	h->inos = NULL;
+	h->n_inos = h->cap_inos = 0;
+}
+
+/* PATH's inode when it is a non-folder with more than one name. */
+static bool hold_linked(int store_fd, const char *path, struct hold_inode *out)
+{
+	struct stat st;
+
+	if (!path || !path[0] || fstatat(store_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    S_ISDIR(st.st_mode) || st.st_nlink < 2)
+		return false;
+	out->dev = st.st_dev;
+	out->ino = st.st_ino;
+	return true;
+}
+
+int hold_add_inode(struct hold *h, int store_fd, const char *path)
+{
+	struct hold_inode in;
+
+	if (!hold_linked(store_fd, path, &in))
+		return 0;
+	if (h->n_inos == h->cap_inos) {
+		size_t cap = h->cap_inos ? 2 * h->cap_inos : 16;
+		struct hold_inode *p = realloc(h->inos, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		h->inos = p;
+		h->cap_inos = cap;
+	}
+	h->inos[h->n_inos++] = in;
+	return 0;
+}
+
+bool hold_alias(const struct hold *h, int store_fd, const char *path)
+{
+	struct hold_inode in;
+
+	if (!h->n_inos || !hold_linked(store_fd, path, &in))
+		return false;
+	for (size_t i = 0; i < h->n_inos; i++)
+		if (h->inos[i].dev == in.dev && h->inos[i].ino == in.ino)
+			return true;
+	return false;
 }
 
 int hold_add(struct hold *h, const char *path, bool subtree)
@@ -37,6 +87,52 @@ int hold_add(struct hold *h, const char *path, bool subtree)
 		rc = pathset_add(&h->anc, "", 0);
 	free(p);
 	return rc < 0 ? rc : 0;
+}
+
+struct hold_note {
+	struct hold *h;
+	int store_fd;
+	int rc;
+};
+
+static void hold_note_one(const struct pathset_entry *e, void *arg)
+{
+	struct hold_note *n = arg;
+	struct stat st;
+	int rc;
+
+	if (n->rc < 0 || !e->path[0] || pathset_find(&n->h->mtimes, e->path) ||
+	    fstatat(n->store_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return;
+	rc = pathset_add(&n->h->mtimes, e->path,
+			 (uint64_t)(st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec));
+	if (rc < 0)
+		n->rc = rc;
+}
+
+int hold_note_mtimes(struct hold *h, int store_fd)
+{
+	struct hold_note n = { .h = h, .store_fd = store_fd };
+
+	pathset_each(&h->held, hold_note_one, &n);
+	pathset_each(&h->anc, hold_note_one, &n);
+	return n.rc;
+}
+
+int hold_mtime(const struct hold *h, const char *dir, int64_t *ns)
+{
+	const struct pathset_entry *e = h->mtimes.n ? pathset_find(&h->mtimes, dir) : NULL;
+
+	if (!e)
+		return 0;
+	*ns = (int64_t)e->value;
+	return 1;
+}
+
+void hold_forget_mtime(struct hold *h, const char *dir)
+{
+	if (h->mtimes.n && !hold_covers(h, dir))
+		pathset_remove(&h->mtimes, dir);
 }
 
 bool hold_subtree(const struct hold *h, const char *path)

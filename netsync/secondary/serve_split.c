@@ -9,6 +9,8 @@
 #include "netsync/secondary/serve_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -60,8 +62,13 @@ static void serve_split_stream(struct serve *s)
 	int rc = 0;
 
 	hold_clear(&s->hold);
-	for (size_t i = 0; i < n && rc == 0; i++)
+	for (size_t i = 0; i < n && rc == 0; i++) {
 		rc = hold_add(&s->hold, s->div.e[i].path, !S_ISDIR(s->div.e[i].here.mode));
+		if (rc == 0 && !S_ISDIR(s->div.e[i].here.mode))
+			rc = hold_add_inode(&s->hold, receiver_store_fd(s->recv), s->div.e[i].path);
+	}
+	if (rc == 0)
+		rc = hold_note_mtimes(&s->hold, receiver_store_fd(s->recv));
 	if (rc == 0)
 		rc = receiver_split_begin(s->recv, s->bind.common);
 	if (rc < 0) {
@@ -89,7 +96,10 @@ static bool serve_split_held(struct serve *s, const char *path)
 	rc = divergence_hold(&s->div, receiver_store_fd(s->recv), path,
 			     bufferevent_get_output(s->bev));
 	e = rc < 0 ? NULL : divergence_lookup(&s->div, path);
-	if (e && hold_add(&s->hold, path, !S_ISDIR(e->here.mode)) < 0)
+	if (e && (hold_add(&s->hold, path, !S_ISDIR(e->here.mode)) < 0 ||
+		  (!S_ISDIR(e->here.mode) &&
+		   hold_add_inode(&s->hold, receiver_store_fd(s->recv), path) < 0) ||
+		  hold_note_mtimes(&s->hold, receiver_store_fd(s->recv)) < 0))
 		rc = -ENOMEM;
 	if (rc < 0) {
 		serve_conn_fail(s, PROTO_E_APPLY, "cannot hold /%s back on %s: %s", path,
@@ -105,18 +115,62 @@ static bool serve_split_held(struct serve *s, const char *path)
 	return true;
 }
 
+/* DIR's mtime back to this node's, if it keeps it (hold_note_mtimes). */
+static void serve_split_keep_mtime(struct serve *s, const char *dir)
+{
+	struct timespec ts[2];
+	int64_t ns;
+
+	if (!hold_mtime(&s->hold, dir, &ns))
+		return;
+	ts[0] = (struct timespec){ 0, UTIME_OMIT };
+	ts[1] = (struct timespec){ ns / 1000000000, ns % 1000000000 };
+	if (utimensat(receiver_store_fd(s->recv), dir, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		log_warn("split brain: cannot keep a folder's mtime", "path=/%s err=%s", dir,
+			 strerror(errno));
+}
+
+/* The same for the folder PATH is in, after a change applied there.
+ * PRIMARY_SET: the change carried the primary's mtime of that folder
+ * (an OP's results), which a folder above a held path takes. */
+static void serve_split_keep_parent_mtime(struct serve *s, const char *path,
+					  bool primary_set)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	char dir[PATH_MAX];
+
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	if (primary_set)
+		hold_forget_mtime(&s->hold, dir);	/* unless held */
+	serve_split_keep_mtime(s, dir);
+}
+
 /* OP: applied, or held back with both its paths (a symlink's path2 is
  * its target). */
 static void serve_split_op(struct serve *s, const struct proto_op *m)
 {
+	int fd = receiver_store_fd(s->recv);
 	const char *why;
 	int rc;
 
-	if (hold_op(&s->hold, &m->op, &why)) {
+
+	if (hold_op(&s->hold, &m->op, &why) || hold_alias(&s->hold, fd, m->op.path) ||
+	    (m->op.type != JOP_SYMLINK && hold_alias(&s->hold, fd, m->op.path2))) {
 		if (serve_split_held(s, m->op.path) && m->op.type != JOP_SYMLINK)
 			serve_split_held(s, m->op.path2);
 	} else if ((rc = receiver_op(s->recv, m)) < 0) {
 		serve_apply_failed(s, proto_op_name(m->op.type), rc);
+	} else {
+		if (m->op.type == JOP_SETATTR && (m->op.attr_mask & JATTR_MTIME))
+			hold_forget_mtime(&s->hold, m->op.path);	/* the primary's */
+		serve_split_keep_parent_mtime(s, m->op.path,
+					      m->op.res_mask & JRES_BIT(JRES_DIR));
+		if (m->op.type != JOP_SYMLINK)
+			serve_split_keep_parent_mtime(s, m->op.path2,
+						      m->op.res_mask & JRES_BIT(JRES_DIR2));
 	}
 }
 
@@ -134,8 +188,11 @@ static void serve_split_prune(struct serve *s, struct proto_prune *m)
 	if (rc == 0)
 		rc = receiver_prune(s->recv, m);
 	free(keep);
-	if (rc < 0)
+	if (rc < 0) {
 		serve_apply_failed(s, "prune", rc);
+		return;
+	}
+	serve_split_keep_mtime(s, m->path);	/* its entries went */
 }
 
 /* A frame of the primary's stream during the split brain. 0, or -EBADMSG
@@ -159,10 +216,13 @@ static int serve_split_stream_frame(struct serve *s, const struct proto_frame *f
 
 		if (proto_decode_data(f, &m) < 0)
 			return -EBADMSG;
-		if (hold_covers(&s->hold, m.path) || hold_above(&s->hold, m.path))
+		if (hold_covers(&s->hold, m.path) || hold_above(&s->hold, m.path) ||
+		    hold_alias(&s->hold, receiver_store_fd(s->recv), m.path))
 			serve_split_held(s, m.path);
 		else if ((rc = receiver_data(s->recv, &m)) < 0)
 			serve_apply_failed(s, "write", rc);
+		else
+			serve_split_keep_parent_mtime(s, m.path, false);	/* it may create it */
 		return 0;
 	}
 	case PROTO_ATTR: {
@@ -171,10 +231,13 @@ static int serve_split_stream_frame(struct serve *s, const struct proto_frame *f
 		if (proto_decode_attr(f, &m) < 0)
 			return -EBADMSG;
 		/* a folder above a held path takes its attributes */
-		if (hold_covers(&s->hold, m.path))
+		if (hold_covers(&s->hold, m.path) ||
+		    hold_alias(&s->hold, receiver_store_fd(s->recv), m.path))
 			serve_split_held(s, m.path);
 		else if ((rc = receiver_attr(s->recv, &m)) < 0)
 			serve_apply_failed(s, "setattr", rc);
+		else
+			hold_forget_mtime(&s->hold, m.path);	/* the primary's now */
 		return 0;
 	}
 	case PROTO_PRUNE: {

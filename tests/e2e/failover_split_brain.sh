@@ -90,6 +90,10 @@ d1_held() { listed A d1 && listed B d1 && same_lists; }
 check "the removal of A's folder is held back and listed on both" wait_until 20 d1_held
 check "... A's file in it is still there" [ "$(cat "$A_STORE/d1/af")" = "A's d1/af" ]
 check "... B's file in it was removed (B removed it, A had not changed it)" 	[ ! -e "$A_STORE/d1/f" ]
+# a held folder keeps its attributes, its mtime too, though entries in it
+# change (the primary's ATTR of it is held back)
+mtime_ns() { python3 -c 'import os, sys; print(os.lstat(sys.argv[1]).st_mtime_ns)' "$1"; }
+check "... and A's folder keeps its own mtime" [ "$(mtime_ns "$A_STORE/d1")" = "$(mtime_ns "$T/snap/A/d1")" ]
 check "A's own versions stay" sh -c "[ \"\$(cat '$A_STORE/x1')\" = \"A's x1\" ] &&
 	[ \"\$(cat '$A_STORE/s1')\" = \"A's s1\" ] && [ ! -e '$A_STORE/s3' ]"
 check "nothing else is listed" [ "$(diverged A)" = "d1 d1/af s1 s3 x1" ]
