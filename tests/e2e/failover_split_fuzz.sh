@@ -15,7 +15,12 @@ command -v ip >/dev/null || skip "ip missing (apt install iproute2)"
 command -v nsenter >/dev/null || skip "nsenter missing (apt install util-linux)"
 
 S=${SPLITFUZZ_SEED:-1}
+SF="python3 $TWINFS_SRC/tests/e2e/splitfuzz.py --twinfs $TWINFS_BIN --keep $T/seeds
+	--seed-timeout 100 --resolve-timeout 20 --stream-timeout 15"
+# the regressions the fuzzer found, each a fixed op list
+for c in "$TWINFS_SRC"/tests/e2e/splitfuzz_cases/*.json; do
+	check "case $(basename "$c" .json)" $SF --seeds 0 --case "$c"
+done
 check "split brain, random ops (4 seeds: restart, no restart, each --keep)" \
-	python3 "$TWINFS_SRC/tests/e2e/splitfuzz.py" --twinfs "$TWINFS_BIN" \
-		--seed "$S" --seeds 4 --keep "$T/seeds" --seed-timeout 100 --resolve-timeout 20
+	$SF --seed "$S" --seeds 4
 finish

@@ -18,8 +18,11 @@ seed, from scratch, two nodes in network namespaces this process creates
        a   B's store equals a plain-folder replay of the base and B's ops
            (nothing of A's reached B; no mtimes), and every op returned on
            B's mount what it returns on the plain folder;
-       b   every path in A's list is as A left it (the snapshot), and so
-           is everything below a listed path that is not a folder;
+       b   every path A changed (STATE/tail after demote) is as A left it
+           (the snapshot), and so is everything below one that is not a
+           folder; b-held: a path that joined the list later (a frame of
+           B's held back) keeps A's type and content (a folder above a
+           held path takes B's attributes: hold.h);
        c   A's and B's stores differ only at or below listed paths (B's
            other changes reached A), polled until true or the timeout;
   5. `resolve --keep local|peer|both` on A or B, then `sync` on B:
@@ -36,7 +39,11 @@ A failure prints the seed, the check, its lines, every op list and the
 tail of both daemons' logs; its folder is kept (--keep, or a temp dir).
 
 Usage: splitfuzz.py --twinfs BIN [--seed N] [--seeds M] [--ops K]
-        [--restart auto|always|never] [--keep DIR] [--verbose]
+        [--restart auto|always|never] [--keep DIR] [--case FILE]...
+        [--stream-timeout S] [--resolve-timeout S] [--seed-timeout S]
+--case FILE runs the op lists and choices of FILE (JSON, the keys of
+gen_seed: base, a_apart, b_apart, b_split, restart, restart_at, keep,
+on) before the seeds: tests/e2e/splitfuzz_cases/ holds the regressions.
 Exit: 0 every seed passed, 1 a check failed, 2 harness error (a daemon
 that did not come up, a wait that timed out: also printed with the seed).
 """
@@ -305,6 +312,18 @@ def apply_ops(root, seq):
         ap.close_all()
 
 
+def read_tail(state):
+    """A demoted primary's STATE/tail: the paths it changed after the last
+    ack (docs/protocol.md, "Generations": "twinfs tail 1 FOLDER\\n", then
+    NUL-terminated paths)."""
+    try:
+        with open(os.path.join(state, "tail"), "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return set()
+    return {p.decode() for p in data.partition(b"\n")[2].split(b"\0") if p}
+
+
 def under(path, top):
     return path == top or path.startswith(top + "/")
 
@@ -351,6 +370,7 @@ class Seed:
     def __init__(self, seed, args, base):
         self.seed, self.args, self.base = seed, args, base
         self.g = gen_seed(seed, args.ops)
+        self.name = "seed %d" % seed
         self.fails = {}
         self.notes = []
         self.out = {}
@@ -406,6 +426,7 @@ class Seed:
         if r.returncode != 0:
             raise HarnessError("demote A: exit %d: %s" % (r.returncode, r.stdout + r.stderr))
         snapA = treecmp.scan(A.store)
+        tailA = read_tail(A.state)
         self.check_replay("a0", A.store, [g["base"], g["a_apart"]], None)
         A.serve()
         # 3. the split brain, B's ops during it (A's serve restarted)
@@ -423,7 +444,7 @@ class Seed:
         self.check_replay("a", B.store, [g["base"], g["b_apart"], g["b_split"]],
                           self.out["base"] + self.out["b_apart"] + self.out["b_split"])
         listed = self.check_streamed(A, B)
-        self.check_held(A, snapA, listed)
+        self.check_held(A, snapA, tailA, listed)
         # 5. resolve, sync
         before = {}
         for n in (A, B):
@@ -520,24 +541,32 @@ class Seed:
                       + ["A vs B: " + l for l in state.get("bad", [])[:60]])
         return state.get("listed", set())
 
-    def check_held(self, A, snap, listed):
-        """b: A's listed paths as A left them (the snapshot after demote);
-        below a listed non-folder (or absent path), everything too."""
+    def check_held(self, A, snap, tail, listed):
+        """b: the paths A changed (its tail) as A left them (the snapshot
+        after demote), and everything below one that is not a folder.
+        b-held: a path that joined the list later (a frame of B's held
+        back) keeps A's type and content; a folder's attributes it took
+        from B while it was above a held path (hold.h)."""
         now = treecmp.scan(A.store)
-        sub = [p for p in listed if p not in snap or snap[p].get("type") != "dir"]
+        sub = [p for p in tail if p not in snap or snap[p].get("type") != "dir"]
+        sub += [p for p in listed if p not in snap or snap[p].get("type") != "dir"]
+
+        def own(p):
+            return p in tail or any(under(p, x) for x in sub)
 
         def held(p):
-            return p in listed or any(under(p, x) for x in sub)
+            return own(p) or p in listed
 
         def free(p):        # a path the stream may change
             return not held(p)
         for p in sorted(set(snap) | set(now)):
             if not held(p):
                 continue
+            cls = "b" if own(p) else "b-held"
             es, en = snap.get(p), now.get(p)
             if es is None or en is None:
                 if es != en:
-                    self.fail("b", ["%s: exists: %s after demote vs %s now" % (
+                    self.fail(cls, ["%s: exists: %s after demote vs %s now" % (
                         p, es and es.get("type"), en and en.get("type"))])
                 continue
             for f in sorted(set(es) | set(en)):
@@ -545,16 +574,18 @@ class Seed:
                     continue
                 if f == "links" and links_ok(es, en, free):
                     continue
+                if cls == "b-held" and es.get("type") == "dir" and f != "type":
+                    continue
                 # a held folder's mtime, moved by the entries the stream
                 # changed in it: a class of its own (not a lost version)
-                cls = "b-dirmtime" if f == "mtime_ns" and es.get("type") == "dir" else "b"
-                self.fail(cls, ["%s: %s: %s after demote vs %s now" % (
+                c = "b-dirmtime" if f == "mtime_ns" and es.get("type") == "dir" else cls
+                self.fail(c, ["%s: %s: %s after demote vs %s now" % (
                     p, f, treecmp._show(es.get(f)), treecmp._show(en.get(f)))])
 
     def report(self):
         g = self.g
-        print("# seed %d: FAIL %s (restart=%s at %d, resolve --keep %s on %s)" % (
-            self.seed, " ".join(sorted(self.fails)), g["restart"], g["restart_at"],
+        print("# %s: FAIL %s (restart=%s at %d, resolve --keep %s on %s)" % (
+            self.name, " ".join(sorted(self.fails)), g["restart"], g["restart_at"],
             g["keep"], g["on"]))
         for k in sorted(self.fails):
             print("== %s" % k)
@@ -588,6 +619,9 @@ def main():
     ap.add_argument("--stream-timeout", type=float, default=30)
     ap.add_argument("--resolve-timeout", type=int, default=60)
     ap.add_argument("--seed-timeout", type=float, default=300)
+    ap.add_argument("--case", action="append", default=[],
+                    help="a JSON file of a seed's op lists and choices (the keys of "
+                    "gen_seed; tests/e2e/splitfuzz_cases/), run before the seeds")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -599,12 +633,19 @@ def main():
     os.makedirs(root, exist_ok=True)
     failed = harness = 0
     t0 = time.monotonic()
-    for seed in range(args.seed, args.seed + args.seeds):
-        base = os.path.join(root, "seed-%d" % seed)
+    runs = [(c, None) for c in args.case] + [(None, n) for n in
+                                             range(args.seed, args.seed + args.seeds)]
+    for case, seed in runs:
+        name = os.path.basename(case).rsplit(".", 1)[0] if case else "seed-%d" % seed
+        base = os.path.join(root, name)
         shutil.rmtree(base, ignore_errors=True)
         os.makedirs(base)
-        s = Seed(seed, args, base)
-        if args.restart != "auto":
+        s = Seed(seed if case is None else 0, args, base)
+        if case:
+            with open(case) as f:
+                s.g = json.load(f)
+            s.name = "case " + name
+        if args.restart != "auto" and not case:
             s.g["restart"] = args.restart == "always"
         t = time.monotonic()
         s.run()
@@ -617,11 +658,11 @@ def main():
         else:
             if not args.keep:
                 shutil.rmtree(base, ignore_errors=True)
-            print("# seed %d: ok (%.1f s, restart=%s, --keep %s on %s)" % (
-                seed, time.monotonic() - t, s.g["restart"], s.g["keep"], s.g["on"]), flush=True)
+            print("# %s: ok (%.1f s, restart=%s, --keep %s on %s)" % (
+                s.name, time.monotonic() - t, s.g["restart"], s.g["keep"], s.g["on"]), flush=True)
         sys.stdout.flush()
-    print("# splitfuzz: %d seed(s) from %d, %d failed, %d harness errors, %.0f s" % (
-        args.seeds, args.seed, failed, harness, time.monotonic() - t0))
+    print("# splitfuzz: %d case(s), %d seed(s) from %d, %d failed, %d harness errors, %.0f s"
+          % (len(args.case), args.seeds, args.seed, failed, harness, time.monotonic() - t0))
     if not args.keep and not failed and not harness:
         shutil.rmtree(root, ignore_errors=True)
     return 1 if failed else 2 if harness else 0
