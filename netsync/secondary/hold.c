@@ -14,6 +14,9 @@ void hold_init(struct hold *h)
 {
 	pathset_init(&h->held);
 	pathset_init(&h->anc);
+	pathset_init(&h->mtimes);
+	h->inos = NULL;
+	h->n_inos = h->cap_inos = 0;
 }
 
 void hold_clear(struct hold *h)
