@@ -78,7 +78,6 @@ struct serve {
 	bool div_logged;
 	bool split_stream;	/* the split brain's stream is being applied */
 	struct hold hold;	/* what it leaves alone (hold.h) */
-	uint64_t split_held;	/* paths held back on this connection */
 	char restoring[CONFLICTS_ID_MAX];	/* a folder being restored ("": none) */
 
 	/* the connection (one at a time) */
