@@ -162,8 +162,8 @@ void rolestatus_print(const char *json)
 	}
 	ctljson_get_bool(json, "split_brain", &split);
 	ctljson_get_u64(json, "diverged_paths", &n);
-	printf("split brain: %s\n", split ? "YES: nothing is overwritten on either node; "
-	       "`twinfs resolve` decides" : "no");
+	printf("split brain: %s\n", split ? "YES: only what does not conflict is "
+	       "replicated; `twinfs resolve` decides the rest" : "no");
 	if (split) {
 		printf("diverged:    %" PRIu64 " path(s)%s\n", n, n ? ":" : " (the list comes "
 		       "once both nodes have exchanged theirs)");

@@ -395,7 +395,7 @@ static void primary_poll_cb(evutil_socket_t fd, short what, void *arg)
 		journal_get_stats(p->j, &js);
 		sender_get_stats(p->snd, &ss);
 		if (js.acked_seq >= p->stop_seq || clock_mono_s() >= p->stop_deadline ||
-		    !primary_has_peer(p) || !ss.connected) {
+		    !primary_has_peer(p) || !ss.connected || ss.refused) {
 			if (js.acked_seq < p->stop_seq)
 				log_warn("unmounting with changes the peer does not have yet; "
 					 "they are sent at the next mount", "acked_seq=%" PRIu64

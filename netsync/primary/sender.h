@@ -24,7 +24,7 @@ enum peer_state {
 	PEER_HELLO,		/* our HELLO sent, waiting for the peer's */
 	PEER_STREAMING,		/* sending batches, receiving ACKs */
 	PEER_REFUSED,		/* configuration forbids this peer (no retry) */
-	PEER_SPLIT,		/* split brain: paths exchanged, nothing sent */
+	PEER_SPLIT,		/* split brain: paths being exchanged (sender_split.c) */
 };
 
 struct tls_ctx;

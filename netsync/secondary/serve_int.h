@@ -1,7 +1,7 @@
 /*
- * serve_int — what serve.c and serve_intake.c share: the one primary
- * connection's state machine and struct serve, and the functions each
- * calls in the other. Private to netsync/secondary/serve*.c; serve's loop
+ * serve_int — what serve.c, serve_intake.c and serve_split.c share:
+ * the one primary connection's state machine and struct serve, and the
+ * functions each calls in the other. Private to netsync/secondary/serve*.c; serve's loop
  * thread only (the syncer reaches it through its eventfd).
  */
 #ifndef TWINFS_SERVE_INT_H
@@ -51,7 +51,7 @@ enum peer_state {
 	PEER_HELLO,		/* accepted, our HELLO sent, waiting for theirs */
 	PEER_STREAMING,		/* applying the stream */
 	PEER_CLOSING,		/* ERROR/GOODBYE queued; closing once written */
-	PEER_SPLIT,		/* split brain: paths exchanged, nothing applied */
+	PEER_SPLIT,		/* split brain: paths exchanged, then what does not conflict */
 };
 
 struct serve {
@@ -78,7 +78,6 @@ struct serve {
 	bool div_logged;
 	bool split_stream;	/* the split brain's stream is being applied */
 	struct hold hold;	/* what it leaves alone (hold.h) */
-	uint64_t split_held;	/* paths held back on this connection */
 	char restoring[CONFLICTS_ID_MAX];	/* a folder being restored ("": none) */
 
 	/* the connection (one at a time) */

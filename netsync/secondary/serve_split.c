@@ -77,7 +77,6 @@ static void serve_split_stream(struct serve *s)
 		return;
 	}
 	s->split_stream = true;
-	s->split_held = 0;
 	log_notice("split brain: taking the primary's changes of every path this node did "
 		   "not change", "peer=%s common_seq=%llu held_paths=%zu", s->peer,
 		   (unsigned long long)s->bind.common, n);
@@ -107,7 +106,6 @@ static bool serve_split_held(struct serve *s, const char *path)
 		return false;
 	}
 	if (rc == 1) {
-		s->split_held++;
 		s->last_tx_ns = clock_mono_ns();
 		log_notice("split brain: a change of the primary's is held back, this node "
 			   "changed the path too", "peer=%s path=/%s", s->peer, path);
