@@ -20,9 +20,7 @@ seed, from scratch, two nodes in network namespaces this process creates
            B's mount what it returns on the plain folder;
        b   every path A changed (STATE/tail after demote) is as A left it
            (the snapshot), and so is everything below one that is not a
-           folder; b-held: a path that joined the list later (a frame of
-           B's held back) keeps A's type and content (a folder above a
-           held path takes B's attributes: hold.h);
+           folder;
        c   A's and B's stores differ only at or below listed paths (B's
            other changes reached A), polled until true or the timeout;
   5. `resolve --keep local|peer|both` on A or B, then `sync` on B:
@@ -543,30 +541,25 @@ class Seed:
 
     def check_held(self, A, snap, tail, listed):
         """b: the paths A changed (its tail) as A left them (the snapshot
-        after demote), and everything below one that is not a folder.
-        b-held: a path that joined the list later (a frame of B's held
-        back) keeps A's type and content; a folder's attributes it took
-        from B while it was above a held path (hold.h)."""
+        after demote), and everything below one that is not a folder. (A
+        path that joined the list later, a frame of B's held back, took
+        B's earlier changes before: nothing of A's to compare it with.)"""
         now = treecmp.scan(A.store)
         sub = [p for p in tail if p not in snap or snap[p].get("type") != "dir"]
-        sub += [p for p in listed if p not in snap or snap[p].get("type") != "dir"]
 
         def own(p):
             return p in tail or any(under(p, x) for x in sub)
 
-        def held(p):
-            return own(p) or p in listed
-
         def free(p):        # a path the stream may change
-            return not held(p)
+            return not own(p) and p not in listed and \
+                not any(under(p, x) for x in listed if snap.get(x, {}).get("type") != "dir")
         for p in sorted(set(snap) | set(now)):
-            if not held(p):
+            if not own(p):
                 continue
-            cls = "b" if own(p) else "b-held"
             es, en = snap.get(p), now.get(p)
             if es is None or en is None:
                 if es != en:
-                    self.fail(cls, ["%s: exists: %s after demote vs %s now" % (
+                    self.fail("b", ["%s: exists: %s after demote vs %s now" % (
                         p, es and es.get("type"), en and en.get("type"))])
                 continue
             for f in sorted(set(es) | set(en)):
@@ -574,11 +567,9 @@ class Seed:
                     continue
                 if f == "links" and links_ok(es, en, free):
                     continue
-                if cls == "b-held" and es.get("type") == "dir" and f != "type":
-                    continue
                 # a held folder's mtime, moved by the entries the stream
                 # changed in it: a class of its own (not a lost version)
-                c = "b-dirmtime" if f == "mtime_ns" and es.get("type") == "dir" else cls
+                c = "b-dirmtime" if f == "mtime_ns" and es.get("type") == "dir" else "b"
                 self.fail(c, ["%s: %s: %s after demote vs %s now" % (
                     p, f, treecmp._show(es.get(f)), treecmp._show(en.get(f)))])
 
