@@ -240,6 +240,13 @@ static int resolver_put(struct resolver *r, int mfd, const struct resolver_item 
 	if (rc < 0)
 		return rc;
 	if (S_ISDIR(it->mode)) {
+		struct stat st;
+
+		/* a file or symlink where the folder goes is this node's
+		 * version, kept aside already (p_saves) */
+		if (fstatat(mfd, dest, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+		    (rc = resolver_remove(r->mountpoint, dest)) < 0)
+			return rc;
 		if (mkdirat(mfd, dest, it->mode & 07777) < 0 && errno != EEXIST)
 			return -errno;
 		fchmodat(mfd, dest, it->mode & 07777, 0);
@@ -301,6 +308,27 @@ static const struct resolver_item *resolver_find(const struct resolver *r, const
 	return NULL;
 }
 
+/* A folder's version comes with what it holds (versions_send_path):
+ * every item received below PATH goes below DEST. 0 or -errno. */
+static int resolver_put_below(struct resolver *r, int mfd, const char *path,
+			      const char *dest)
+{
+	size_t len = strlen(path);
+	char to[PATH_MAX];
+	int rc = 0;
+
+	for (size_t k = 0; k < r->n && rc >= 0; k++) {
+		const char *p = r->in[k].path;
+
+		if (strncmp(p, path, len) != 0 || p[len] != '/')
+			continue;
+		if (snprintf(to, sizeof(to), "%s%s", dest, p + len) >= (int)sizeof(to))
+			return -ENAMETOOLONG;
+		rc = resolver_put(r, mfd, &r->in[k], to, (int)(r->plan.n + k));
+	}
+	return rc;
+}
+
 static int resolver_run(struct resolver *r, int sfd, int mfd)
 {
 	char folder[128];
@@ -323,8 +351,11 @@ static int resolver_run(struct resolver *r, int sfd, int mfd)
 	for (size_t i = 0; i < r->plan.n && rc >= 0; i++) {
 		const struct resolution_item *it = &r->plan.it[i];
 
+		/* a folder that the secondary's version replaces goes aside
+		 * with its files */
 		if (it->p_saves)
-			rc = conflicts_save(r->state, r->plan.folder, sfd, it->e->path);
+			rc = (S_ISDIR(it->e->peer.mode) ? conflicts_save : conflicts_save_tree)
+				(r->state, r->plan.folder, sfd, it->e->path);
 		if (rc < 0)
 			snprintf(r->err, sizeof(r->err), "keeping /%s aside: %s", it->e->path,
 				 strerror(-rc));
@@ -337,6 +368,8 @@ static int resolver_run(struct resolver *r, int sfd, int mfd)
 			continue;
 		v = resolver_find(r, it->e->path);
 		rc = v ? resolver_put(r, mfd, v, it->dest, (int)i) : -ENODATA;
+		if (rc >= 0 && S_ISDIR(v->mode))
+			rc = resolver_put_below(r, mfd, it->e->path, it->dest);
 		if (rc < 0)
 			snprintf(r->err, sizeof(r->err), "writing /%s: %s", it->dest,
 				 strerror(-rc));

@@ -165,7 +165,54 @@ static int conflicts_parent(int dirfd, const char *path, const char **name, bool
 	return fd < 0 ? -errno : fd;
 }
 
-int conflicts_save(const char *state, const char *id, int store_fd, const char *path)
+/* A folder's files, symlinks and subfolders (what a folder's version
+ * holds), SRC into DST. 0 or -errno. */
+static int conflicts_copy_tree(int src, int dst, int depth)
+{
+	int fd = fcntl(src, F_DUPFD_CLOEXEC, 0), rc = 0;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	while (rc == 0 && (de = readdir(d))) {
+		struct stat st;
+		int s2, d2;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    fstatat(src, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
+				rc = conflicts_copy_entry(src, de->d_name, dst, de->d_name);
+			continue;
+		}
+		if (depth > 256)
+			continue;
+		if (mkdirat(dst, de->d_name, 0700) < 0 && errno != EEXIST) {
+			rc = -errno;
+			break;
+		}
+		s2 = openat(src, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		d2 = openat(dst, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (s2 >= 0 && d2 >= 0)
+			rc = conflicts_copy_tree(s2, d2, depth + 1);
+		else
+			rc = -errno;
+		if (s2 >= 0)
+			close(s2);
+		if (d2 >= 0)
+			close(d2);
+	}
+	closedir(d);
+	return rc;
+}
+
+static int conflicts_save_at(const char *state, const char *id, int store_fd,
+			     const char *path, bool tree)
 {
 	const char *name, *sname;
 	struct stat st;
@@ -176,7 +223,7 @@ int conflicts_save(const char *state, const char *id, int store_fd, const char *
 	dir = conflicts_open(state, id, true);
 	if (dir < 0)
 		return dir;
-	if (S_ISDIR(st.st_mode)) {
+	if (S_ISDIR(st.st_mode) && !tree) {
 		rc = conflicts_parent(dir, path, &name, true);
 		if (rc >= 0) {
 			if (mkdirat(rc, name, 0700) < 0 && errno != EEXIST)
@@ -186,6 +233,27 @@ int conflicts_save(const char *state, const char *id, int store_fd, const char *
 		}
 		close(dir);
 		return rc;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		int src = openat(store_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int pd = conflicts_parent(dir, path, &name, true), dst = -1;
+
+		close(dir);
+		rc = src < 0 ? -errno : pd;
+		if (rc >= 0 && mkdirat(pd, name, 0700) < 0 && errno != EEXIST)
+			rc = -errno;
+		if (rc >= 0 && (dst = openat(pd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					     O_CLOEXEC)) < 0)
+			rc = -errno;
+		if (rc >= 0)
+			rc = conflicts_copy_tree(src, dst, 0);
+		if (src >= 0)
+			close(src);
+		if (pd >= 0)
+			close(pd);
+		if (dst >= 0)
+			close(dst);
+		return rc < 0 ? rc : 1;
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
 		close(dir);
@@ -205,6 +273,16 @@ int conflicts_save(const char *state, const char *id, int store_fd, const char *
 	close(sdir);
 	close(dir);
 	return rc < 0 ? rc : 1;
+}
+
+int conflicts_save(const char *state, const char *id, int store_fd, const char *path)
+{
+	return conflicts_save_at(state, id, store_fd, path, false);
+}
+
+int conflicts_save_tree(const char *state, const char *id, int store_fd, const char *path)
+{
+	return conflicts_save_at(state, id, store_fd, path, true);
 }
 
 /* Same type and content (symlink target, file bytes). 1, 0 or -errno. */

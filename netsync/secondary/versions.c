@@ -78,7 +78,8 @@ out:
 	return rc < 0 ? rc : sent;
 }
 
-static int versions_walk(struct evbuffer *out, int rootfd, int dirfd, const char *rel, int depth)
+static int versions_walk(struct evbuffer *out, int rootfd, int dirfd, const char *rel, int depth,
+			 bool dirs)
 {
 	struct dirent *de;
 	int n = 0, fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
@@ -104,9 +105,14 @@ static int versions_walk(struct evbuffer *out, int rootfd, int dirfd, const char
 			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 					 O_CLOEXEC);
 
-			if (sub < 0 || depth > 256)
+			if (sub < 0 || depth > 256) {
+				if (sub >= 0)
+					close(sub);
 				continue;
-			rc = versions_walk(out, rootfd, sub, path, depth + 1);
+			}
+			rc = dirs ? versions_send(out, rootfd, path, path) : 0;
+			if (rc >= 0)
+				rc = versions_walk(out, rootfd, sub, path, depth + 1, dirs);
 			close(sub);
 		} else {
 			rc = versions_send(out, rootfd, path, path);
@@ -125,5 +131,22 @@ static int versions_walk(struct evbuffer *out, int rootfd, int dirfd, const char
 
 int versions_send_tree(struct evbuffer *out, int dirfd)
 {
-	return versions_walk(out, dirfd, dirfd, "", 0);
+	return versions_walk(out, dirfd, dirfd, "", 0, false);
+}
+
+long long versions_send_path(struct evbuffer *out, int rootfd, const char *path)
+{
+	long long rc = versions_send(out, rootfd, path, path);
+	struct path_ref ref;
+	int fd;
+
+	if (rc < 0 || path_resolve(rootfd, path, false, &ref) < 0)
+		return rc;
+	fd = openat(ref.dirfd, ref.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	path_put(&ref);
+	if (fd < 0)
+		return rc;	/* not a folder: sent whole above */
+	rc = versions_walk(out, rootfd, fd, path, 1, true);
+	close(fd);
+	return rc;
 }
