@@ -215,8 +215,8 @@ static int resolver_remove(const char *mountpoint, const char *dest)
 	struct stat st;
 
 	snprintf(p, sizeof(p), "%s/%s", mountpoint, dest);
-	if (lstat(p, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
+	if (lstat(p, &st) < 0)	/* below a file: gone already */
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
 	if (S_ISDIR(st.st_mode)) {
 		resolver_rm_tree(p);
 		return access(p, F_OK) == 0 ? -ENOTEMPTY : 0;
