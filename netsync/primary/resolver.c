@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -89,6 +90,7 @@ void resolver_reset(struct resolver *r)
 			close(r->in[i].fd);
 		free(r->in[i].path);
 		free(r->in[i].target);
+		free(r->in[i].xattrs);
 	}
 	free(r->in);
 	r->in = NULL;
@@ -194,6 +196,44 @@ int resolver_on_data(struct resolver *r, const struct proto_data *m)
 	return 0;
 }
 
+int resolver_on_xattr(struct resolver *r, const struct journal_op *op)
+{
+	struct resolver_item *it = r->n ? &r->in[r->n - 1] : NULL;
+	size_t n = op->xname ? strlen(op->xname) + 1 : 0;
+	uint32_t len = (uint32_t)op->xsize;
+	char *b;
+
+	if (!r->receiving || !it || !n || op->type != JOP_SETXATTR ||
+	    strcmp(it->path, op->path) != 0 || op->xsize > 65536)
+		return -EPROTO;
+	b = realloc(it->xattrs, it->xattrs_len + n + 4 + len);
+	if (!b)
+		return -ENOMEM;
+	memcpy(b + it->xattrs_len, op->xname, n);
+	memcpy(b + it->xattrs_len + n, &len, 4);
+	if (len)
+		memcpy(b + it->xattrs_len + n + 4, op->xvalue, len);
+	it->xattrs = b;
+	it->xattrs_len += n + 4 + len;
+	return 0;
+}
+
+/* The version's xattrs onto FD (the file or folder written). */
+static int resolver_set_xattrs(const struct resolver_item *it, int fd)
+{
+	for (size_t off = 0; off < it->xattrs_len;) {
+		const char *name = it->xattrs + off;
+		size_t n = strlen(name) + 1;
+		uint32_t len;
+
+		memcpy(&len, it->xattrs + off + n, 4);
+		if (fsetxattr(fd, name, it->xattrs + off + n + 4, len, 0) < 0)
+			return -errno;
+		off += n + 4 + len;
+	}
+	return 0;
+}
+
 /* mkdir -p of DEST's parents under MFD. */
 static int resolver_parents(int mfd, const char *dest)
 {
@@ -252,6 +292,15 @@ static int resolver_put(struct resolver *r, int mfd, const struct resolver_item 
 		fchmodat(mfd, dest, it->mode & 07777, 0);
 		if (fchownat(mfd, dest, it->uid, it->gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM)
 			return -errno;
+		if (it->xattrs_len) {
+			int dfd = openat(mfd, dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			rc = dfd < 0 ? -errno : resolver_set_xattrs(it, dfd);
+			if (dfd >= 0)
+				close(dfd);
+			if (rc < 0)
+				return rc;
+		}
 		return utimensat(mfd, dest, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 	}
 	snprintf(tmp, sizeof(tmp), "%.*s.twinfs-resolve.%d.%d", slash ? (int)(slash - dest + 1) : 0,
@@ -280,6 +329,8 @@ static int resolver_put(struct resolver *r, int mfd, const struct resolver_item 
 			rc = -errno;
 		if (rc == 0 && fchown(out, it->uid, it->gid) < 0 && errno != EPERM)
 			rc = -errno;
+		if (rc == 0)
+			rc = resolver_set_xattrs(it, out);
 		if (close(out) < 0 && rc == 0)
 			rc = -errno;
 		if (rc < 0) {

@@ -627,7 +627,7 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 	if (s->state == PEER_SPLIT && fr->h.type != PROTO_DIVERGED &&
 	    fr->h.type != PROTO_HEARTBEAT && fr->h.type != PROTO_ERROR &&
 	    fr->h.type != PROTO_GOODBYE && fr->h.type != PROTO_RESOLVE &&
-	    fr->h.type != PROTO_ENTRY && fr->h.type != PROTO_DATA)
+	    fr->h.type != PROTO_ENTRY && fr->h.type != PROTO_DATA && fr->h.type != PROTO_OP)
 		return -EPROTO;
 	switch (fr->h.type) {
 	case PROTO_HELLO:
@@ -665,6 +665,12 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 
 		rc = proto_decode_data(fr, &d);
 		return rc < 0 ? rc : resolver_on_data(&s->res, &d);
+	}
+	case PROTO_OP: {
+		struct proto_op o;	/* a version's xattr (versions.c) */
+
+		rc = proto_decode_op(fr, &o);
+		return rc < 0 ? rc : resolver_on_xattr(&s->res, &o.op);
 	}
 	case PROTO_TAIL:
 		if (s->state != PEER_STREAMING || s->split_stream)

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,6 +70,25 @@ int conflicts_begin(const char *state, const char *why, char *id, size_t len)
 	return 0;
 }
 
+/* The replicated xattrs (user.*, trusted.*) of IN onto OUT: a version is
+ * kept whole. Best effort: a copy without them still keeps the data. */
+static void conflicts_copy_xattrs(int in, int out)
+{
+	char names[4096], val[65536];
+	ssize_t n = flistxattr(in, names, sizeof(names));
+
+	for (ssize_t off = 0; n > 0 && off < n; off += (ssize_t)strlen(names + off) + 1) {
+		const char *x = names + off;
+		ssize_t v;
+
+		if (strncmp(x, "user.", 5) != 0 && strncmp(x, "trusted.", 8) != 0)
+			continue;
+		v = fgetxattr(in, x, val, sizeof(val));
+		if (v >= 0)
+			(void)fsetxattr(out, x, val, (size_t)v, 0);
+	}
+}
+
 int conflicts_copy_entry(int src_dirfd, const char *src_name, int dst_dirfd,
 			 const char *dst_name)
 {
@@ -119,6 +139,7 @@ int conflicts_copy_entry(int src_dirfd, const char *src_name, int dst_dirfd,
 			break;	/* the file shrank meanwhile */
 		left -= n;
 	}
+	conflicts_copy_xattrs(in, out);
 	if (fchmod(out, st.st_mode & 07777) < 0 || fsync(out) < 0)
 		rc = -errno;
 out_out:
