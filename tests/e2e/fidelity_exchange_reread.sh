@@ -1,0 +1,61 @@
+#!/bin/sh
+# An exchange made while the sender still reads the store for an earlier
+# batch. After a reconnect, a replayed exchange has both its names sent
+# whole at its batch's BATCH record: their entries then, their walks after
+# the batch's data. A later exchange of one of those names, made before
+# the walk reads it, is in the walk already; replayed in the next batch it
+# swaps the peer's names a second time, and no error says so (difftest
+# seed 230252: `d2/d: type: fifo vs file` after `twinfs sync` exited 0).
+# The ordering is forced: the mount reaches its peer through a relay that
+# holds the mount's bytes (tests/e2e/hold_relay.py) once the peer has
+# answered its HELLO, so the sender stalls in a 32 MiB file of the batch,
+# before the walks; the later exchange is made then, and the relay let go.
+# Round 1: a FIFO and a one-name file; round 2: the file has another name.
+# About 10 s.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/replication_lib.sh"
+. "$(dirname "$0")/fidelity_lib.sh"
+
+HOLD=$T/hold
+SPORT=$(free_port)	# the serve's; the relay listens on $PORT, the mount's --peer
+# start_serve listens on $PORT: the serve's port for the call
+serve_up() { _mport=$PORT; PORT=$SPORT; start_serve; PORT=$_mport; }
+taken() {
+	"$TWINFS_BIN" status --state "$A_STATE" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if d["connected"] and d["sent_seq"] == d["head_seq"] else 1)'
+}
+
+serve_up
+python3 "$TWINFS_SRC/tests/e2e/hold_relay.py" "$PORT" "$SPORT" "$HOLD" >>"$T/relay.log" 2>&1 &
+track_pid $!
+wait_until 15 sh -c "ss -ltn | grep -q '127.0.0.1:$PORT '" || fail "the relay did not listen"
+start_mount
+wait_until 15 connected || fail "the mount did not connect to the peer"
+for round in 1 2; do
+	d=$MNT/r$round
+	mkdir "$d"
+	synced 60
+	check "round $round: first sync exits 0" [ $? -eq 0 ]
+
+	kill_serve
+	head -c 32M /dev/urandom >"$d/big"
+	mkfifo "$d/f"
+	echo one >"$d/g"
+	rename2 "$d/f" "$d/g" 2 || fail "round $round: exchange 1"	# f: file, g: fifo
+	echo two >"$d/z"
+	[ "$round" -eq 2 ] && ln "$d/z" "$d/z2"
+	touch "$HOLD"
+	serve_up
+	wait_until 30 taken || fail "round $round: the mount did not take its batch"
+	# the sender is held in big's data: its walks of f and g come after
+	rename2 "$d/z" "$d/g" 2 || fail "round $round: exchange 2"	# z: fifo, g: file
+	rm -f "$HOLD"
+	synced 60
+	check "round $round: sync after the reconnect exits 0" [ $? -eq 0 ]
+	check "round $round: the stores are equal" stores_equal
+	check "round $round: z is a FIFO on the peer, as on the primary" [ -p "$P_STORE/r$round/z" ]
+done
+stop_mount
+finish
