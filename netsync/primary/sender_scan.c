@@ -610,12 +610,22 @@ static void scan_names_after_one(const struct pathset_entry *e, void *arg)
 		x->rc = scan_put_names_now(x->s, x->out, x->seq, e->path);
 }
 
+/*
+ * A path sent whole here is read from the store now and by its walk after
+ * the batch's data, not as of the batch's last record: a later record
+ * made before those reads (an exchange of the path with another) is in
+ * what the peer gets already, and replayed in a later batch it would apply
+ * twice (the exchange swaps the names back). So each is kept as an
+ * answered NEEDS_SCAN path is, until the journal head of the batch's end.
+ */
 static void scan_paths_after_one(const struct pathset_entry *e, void *arg)
 {
 	struct names_after_ctx *x = arg;
 
 	if (x->rc == 0 && !cursor_walks(&x->s->c, e->path))
 		x->rc = sender_put_path(x->s, x->out, x->seq, e->path);
+	if (x->rc == 0)
+		x->rc = sender_scan_note(x->s, e->path);
 }
 
 /*
