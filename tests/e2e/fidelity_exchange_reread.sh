@@ -6,10 +6,14 @@
 # the walk reads it, is in the walk already; replayed in the next batch it
 # swaps the peer's names a second time, and no error says so (difftest
 # seed 230252: `d2/d: type: fifo vs file` after `twinfs sync` exited 0).
-# The ordering is forced: the mount reaches its peer through a relay that
-# holds the mount's bytes (tests/e2e/hold_relay.py) once the peer has
-# answered its HELLO, so the sender stalls in a 32 MiB file of the batch,
-# before the walks; the later exchange is made then, and the relay let go.
+# The ordering is forced. The peer is killed, so it comes back dirty and
+# the replay sends every file its records name whole, before the walks;
+# one is a 32 MiB file. The mount reaches its peer through a relay that
+# holds the mount's bytes once the peer has answered its HELLO
+# (tests/e2e/hold_relay.py): the sender stalls on those files (it asks
+# the peer for their block hashes, then sends what differs), after the
+# BATCH record and before the walks; the later exchange is made then, and
+# the relay let go.
 # Round 1: a FIFO and a one-name file; round 2: the file has another name.
 # About 10 s.
 . "$(dirname "$0")/lib.sh"
@@ -49,7 +53,7 @@ for round in 1 2; do
 	touch "$HOLD"
 	serve_up
 	wait_until 30 taken || fail "round $round: the mount did not take its batch"
-	# the sender is held in big's data: its walks of f and g come after
+	# the sender is held on z and big: its walks of f and g come after them
 	rename2 "$d/z" "$d/g" 2 || fail "round $round: exchange 2"	# z: fifo, g: file
 	rm -f "$HOLD"
 	synced 60

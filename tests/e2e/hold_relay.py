@@ -30,6 +30,8 @@ def pump(src, dst, conn, to_server, hold_file):
                 continue
             if not select.select([src], [], [], HOLD_POLL_S)[0]:
                 continue
+            if to_server and conn["spoke"] and os.path.exists(hold_file):
+                continue    # the reply came while this thread waited
             buf = src.recv(RCVBUF)
             if not buf:
                 break
