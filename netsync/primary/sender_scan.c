@@ -586,6 +586,35 @@ int sender_scan_cover(struct sender *s, const struct journal_rec *r)
 	return rc < 0 ? rc : 1;
 }
 
+/*
+ * A replayed exchange or whiteout rename can act on entries from its
+ * future: over its own result (a peer interrupted mid-apply) an exchange
+ * undoes itself, equal mtimes fool the whiteout's "done" test, NEEDS_SCAN
+ * answers acked before a reconnect hold the store as it was after it. So
+ * can any rename the peer may have seen the result of (seen_until):
+ * `mv a b; mkdir a; touch a/x` replayed there moves the new a onto the
+ * empty b the first pass made, and no error says so. And an exchange or
+ * whiteout rename made while a walk ran (walk_window_end): the walk may
+ * have read both names after it, and the record, replayed after the walk,
+ * swaps them back (a baseline's walk too). Each is replayed, then both
+ * names go whole at the BATCH record.
+ */
+int sender_scan_replayed(struct sender *s, const struct journal_rec *r)
+{
+	const struct journal_op *op = &r->op;
+	bool swaps = op->flags & (RENAME_EXCHANGE | RENAME_WHITEOUT);
+
+	if (op->type != JOP_RENAME || !op->path2)
+		return 0;
+	if (!(r->seq <= s->resume_until && (swaps || r->seq <= s->seen_until)) &&
+	    !(swaps && r->seq <= s->walk_window_end))
+		return 0;
+	if (pathset_add(&s->c.paths_after, op->path, 0) < 0 ||
+	    pathset_add(&s->c.paths_after, op->path2, 0) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 void sender_scan_forget(struct sender *s)
 {
 	for (size_t i = 0; i < s->n_moves; i++)

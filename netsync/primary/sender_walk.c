@@ -169,7 +169,10 @@ int cursor_add_repair(struct cursor *c, const char *path)
  * state of an entry the walk happened to see, replaying them gives the
  * final state, because the receiver's ops are idempotent (creating an
  * existing file or directory, unlinking a missing name, renaming a name
- * already renamed all succeed) and dirty data is re-sent by range.
+ * already renamed all succeed) and dirty data is re-sent by range. Not
+ * an exchange or whiteout rename, which would swap back what the walk
+ * read after it: those up to the walk's end send both names whole at
+ * their BATCH record too (sender_scan_replayed).
  * If the connection drops before S is acked, the peer still reports a
  * position below S (or 0), so the next HELLO starts the baseline again.
  *

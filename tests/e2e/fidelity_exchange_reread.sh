@@ -15,7 +15,11 @@
 # BATCH record and before the walks; the later exchange is made then, and
 # the relay let go.
 # Round 1: a FIFO and a one-name file; round 2: the file has another name.
-# About 10 s.
+# Round 3: the same exchange made while a baseline's walk is held (a new
+# peer): the walk asks the peer for the block hashes of each file it
+# meets and waits once 256 are unanswered, so 400 files in a folder it
+# meets first hold it before the exchanged names; the record, replayed
+# after the walk read its result, swapped them back. About 15 s.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
 . "$(dirname "$0")/fidelity_lib.sh"
@@ -61,5 +65,34 @@ for round in 1 2; do
 	check "round $round: the stores are equal" stores_equal
 	check "round $round: z is a FIFO on the peer, as on the primary" [ -p "$P_STORE/r$round/z" ]
 done
+
+kill_serve
+rm -rf "$P_STORE" "$P_STATE"
+mkdir -p "$P_STORE" "$P_STATE"
+mkdir "$MNT/many"
+i=0
+while [ $i -lt 400 ]; do echo "$i" >"$MNT/many/f$i"; i=$((i + 1)); done
+w=w
+mkdir "$MNT/$w"
+mkfifo "$MNT/$w/g"
+echo two >"$MNT/$w/z"
+# the walk goes in readdir order: w is renamed until it comes after many
+tries=0
+until python3 -c 'import os, sys; l = os.listdir(sys.argv[1]); sys.exit(l.index(sys.argv[2]) < l.index("many"))' \
+	"$A_STORE" "$w"; do
+	tries=$((tries + 1))
+	[ $tries -lt 30 ] || fail "round 3: no name of w comes after many in readdir order"
+	mv "$MNT/$w" "$MNT/${w}x"
+	w=${w}x
+done
+touch "$HOLD"
+serve_up
+wait_until 30 taken || fail "round 3: the mount did not take its baseline"
+rename2 "$MNT/$w/z" "$MNT/$w/g" 2 || fail "round 3: exchange"	# z: fifo, g: file
+rm -f "$HOLD"
+synced 60
+check "round 3: sync after the baseline exits 0" [ $? -eq 0 ]
+check "round 3: the stores are equal" stores_equal
+check "round 3: z is a FIFO on the peer, as on the primary" [ -p "$P_STORE/$w/z" ]
 stop_mount
 finish
