@@ -640,12 +640,14 @@ static void scan_names_after_one(const struct pathset_entry *e, void *arg)
 }
 
 /*
- * A path sent whole here is read from the store now and by its walk after
- * the batch's data, not as of the batch's last record: a later record
- * made before those reads (an exchange of the path with another) is in
- * what the peer gets already, and replayed in a later batch it would apply
- * twice (the exchange swaps the names back). So each is kept as an
- * answered NEEDS_SCAN path is, until the journal head of the batch's end.
+ * A path sent whole here is read from the store now and again by its
+ * walk, which waits behind the batch's repairs (a dirty peer's: asked for
+ * block hashes, a round trip each), not as of the batch's last record: a
+ * later record made before those reads (an exchange of the path with
+ * another) is in what the peer gets already, and replayed in a later
+ * batch it would apply twice (the exchange swaps the names back). So each
+ * is kept as an answered NEEDS_SCAN path is, until the journal head of
+ * the batch's end.
  */
 static void scan_paths_after_one(const struct pathset_entry *e, void *arg)
 {
