@@ -593,10 +593,10 @@ int sender_scan_cover(struct sender *s, const struct journal_rec *r)
  * answers acked before a reconnect hold the store as it was after it. So
  * can any rename the peer may have seen the result of (seen_until):
  * `mv a b; mkdir a; touch a/x` replayed there moves the new a onto the
- * empty b the first pass made, and no error says so. And an exchange or
- * whiteout rename made while a walk ran (walk_window_end): the walk may
- * have read both names after it, and the record, replayed after the walk,
- * swaps them back (a baseline's walk too). Each is replayed, then both
+ * empty b the first pass made, and no error says so. And any rename made
+ * while a walk ran (walk_window_end, a baseline's walk too): the walk may
+ * have read its result, and the record, replayed after the walk, swaps an
+ * exchange back or moves the later folder. Each is replayed, then both
  * names go whole at the BATCH record.
  */
 int sender_scan_replayed(struct sender *s, const struct journal_rec *r)
@@ -607,7 +607,7 @@ int sender_scan_replayed(struct sender *s, const struct journal_rec *r)
 	if (op->type != JOP_RENAME || !op->path2)
 		return 0;
 	if (!(r->seq <= s->resume_until && (swaps || r->seq <= s->seen_until)) &&
-	    !(swaps && r->seq <= s->walk_window_end))
+	    r->seq > s->walk_window_end)
 		return 0;
 	if (pathset_add(&s->c.paths_after, op->path, 0) < 0 ||
 	    pathset_add(&s->c.paths_after, op->path2, 0) < 0)

@@ -170,9 +170,10 @@ int cursor_add_repair(struct cursor *c, const char *path)
  * final state, because the receiver's ops are idempotent (creating an
  * existing file or directory, unlinking a missing name, renaming a name
  * already renamed all succeed) and dirty data is re-sent by range. Not
- * an exchange or whiteout rename, which would swap back what the walk
- * read after it: those up to the walk's end send both names whole at
- * their BATCH record too (sender_scan_replayed).
+ * a rename: an exchange swaps back what the walk read after it, and
+ * `mv a b; mkdir a; touch a/x` moves the later a onto b; so each rename
+ * up to the walk's end sends both names whole at its BATCH record too
+ * (sender_scan_replayed).
  * If the connection drops before S is acked, the peer still reports a
  * position below S (or 0), so the next HELLO starts the baseline again.
  *

@@ -19,7 +19,9 @@
 # peer): the walk asks the peer for the block hashes of each file it
 # meets and waits once 256 are unanswered, so 400 files in a folder it
 # meets first hold it before the exchanged names; the record, replayed
-# after the walk read its result, swapped them back. About 15 s.
+# after the walk read its result, swapped them back; and with it
+# `mv a b; mkdir a; echo x >a/x` (difftest seed 200358's pattern), which
+# replayed after the walk moved the later a onto b. About 15 s.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
 . "$(dirname "$0")/fidelity_lib.sh"
@@ -76,6 +78,7 @@ w=w
 mkdir "$MNT/$w"
 mkfifo "$MNT/$w/g"
 echo two >"$MNT/$w/z"
+mkdir "$MNT/$w/a"
 # the walk goes in readdir order: w is renamed until it comes after many
 tries=0
 until python3 -c 'import os, sys; l = os.listdir(sys.argv[1]); sys.exit(l.index(sys.argv[2]) < l.index("many"))' \
@@ -89,10 +92,15 @@ touch "$HOLD"
 serve_up
 wait_until 30 taken || fail "round 3: the mount did not take its baseline"
 rename2 "$MNT/$w/z" "$MNT/$w/g" 2 || fail "round 3: exchange"	# z: fifo, g: file
+mv "$MNT/$w/a" "$MNT/$w/b"
+mkdir "$MNT/$w/a"
+echo x >"$MNT/$w/a/x"
 rm -f "$HOLD"
 synced 60
 check "round 3: sync after the baseline exits 0" [ $? -eq 0 ]
 check "round 3: the stores are equal" stores_equal
 check "round 3: z is a FIFO on the peer, as on the primary" [ -p "$P_STORE/$w/z" ]
+check "round 3: b is empty on the peer, as on the primary" \
+	sh -c "[ -z \"\$(ls -A '$P_STORE/$w/b')\" ]"
 stop_mount
 finish
