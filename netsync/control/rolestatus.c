@@ -111,7 +111,8 @@ static void rolestatus_print_copy(const char *obj, void *arg)
 /* One side of a diverged path: "file 12 B 2026-...Z xxh3:abcd" or "absent". */
 static void rolestatus_side(const char *obj, const char *side, char *buf, size_t len)
 {
-	char key[32], type[16] = "", hash[40] = "", mtime[40] = "", sz[32];
+	char key[32], type[16] = "", hash[40] = "", mtime[40] = "", sz[32], owner[24] = "";
+	char xattrs[40] = "";
 	uint64_t size = 0;
 
 	snprintf(key, sizeof(key), "%s_type", side);
@@ -126,8 +127,12 @@ static void rolestatus_side(const char *obj, const char *side, char *buf, size_t
 	ctljson_get_str(obj, key, mtime, sizeof(mtime));
 	snprintf(key, sizeof(key), "%s_hash", side);
 	ctljson_get_str(obj, key, hash, sizeof(hash));
-	snprintf(buf, len, "%s %s %s %.16s", type, size_format_iec(size, sz, sizeof(sz)), mtime,
-		 hash);
+	snprintf(key, sizeof(key), "%s_owner", side);
+	ctljson_get_str(obj, key, owner, sizeof(owner));
+	snprintf(key, sizeof(key), "%s_xattrs", side);
+	ctljson_get_str(obj, key, xattrs, sizeof(xattrs));
+	snprintf(buf, len, "%s %s %s %.16s owner %s xattrs %.8s", type,
+		 size_format_iec(size, sz, sizeof(sz)), mtime, hash, owner, xattrs);
 }
 
 static void rolestatus_print_diverged(const char *obj, void *arg)

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -89,6 +90,7 @@ void resolver_reset(struct resolver *r)
 			close(r->in[i].fd);
 		free(r->in[i].path);
 		free(r->in[i].target);
+		free(r->in[i].xattrs);
 	}
 	free(r->in);
 	r->in = NULL;
@@ -194,6 +196,44 @@ int resolver_on_data(struct resolver *r, const struct proto_data *m)
 	return 0;
 }
 
+int resolver_on_xattr(struct resolver *r, const struct journal_op *op)
+{
+	struct resolver_item *it = r->n ? &r->in[r->n - 1] : NULL;
+	size_t n = op->xname ? strlen(op->xname) + 1 : 0;
+	uint32_t len = (uint32_t)op->xsize;
+	char *b;
+
+	if (!r->receiving || !it || !n || op->type != JOP_SETXATTR ||
+	    strcmp(it->path, op->path) != 0 || op->xsize > 65536)
+		return -EPROTO;
+	b = realloc(it->xattrs, it->xattrs_len + n + 4 + len);
+	if (!b)
+		return -ENOMEM;
+	memcpy(b + it->xattrs_len, op->xname, n);
+	memcpy(b + it->xattrs_len + n, &len, 4);
+	if (len)
+		memcpy(b + it->xattrs_len + n + 4, op->xvalue, len);
+	it->xattrs = b;
+	it->xattrs_len += n + 4 + len;
+	return 0;
+}
+
+/* The version's xattrs onto FD (the file or folder written). */
+static int resolver_set_xattrs(const struct resolver_item *it, int fd)
+{
+	for (size_t off = 0; off < it->xattrs_len;) {
+		const char *name = it->xattrs + off;
+		size_t n = strlen(name) + 1;
+		uint32_t len;
+
+		memcpy(&len, it->xattrs + off + n, 4);
+		if (fsetxattr(fd, name, it->xattrs + off + n + 4, len, 0) < 0)
+			return -errno;
+		off += n + 4 + len;
+	}
+	return 0;
+}
+
 /* mkdir -p of DEST's parents under MFD. */
 static int resolver_parents(int mfd, const char *dest)
 {
@@ -215,8 +255,8 @@ static int resolver_remove(const char *mountpoint, const char *dest)
 	struct stat st;
 
 	snprintf(p, sizeof(p), "%s/%s", mountpoint, dest);
-	if (lstat(p, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
+	if (lstat(p, &st) < 0)	/* below a file: gone already */
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
 	if (S_ISDIR(st.st_mode)) {
 		resolver_rm_tree(p);
 		return access(p, F_OK) == 0 ? -ENOTEMPTY : 0;
@@ -240,11 +280,27 @@ static int resolver_put(struct resolver *r, int mfd, const struct resolver_item 
 	if (rc < 0)
 		return rc;
 	if (S_ISDIR(it->mode)) {
+		struct stat st;
+
+		/* a file or symlink where the folder goes is this node's
+		 * version, kept aside already (p_saves) */
+		if (fstatat(mfd, dest, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+		    (rc = resolver_remove(r->mountpoint, dest)) < 0)
+			return rc;
 		if (mkdirat(mfd, dest, it->mode & 07777) < 0 && errno != EEXIST)
 			return -errno;
 		fchmodat(mfd, dest, it->mode & 07777, 0);
 		if (fchownat(mfd, dest, it->uid, it->gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM)
 			return -errno;
+		if (it->xattrs_len) {
+			int dfd = openat(mfd, dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			rc = dfd < 0 ? -errno : resolver_set_xattrs(it, dfd);
+			if (dfd >= 0)
+				close(dfd);
+			if (rc < 0)
+				return rc;
+		}
 		return utimensat(mfd, dest, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 	}
 	snprintf(tmp, sizeof(tmp), "%.*s.twinfs-resolve.%d.%d", slash ? (int)(slash - dest + 1) : 0,
@@ -273,6 +329,8 @@ static int resolver_put(struct resolver *r, int mfd, const struct resolver_item 
 			rc = -errno;
 		if (rc == 0 && fchown(out, it->uid, it->gid) < 0 && errno != EPERM)
 			rc = -errno;
+		if (rc == 0)
+			rc = resolver_set_xattrs(it, out);
 		if (close(out) < 0 && rc == 0)
 			rc = -errno;
 		if (rc < 0) {
@@ -301,6 +359,27 @@ static const struct resolver_item *resolver_find(const struct resolver *r, const
 	return NULL;
 }
 
+/* A folder's version comes with what it holds (versions_send_path):
+ * every item received below PATH goes below DEST. 0 or -errno. */
+static int resolver_put_below(struct resolver *r, int mfd, const char *path,
+			      const char *dest)
+{
+	size_t len = strlen(path);
+	char to[PATH_MAX];
+	int rc = 0;
+
+	for (size_t k = 0; k < r->n && rc >= 0; k++) {
+		const char *p = r->in[k].path;
+
+		if (strncmp(p, path, len) != 0 || p[len] != '/')
+			continue;
+		if (snprintf(to, sizeof(to), "%s%s", dest, p + len) >= (int)sizeof(to))
+			return -ENAMETOOLONG;
+		rc = resolver_put(r, mfd, &r->in[k], to, (int)(r->plan.n + k));
+	}
+	return rc;
+}
+
 static int resolver_run(struct resolver *r, int sfd, int mfd)
 {
 	char folder[128];
@@ -323,8 +402,11 @@ static int resolver_run(struct resolver *r, int sfd, int mfd)
 	for (size_t i = 0; i < r->plan.n && rc >= 0; i++) {
 		const struct resolution_item *it = &r->plan.it[i];
 
+		/* a folder that the secondary's version replaces goes aside
+		 * with its files */
 		if (it->p_saves)
-			rc = conflicts_save(r->state, r->plan.folder, sfd, it->e->path);
+			rc = (S_ISDIR(it->e->peer.mode) ? conflicts_save : conflicts_save_tree)
+				(r->state, r->plan.folder, sfd, it->e->path);
 		if (rc < 0)
 			snprintf(r->err, sizeof(r->err), "keeping /%s aside: %s", it->e->path,
 				 strerror(-rc));
@@ -337,6 +419,8 @@ static int resolver_run(struct resolver *r, int sfd, int mfd)
 			continue;
 		v = resolver_find(r, it->e->path);
 		rc = v ? resolver_put(r, mfd, v, it->dest, (int)i) : -ENODATA;
+		if (rc >= 0 && S_ISDIR(v->mode))
+			rc = resolver_put_below(r, mfd, it->e->path, it->dest);
 		if (rc < 0)
 			snprintf(r->err, sizeof(r->err), "writing /%s: %s", it->dest,
 				 strerror(-rc));

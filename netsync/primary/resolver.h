@@ -26,6 +26,8 @@ struct resolver_item {
 	int64_t mtime_ns;
 	char *target;		/* symlinks */
 	int fd;			/* STATE/incoming/<n> for a regular file, else -1 */
+	char *xattrs;		/* name NUL, u32 length, value; back to back */
+	size_t xattrs_len;
 };
 
 struct resolver;
@@ -61,6 +63,8 @@ int resolver_start(struct resolver *r, struct resolution *plan, bool restore,
 		   const char *stamp);
 int resolver_on_entry(struct resolver *r, const struct proto_entry *e);
 int resolver_on_data(struct resolver *r, const struct proto_data *m);
+/* An xattr of the version just received (an OP SETXATTR after its ENTRY). */
+int resolver_on_xattr(struct resolver *r, const struct journal_op *op);
 /* Every version is in: the worker applies them; done() follows on the
  * loop. 0 or -errno. */
 int resolver_apply(struct resolver *r);

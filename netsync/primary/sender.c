@@ -627,7 +627,7 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 	if (s->state == PEER_SPLIT && fr->h.type != PROTO_DIVERGED &&
 	    fr->h.type != PROTO_HEARTBEAT && fr->h.type != PROTO_ERROR &&
 	    fr->h.type != PROTO_GOODBYE && fr->h.type != PROTO_RESOLVE &&
-	    fr->h.type != PROTO_ENTRY && fr->h.type != PROTO_DATA)
+	    fr->h.type != PROTO_ENTRY && fr->h.type != PROTO_DATA && fr->h.type != PROTO_OP)
 		return -EPROTO;
 	switch (fr->h.type) {
 	case PROTO_HELLO:
@@ -665,6 +665,12 @@ static int sender_on_frame(struct sender *s, const struct proto_frame *fr)
 
 		rc = proto_decode_data(fr, &d);
 		return rc < 0 ? rc : resolver_on_data(&s->res, &d);
+	}
+	case PROTO_OP: {
+		struct proto_op o;	/* a version's xattr (versions.c) */
+
+		rc = proto_decode_op(fr, &o);
+		return rc < 0 ? rc : resolver_on_xattr(&s->res, &o.op);
 	}
 	case PROTO_TAIL:
 		if (s->state != PEER_STREAMING || s->split_stream)
@@ -821,18 +827,7 @@ static int sender_put_rec(struct sender *s, struct evbuffer *out,
 		if (rc != 0)
 			return rc < 0 ? rc : 0;
 	}
-	/* A replayed exchange or whiteout rename can act on entries from its
-	 * future: over its own result (a peer interrupted mid-apply) an
-	 * exchange undoes itself, equal mtimes fool the whiteout's "done" test,
-	 * NEEDS_SCAN answers acked before a reconnect hold the store as it was
-	 * after it. So can any rename the peer may have seen the result of
-	 * (seen_until): `mv a b; mkdir a; touch a/x` replayed there moves the
-	 * new a onto the empty b the first pass made, and no error says so.
-	 * Each is replayed, then both names go whole at the BATCH. */
-	if (r->seq <= s->resume_until && r->op.type == JOP_RENAME && r->op.path2 &&
-	    ((r->op.flags & (RENAME_EXCHANGE | RENAME_WHITEOUT)) || r->seq <= s->seen_until) &&
-	    (pathset_add(&s->c.paths_after, r->op.path, 0) < 0 ||
-	     pathset_add(&s->c.paths_after, r->op.path2, 0) < 0))
+	if (sender_scan_replayed(s, r) < 0)	/* renames from the peer's past */
 		return -ENOMEM;
 	if (r->seq <= s->repair_until) {	/* contents too (cursor repairs) */
 		rc = cursor_add_repair(&s->c, r->op.path);

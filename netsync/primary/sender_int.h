@@ -486,6 +486,10 @@ int sender_scan_cover(struct sender *s, const struct journal_rec *r);
  * have moved them (sender_scan.c). */
 void sender_scan_batch_end(struct sender *s);
 void sender_scan_forget(struct sender *s);
+/* R, sent as it is, is a RENAME the peer may hold the result of already
+ * (sender_scan.c): both its names go whole at the BATCH record. 0 or
+ * -ENOMEM. */
+int sender_scan_replayed(struct sender *s, const struct journal_rec *r);
 /* The batch's records are sent (its BATCH record): the names of the folder
  * of each path in c->names_after, as the store has them now, with SEQ.
  * 0 or -errno to drop the connection. */

@@ -586,6 +586,35 @@ int sender_scan_cover(struct sender *s, const struct journal_rec *r)
 	return rc < 0 ? rc : 1;
 }
 
+/*
+ * A replayed exchange or whiteout rename can act on entries from its
+ * future: over its own result (a peer interrupted mid-apply) an exchange
+ * undoes itself, equal mtimes fool the whiteout's "done" test, NEEDS_SCAN
+ * answers acked before a reconnect hold the store as it was after it. So
+ * can any rename the peer may have seen the result of (seen_until):
+ * `mv a b; mkdir a; touch a/x` replayed there moves the new a onto the
+ * empty b the first pass made, and no error says so. And any rename made
+ * while a walk ran (walk_window_end, a baseline's walk too): the walk may
+ * have read its result, and the record, replayed after the walk, swaps an
+ * exchange back or moves the later folder. Each is replayed, then both
+ * names go whole at the BATCH record.
+ */
+int sender_scan_replayed(struct sender *s, const struct journal_rec *r)
+{
+	const struct journal_op *op = &r->op;
+	bool swaps = op->flags & (RENAME_EXCHANGE | RENAME_WHITEOUT);
+
+	if (op->type != JOP_RENAME || !op->path2)
+		return 0;
+	if (!(r->seq <= s->resume_until && (swaps || r->seq <= s->seen_until)) &&
+	    r->seq > s->walk_window_end)
+		return 0;
+	if (pathset_add(&s->c.paths_after, op->path, 0) < 0 ||
+	    pathset_add(&s->c.paths_after, op->path2, 0) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 void sender_scan_forget(struct sender *s)
 {
 	for (size_t i = 0; i < s->n_moves; i++)
@@ -610,12 +639,24 @@ static void scan_names_after_one(const struct pathset_entry *e, void *arg)
 		x->rc = scan_put_names_now(x->s, x->out, x->seq, e->path);
 }
 
+/*
+ * A path sent whole here is read from the store now and again by its
+ * walk, which waits behind the batch's repairs (a dirty peer's: asked for
+ * block hashes, a round trip each), not as of the batch's last record: a
+ * later record made before those reads (an exchange of the path with
+ * another) is in what the peer gets already, and replayed in a later
+ * batch it would apply twice (the exchange swaps the names back). So each
+ * is kept as an answered NEEDS_SCAN path is, until the journal head of
+ * the batch's end.
+ */
 static void scan_paths_after_one(const struct pathset_entry *e, void *arg)
 {
 	struct names_after_ctx *x = arg;
 
 	if (x->rc == 0 && !cursor_walks(&x->s->c, e->path))
 		x->rc = sender_put_path(x->s, x->out, x->seq, e->path);
+	if (x->rc == 0)
+		x->rc = sender_scan_note(x->s, e->path);
 }
 
 /*

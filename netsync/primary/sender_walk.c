@@ -169,7 +169,11 @@ int cursor_add_repair(struct cursor *c, const char *path)
  * state of an entry the walk happened to see, replaying them gives the
  * final state, because the receiver's ops are idempotent (creating an
  * existing file or directory, unlinking a missing name, renaming a name
- * already renamed all succeed) and dirty data is re-sent by range.
+ * already renamed all succeed) and dirty data is re-sent by range. Not
+ * a rename: an exchange swaps back what the walk read after it, and
+ * `mv a b; mkdir a; touch a/x` moves the later a onto b; so each rename
+ * up to the walk's end sends both names whole at its BATCH record too
+ * (sender_scan_replayed).
  * If the connection drops before S is acked, the peer still reports a
  * position below S (or 0), so the next HELLO starts the baseline again.
  *

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,6 +70,25 @@ int conflicts_begin(const char *state, const char *why, char *id, size_t len)
 	return 0;
 }
 
+/* The replicated xattrs (user.*, trusted.*) of IN onto OUT: a version is
+ * kept whole. Best effort: a copy without them still keeps the data. */
+static void conflicts_copy_xattrs(int in, int out)
+{
+	char names[4096], val[65536];
+	ssize_t n = flistxattr(in, names, sizeof(names));
+
+	for (ssize_t off = 0; n > 0 && off < n; off += (ssize_t)strlen(names + off) + 1) {
+		const char *x = names + off;
+		ssize_t v;
+
+		if (strncmp(x, "user.", 5) != 0 && strncmp(x, "trusted.", 8) != 0)
+			continue;
+		v = fgetxattr(in, x, val, sizeof(val));
+		if (v >= 0)
+			(void)fsetxattr(out, x, val, (size_t)v, 0);
+	}
+}
+
 int conflicts_copy_entry(int src_dirfd, const char *src_name, int dst_dirfd,
 			 const char *dst_name)
 {
@@ -119,6 +139,7 @@ int conflicts_copy_entry(int src_dirfd, const char *src_name, int dst_dirfd,
 			break;	/* the file shrank meanwhile */
 		left -= n;
 	}
+	conflicts_copy_xattrs(in, out);
 	if (fchmod(out, st.st_mode & 07777) < 0 || fsync(out) < 0)
 		rc = -errno;
 out_out:
@@ -165,7 +186,54 @@ static int conflicts_parent(int dirfd, const char *path, const char **name, bool
 	return fd < 0 ? -errno : fd;
 }
 
-int conflicts_save(const char *state, const char *id, int store_fd, const char *path)
+/* A folder's files, symlinks and subfolders (what a folder's version
+ * holds), SRC into DST. 0 or -errno. */
+static int conflicts_copy_tree(int src, int dst, int depth)
+{
+	int fd = fcntl(src, F_DUPFD_CLOEXEC, 0), rc = 0;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	while (rc == 0 && (de = readdir(d))) {
+		struct stat st;
+		int s2, d2;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    fstatat(src, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
+				rc = conflicts_copy_entry(src, de->d_name, dst, de->d_name);
+			continue;
+		}
+		if (depth > 256)
+			continue;
+		if (mkdirat(dst, de->d_name, 0700) < 0 && errno != EEXIST) {
+			rc = -errno;
+			break;
+		}
+		s2 = openat(src, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		d2 = openat(dst, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (s2 >= 0 && d2 >= 0)
+			rc = conflicts_copy_tree(s2, d2, depth + 1);
+		else
+			rc = -errno;
+		if (s2 >= 0)
+			close(s2);
+		if (d2 >= 0)
+			close(d2);
+	}
+	closedir(d);
+	return rc;
+}
+
+static int conflicts_save_at(const char *state, const char *id, int store_fd,
+			     const char *path, bool tree)
 {
 	const char *name, *sname;
 	struct stat st;
@@ -176,7 +244,7 @@ int conflicts_save(const char *state, const char *id, int store_fd, const char *
 	dir = conflicts_open(state, id, true);
 	if (dir < 0)
 		return dir;
-	if (S_ISDIR(st.st_mode)) {
+	if (S_ISDIR(st.st_mode) && !tree) {
 		rc = conflicts_parent(dir, path, &name, true);
 		if (rc >= 0) {
 			if (mkdirat(rc, name, 0700) < 0 && errno != EEXIST)
@@ -186,6 +254,27 @@ int conflicts_save(const char *state, const char *id, int store_fd, const char *
 		}
 		close(dir);
 		return rc;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		int src = openat(store_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int pd = conflicts_parent(dir, path, &name, true), dst = -1;
+
+		close(dir);
+		rc = src < 0 ? -errno : pd;
+		if (rc >= 0 && mkdirat(pd, name, 0700) < 0 && errno != EEXIST)
+			rc = -errno;
+		if (rc >= 0 && (dst = openat(pd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					     O_CLOEXEC)) < 0)
+			rc = -errno;
+		if (rc >= 0)
+			rc = conflicts_copy_tree(src, dst, 0);
+		if (src >= 0)
+			close(src);
+		if (pd >= 0)
+			close(pd);
+		if (dst >= 0)
+			close(dst);
+		return rc < 0 ? rc : 1;
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
 		close(dir);
@@ -205,6 +294,16 @@ int conflicts_save(const char *state, const char *id, int store_fd, const char *
 	close(sdir);
 	close(dir);
 	return rc < 0 ? rc : 1;
+}
+
+int conflicts_save(const char *state, const char *id, int store_fd, const char *path)
+{
+	return conflicts_save_at(state, id, store_fd, path, false);
+}
+
+int conflicts_save_tree(const char *state, const char *id, int store_fd, const char *path)
+{
+	return conflicts_save_at(state, id, store_fd, path, true);
 }
 
 /* Same type and content (symlink target, file bytes). 1, 0 or -errno. */

@@ -26,6 +26,9 @@ int conflicts_begin(const char *state, const char *why, char *id, size_t len);
  * has nothing there, or -errno.
  */
 int conflicts_save(const char *state, const char *id, int store_fd, const char *path);
+/* The same, a folder with everything in it (a folder's version that the
+ * winner's replaces by something else goes with its files). */
+int conflicts_save_tree(const char *state, const char *id, int store_fd, const char *path);
 /* Removes the copy of PATH when the store's entry now has the same type
  * and content (no conflict after all). 1 if the copy is kept, 0 if
  * removed or absent, -errno. */

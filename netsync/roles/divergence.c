@@ -69,7 +69,10 @@ static int divergence_read(struct divergence *d, int store_fd, const char *path,
 		s->mode = inv.e[0].mode;
 		s->size = inv.e[0].size;
 		s->mtime_ns = inv.e[0].mtime_ns;
+		s->uid = inv.e[0].uid;
+		s->gid = inv.e[0].gid;
 		memcpy(s->hash, inv.e[0].hash, 16);
+		memcpy(s->xattrs, inv.e[0].xattrs, 16);
 		if (S_ISLNK(s->mode) && inv.e[0].target) {
 			/* a symlink's "content" is its target */
 			size_t n = strlen(inv.e[0].target);
@@ -100,7 +103,10 @@ static int divergence_send(struct divergence *d, size_t *idx, size_t nidx, uint3
 		v[i].mode = e->here.mode;
 		v[i].size = e->here.size;
 		v[i].mtime_ns = e->here.mtime_ns;
+		v[i].uid = e->here.uid;
+		v[i].gid = e->here.gid;
 		memcpy(v[i].hash, e->here.hash, 16);
+		memcpy(v[i].xattrs, e->here.xattrs, 16);
 		if (bytes + proto_version_size(&v[i]) > PROTO_DIV_CHUNK) {
 			rc = proto_encode_diverged(out, flags & PROTO_DIV_F_ANSWER, v + start,
 						   i - start);
@@ -161,6 +167,8 @@ static bool divergence_same(const struct div_entry *e)
 	if (!a->mode && !b->mode)
 		return true;
 	return a->mode == b->mode && a->size == b->size && a->mtime_ns == b->mtime_ns &&
+	       a->uid == b->uid && a->gid == b->gid &&
+	       memcmp(a->xattrs, b->xattrs, 16) == 0 &&
 	       divergence_hashed(a) && divergence_hashed(b) &&
 	       memcmp(a->hash, b->hash, 16) == 0;
 }
@@ -231,7 +239,10 @@ static int divergence_on_held(struct divergence *d, int store_fd, struct proto_d
 		e->peer.mode = v.mode;
 		e->peer.size = v.size;
 		e->peer.mtime_ns = v.mtime_ns;
+		e->peer.uid = v.uid;
+		e->peer.gid = v.gid;
 		memcpy(e->peer.hash, v.hash, 16);
+		memcpy(e->peer.xattrs, v.xattrs, 16);
 		if (!(m->flags & PROTO_DIV_F_ANSWER))
 			rc = divergence_read(d, store_fd, e->path, &e->here);
 		idx[n++] = (size_t)(e - d->e);
@@ -273,7 +284,10 @@ int divergence_on_frame(struct divergence *d, int store_fd, const struct proto_f
 		e->peer.mode = v.mode;
 		e->peer.size = v.size;
 		e->peer.mtime_ns = v.mtime_ns;
+		e->peer.uid = v.uid;
+		e->peer.gid = v.gid;
 		memcpy(e->peer.hash, v.hash, 16);
+		memcpy(e->peer.xattrs, v.xattrs, 16);
 	}
 	if (rc < 0)
 		return rc;
@@ -398,6 +412,15 @@ static void divergence_side_json(struct json *w, const char *side, const struct 
 	for (int i = 0; i < 16; i++)
 		snprintf(hex + 2 * i, 3, "%02x", s->hash[i]);
 	snprintf(key, sizeof(key), "%s_hash", side);
+	json_key(w, key);
+	json_string(w, hex);
+	snprintf(t, sizeof(t), "%u:%u", s->uid, s->gid);
+	snprintf(key, sizeof(key), "%s_owner", side);
+	json_key(w, key);
+	json_string(w, t);
+	for (int i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", s->xattrs[i]);
+	snprintf(key, sizeof(key), "%s_xattrs", side);
 	json_key(w, key);
 	json_string(w, hex);
 }

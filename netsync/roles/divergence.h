@@ -26,6 +26,8 @@ struct div_side {
 	uint64_t size;
 	int64_t mtime_ns;
 	uint8_t hash[16];
+	uint32_t uid, gid;
+	uint8_t xattrs[16];	/* digest of the replicated xattrs */
 };
 
 struct div_entry {

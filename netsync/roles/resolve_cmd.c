@@ -86,7 +86,7 @@ static int resolve_wait(const char *state, const char *key, double timeout_s)
 
 	for (;;) {
 		bool on = false;
-		char text[8] = "";
+		char text[8] = "", err[1200] = "";
 		int rc = control_call(state, "status", RESOLVE_ASK_MS, &reply);
 
 		if (rc < 0)
@@ -94,9 +94,14 @@ static int resolve_wait(const char *state, const char *key, double timeout_s)
 		if (ctljson_get_bool(reply, key, &on) < 0 &&
 		    ctljson_get_str(reply, key, text, sizeof(text)) == 0 && text[0])
 			on = true;
+		ctljson_get_str(reply, "last_error", err, sizeof(err));
 		free(reply);
 		if (!on)
 			return EX_OK;
+		if (strncmp(err, "resolve failed", 14) == 0) {
+			fprintf(stderr, "twinfs resolve: %s\n", err);
+			return EX_UNAVAILABLE;
+		}
 		if (clock_mono_s() > end) {
 			fprintf(stderr, "twinfs resolve: not finished after %.0f s (see twinfs "
 				"status)\n", timeout_s);

@@ -1028,6 +1028,9 @@ static int serve_ctl_resolve(struct control_req *req, int argc, char **argv, voi
 	struct serve *s = arg;
 	bool ready = s->bev && s->state == PEER_SPLIT && s->div.complete;
 
+	if (ready && !(argc > 2 && strcmp(argv[2], "dry") == 0) &&
+	    strncmp(s->last_error, "resolve failed", 14) == 0)
+		serve_set_error(s, "%s", "");	/* a new try: its own outcome */
 	splitres_ctl_resolve(&s->div, ready ? bufferevent_get_output(s->bev) : NULL,
 			     s->node_name, argc > 1 ? argv[1] : "",
 			     argc > 2 && strcmp(argv[2], "dry") == 0, control_req_out(req));

@@ -300,8 +300,12 @@ static void serve_split_resolve(struct serve *s, const struct proto_frame *f)
 	if (proto_decode_resolve(f, &m) < 0) {
 		serve_conn_fail(s, PROTO_E_BADFRAME, "malformed RESOLVE frame");
 	} else if (m.step == PROTO_RS_BEGIN) {
-		splitres_begin(&s->div, &m, s->o->state, receiver_store_fd(s->recv),
-			       s->node_name, bufferevent_get_output(s->bev));
+		const char *err = splitres_begin(&s->div, &m, s->o->state,
+						 receiver_store_fd(s->recv), s->node_name,
+						 bufferevent_get_output(s->bev));
+
+		/* `twinfs resolve` waiting on this node reads it (status) */
+		serve_set_error(s, "%s%s", err ? "resolve failed: " : "", err ? err : "");
 		s->last_tx_ns = clock_mono_ns();
 	} else if (m.step == PROTO_RS_DONE) {
 		serve_resolve_done(s, &m);

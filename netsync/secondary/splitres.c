@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/json.h"
@@ -70,24 +71,27 @@ void splitres_ctl_resolve(const struct divergence *d, struct evbuffer *peer,
 	resolution_free(&plan);
 }
 
-void splitres_begin(const struct divergence *d, const struct proto_resolve *m,
-		    const char *state, int store_fd, const char *node, struct evbuffer *out)
+const char *splitres_begin(const struct divergence *d, const struct proto_resolve *m,
+			   const char *state, int store_fd, const char *node, struct evbuffer *out)
 {
 	struct proto_resolve r = { .step = PROTO_RS_FILES };
 	struct resolution plan;
-	char err[300] = "";
+	static char err[300];
 	long long rc;
 
+	err[0] = '\0';
 	rc = resolution_plan(d, false, (enum proto_keep)m->keep, m->name, m->stamp, &plan);
 	/* a path held back after the primary planned: both plans must agree */
 	if (rc >= 0 && m->seq != d->held)
 		rc = -ESTALE;
 	for (size_t i = 0; rc >= 0 && i < plan.n; i++)
-		if (plan.it[i].s_saves)
-			rc = conflicts_save(state, plan.folder, store_fd, plan.it[i].e->path);
+		if (plan.it[i].s_saves)	/* a folder the primary's replaces: whole */
+			rc = (S_ISDIR(plan.it[i].e->peer.mode) ? conflicts_save :
+			      conflicts_save_tree)(state, plan.folder, store_fd,
+						   plan.it[i].e->path);
 	for (size_t i = 0; rc >= 0 && i < plan.n; i++)
 		if (plan.it[i].s_sends)
-			rc = versions_send(out, store_fd, plan.it[i].e->path, plan.it[i].e->path);
+			rc = versions_send_path(out, store_fd, plan.it[i].e->path);
 	if (rc >= 0)
 		conflicts_finish(state, plan.folder);
 	if (rc < 0) {
@@ -104,6 +108,7 @@ void splitres_begin(const struct divergence *d, const struct proto_resolve *m,
 		 "conflicts=%s%s%s", m->keep, plan.n, plan.folder, err[0] ? " err=" : "", err);
 	resolution_free(&plan);
 	proto_encode_resolve(out, &r);
+	return err[0] ? err : NULL;
 }
 
 void splitres_ctl_restore(const char *state, const char *folder, struct evbuffer *peer,

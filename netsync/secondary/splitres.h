@@ -23,8 +23,9 @@
 void splitres_ctl_resolve(const struct divergence *d, struct evbuffer *peer,
 			  const char *node, const char *word, bool dry, struct evbuffer *reply);
 /* RESOLVE BEGIN: the losers to STATE/conflicts/<stamp>-resolve, then the
- * versions the primary takes and RESOLVE FILES (or FAILED) into OUT. */
-void splitres_begin(const struct divergence *d, const struct proto_resolve *m,
+ * versions the primary takes and RESOLVE FILES (or FAILED) into OUT.
+ * Returns NULL, or why it failed (static until the next call). */
+const char *splitres_begin(const struct divergence *d, const struct proto_resolve *m,
 		    const char *state, int store_fd, const char *node, struct evbuffer *out);
 /* `restore FOLDER`: RESOLVE RESTORE, the folder's files, RESOLVE FILES into
  * PEER (NULL: no primary streaming, refused). On success RESTORING holds

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "netsync/delta/inventory.h"
@@ -23,6 +24,31 @@ static void versions_free_block(const void *data, size_t len, void *arg)
 	(void)len;
 	(void)arg;
 	free((void *)data);
+}
+
+/* The replicated xattrs (user.*, trusted.*) of FD as OP SETXATTR frames
+ * named AS, after its ENTRY: the version goes whole. 0 or -errno. */
+static int versions_xattrs(struct evbuffer *out, int fd, const char *as)
+{
+	char names[4096], val[65536];
+	ssize_t n = flistxattr(fd, names, sizeof(names));
+	int rc = 0;
+
+	for (ssize_t off = 0; n > 0 && off < n && rc == 0;
+	     off += (ssize_t)strlen(names + off) + 1) {
+		struct journal_op op = { .type = JOP_SETXATTR, .path = as, .xname = names + off };
+		ssize_t v;
+
+		if (strncmp(op.xname, "user.", 5) != 0 && strncmp(op.xname, "trusted.", 8) != 0)
+			continue;
+		v = fgetxattr(fd, op.xname, val, sizeof(val));
+		if (v < 0)
+			continue;
+		op.xvalue = val;
+		op.xsize = (size_t)v;
+		rc = proto_encode_op(out, 0, &op);
+	}
+	return rc;
 }
 
 long long versions_send(struct evbuffer *out, int rootfd, const char *path, const char *as)
@@ -39,15 +65,21 @@ long long versions_send(struct evbuffer *out, int rootfd, const char *path, cons
 	e = rc == 1 ? inv.e[0] : gone;
 	e.path = as;
 	rc = proto_encode_entry(out, &e);
-	if (rc < 0 || !S_ISREG(e.mode))
+	if (rc < 0 || !(S_ISREG(e.mode) || S_ISDIR(e.mode)))
 		goto out;
 	rc = path_resolve(rootfd, path, false, &ref);
 	if (rc < 0)
 		goto out;
-	fd = openat(ref.dirfd, ref.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(ref.dirfd, ref.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+		    (S_ISDIR(e.mode) ? O_DIRECTORY : 0));
 	path_put(&ref);
 	if (fd < 0) {
 		rc = -errno;
+		goto out;
+	}
+	rc = versions_xattrs(out, fd, as);
+	if (rc < 0 || S_ISDIR(e.mode)) {
+		close(fd);
 		goto out;
 	}
 	for (;;) {
@@ -78,7 +110,8 @@ out:
 	return rc < 0 ? rc : sent;
 }
 
-static int versions_walk(struct evbuffer *out, int rootfd, int dirfd, const char *rel, int depth)
+static int versions_walk(struct evbuffer *out, int rootfd, int dirfd, const char *rel, int depth,
+			 bool dirs)
 {
 	struct dirent *de;
 	int n = 0, fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
@@ -104,9 +137,14 @@ static int versions_walk(struct evbuffer *out, int rootfd, int dirfd, const char
 			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 					 O_CLOEXEC);
 
-			if (sub < 0 || depth > 256)
+			if (sub < 0 || depth > 256) {
+				if (sub >= 0)
+					close(sub);
 				continue;
-			rc = versions_walk(out, rootfd, sub, path, depth + 1);
+			}
+			rc = dirs ? versions_send(out, rootfd, path, path) : 0;
+			if (rc >= 0)
+				rc = versions_walk(out, rootfd, sub, path, depth + 1, dirs);
 			close(sub);
 		} else {
 			rc = versions_send(out, rootfd, path, path);
@@ -125,5 +163,22 @@ static int versions_walk(struct evbuffer *out, int rootfd, int dirfd, const char
 
 int versions_send_tree(struct evbuffer *out, int dirfd)
 {
-	return versions_walk(out, dirfd, dirfd, "", 0);
+	return versions_walk(out, dirfd, dirfd, "", 0, false);
+}
+
+long long versions_send_path(struct evbuffer *out, int rootfd, const char *path)
+{
+	long long rc = versions_send(out, rootfd, path, path);
+	struct path_ref ref;
+	int fd;
+
+	if (rc < 0 || path_resolve(rootfd, path, false, &ref) < 0)
+		return rc;
+	fd = openat(ref.dirfd, ref.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	path_put(&ref);
+	if (fd < 0)
+		return rc;	/* not a folder: sent whole above */
+	rc = versions_walk(out, rootfd, fd, path, 1, true);
+	close(fd);
+	return rc;
 }

@@ -17,5 +17,8 @@ long long versions_send(struct evbuffer *out, int rootfd, const char *path, cons
 /* Every non-directory of the tree under DIRFD (a conflict folder), each
  * as its own path. Returns the number sent, or -errno. */
 int versions_send_tree(struct evbuffer *out, int dirfd);
+/* PATH as itself and, for a folder, everything in it (folders included),
+ * as `resolve` sends a version. Returns >= 0 or -errno. */
+long long versions_send_path(struct evbuffer *out, int rootfd, const char *path);
 
 #endif

@@ -101,9 +101,10 @@ const char *limits_over_name(enum limits_over why)
 }
 
 /* The largest payload of TYPE a secondary ever sends; 0 for a type it
- * never sends. Lists (HASHES, TAIL, DIVERGED) go up to the protocol's
- * 256 KiB; DATA (its versions of files in a split brain's resolution) in
- * PROTO_BLOCK_SIZE blocks. */
+ * never sends. Lists (HASHES, TAIL, DIVERGED) and OP (a version's xattr
+ * in a split brain's resolution, values up to 64 KiB) go up to the
+ * protocol's 256 KiB; DATA (its versions of files) in PROTO_BLOCK_SIZE
+ * blocks. */
 static uint32_t limits_secondary_max(unsigned type)
 {
 	switch (type) {
@@ -119,6 +120,7 @@ static uint32_t limits_secondary_max(unsigned type)
 	case PROTO_HASHES:
 	case PROTO_TAIL:
 	case PROTO_DIVERGED:
+	case PROTO_OP:
 		return PROTO_MAX_META_PAYLOAD;
 	case PROTO_DATA:
 		return PROTO_BLOCK_SIZE + 8192u;

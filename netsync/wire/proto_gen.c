@@ -82,7 +82,7 @@ int proto_decode_tail_ack(const struct proto_frame *f, uint64_t *seq)
 
 size_t proto_version_size(const struct proto_version *v)
 {
-	return wire_str_size(v->path) + 4 + 8 + 8 + 16;
+	return wire_str_size(v->path) + 4 + 8 + 8 + 16 + 4 + 4 + 16;
 }
 
 int proto_encode_diverged(struct evbuffer *out, uint32_t flags,
@@ -112,6 +112,9 @@ int proto_encode_diverged(struct evbuffer *out, uint32_t flags,
 		wire_put_u64(&w, v[i].size);
 		wire_put_u64(&w, (uint64_t)v[i].mtime_ns);
 		wire_put_bytes(&w, v[i].hash, 16);
+		wire_put_u32(&w, v[i].uid);
+		wire_put_u32(&w, v[i].gid);
+		wire_put_bytes(&w, v[i].xattrs, 16);
 	}
 	rc = w.err ? -EINVAL : proto_encode_raw(out, PROTO_DIVERGED, buf, plen);
 	free(buf);
@@ -120,7 +123,7 @@ int proto_encode_diverged(struct evbuffer *out, uint32_t flags,
 
 int proto_diverged_next(struct proto_diverged *m, struct proto_version *v)
 {
-	const uint8_t *hash = NULL;
+	const uint8_t *hash = NULL, *xattrs = NULL;
 	uint64_t mt = 0;
 
 	if (wire_remaining(&m->r) == 0)
@@ -132,8 +135,13 @@ int proto_diverged_next(struct proto_diverged *m, struct proto_version *v)
 	wire_get_u64(&m->r, &mt);
 	if (wire_get_bytes(&m->r, 16, &hash) < 0 || m->r.err)
 		return -EBADMSG;
+	wire_get_u32(&m->r, &v->uid);
+	wire_get_u32(&m->r, &v->gid);
+	if (wire_get_bytes(&m->r, 16, &xattrs) < 0 || m->r.err)
+		return -EBADMSG;
 	v->mtime_ns = (int64_t)mt;
 	memcpy(v->hash, hash, 16);
+	memcpy(v->xattrs, xattrs, 16);
 	return 1;
 }
 

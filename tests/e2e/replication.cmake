@@ -56,3 +56,4 @@ twinfs_e2e_test(e2e_fidelity_apply_error tests/e2e/fidelity_apply_error.sh TIMEO
 twinfs_e2e_test(e2e_fidelity_sync_truth tests/e2e/fidelity_sync_truth.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_dirty_replay tests/e2e/fidelity_dirty_replay.sh TIMEOUT 150)
 twinfs_e2e_test(e2e_fidelity_dirty_rename tests/e2e/fidelity_dirty_rename.sh TIMEOUT 90)
+twinfs_e2e_test(e2e_fidelity_exchange_reread tests/e2e/fidelity_exchange_reread.sh TIMEOUT 120)

@@ -99,7 +99,7 @@ static void test_frame_cap(void **state)
 	evbuffer_drain(b, evbuffer_get_length(b));
 
 	/* a type a secondary never sends */
-	put_header(b, PROTO_OP, 100);
+	put_header(b, PROTO_PRUNE, 100);
 	assert_int_equal(limits_frame_next(b, PROTO_ROLE_SECONDARY, &f), -EPROTO);
 	evbuffer_drain(b, evbuffer_get_length(b));
 
