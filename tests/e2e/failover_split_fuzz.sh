@@ -17,8 +17,8 @@ command -v nsenter >/dev/null || skip "nsenter missing (apt install util-linux)"
 S=${SPLITFUZZ_SEED:-1}
 SF="python3 $TWINFS_SRC/tests/e2e/splitfuzz.py --twinfs $TWINFS_BIN --keep $T/seeds
 	--seed-timeout 100 --resolve-timeout 20 --stream-timeout 15"
-# the regressions the fuzzer found, each a fixed op list (open/ holds the
-# failures found and not fixed yet, with why: run them with --case)
+# the regressions the fuzzer found, each a fixed op list (each file says
+# why; failures found and not fixed yet go to open/, which is not run)
 for c in "$TWINFS_SRC"/tests/e2e/splitfuzz_cases/*.json; do
 	check "case $(basename "$c" .json)" $SF --seeds 0 --case "$c"
 done
