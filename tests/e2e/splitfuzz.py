@@ -21,8 +21,10 @@ seed, from scratch, two nodes in network namespaces this process creates
        b   every path A changed (STATE/tail after demote) and listed is as
            A left it (the snapshot), and so is everything below one that
            is not a folder;
-       c   A's and B's stores differ only at or below listed paths (B's
-           other changes reached A), polled until true or the timeout;
+       c   A's and B's stores differ only at listed paths and below listed
+           paths that are not folders on both nodes (a listed folder holds
+           only itself: B's other changes reached A), polled until true
+           or the timeout (before it, the stream may still be running);
   5. `resolve --keep local|peer|both` on A or B, then `sync` on B:
        resolve, sync  exit 0;
        equal          treecmp of both stores, mtimes included;
@@ -444,6 +446,7 @@ class Seed:
         listed = self.check_streamed(A, B)
         self.check_held(A, snapA, tailA, listed)
         # 5. resolve, sync
+        scanned = {"A": treecmp.scan(A.store), "B": treecmp.scan(B.store)}
         before = {}
         for n in (A, B):
             for h, ps in content_hashes(n.store, tag=n.name + ":").items():
@@ -469,8 +472,17 @@ class Seed:
                 after |= set(content_hashes(c))
         lost = sorted(" ".join(ps) for h, ps in before.items() if h not in after)
         if lost:
-            self.fail("versions", ["the content of %s (before the resolve) is in neither "
-                                   "store nor any conflicts folder after it" % p for p in lost])
+            def where(p):       # what the other node held at that path
+                n, rel = p.split(":", 1)
+                other = B if n == "A" else A
+                e = scanned[other.name].get(rel)
+                return "%s; %s held %s there" % (
+                    "listed" if any(under(rel, x) for x in listed) else "not listed",
+                    other.name, e and (e.get("content") or e.get("type")))
+            self.fail("versions", ["the content of %s (before the resolve: %s) is in neither "
+                                   "store nor any conflicts folder after it"
+                                   % (p, where(p.split()[0])) for p in lost]
+                      + ["listed before the resolve: %s" % " ".join(sorted(listed))])
         for n in (A, B):
             if n.status().get("split_brain"):
                 self.fail("over", ["%s still says split_brain after resolve and sync" % n.name])
@@ -512,9 +524,16 @@ class Seed:
             listed = set(la) | set(lb)
             state["listed"] = listed
 
-            def cov(p):
-                return any(under(p, x) for x in listed)
             sa_, sb_ = treecmp.scan(A.store), treecmp.scan(B.store)
+            # a listed folder holds only itself (hold.h): what is below it
+            # takes B's changes unless listed itself; below a listed path
+            # that is not a folder on one of the nodes, B has nothing to
+            # send into A's folder, or A's is not a folder
+            sub = [x for x in listed if sa_.get(x, {}).get("type") != "dir" or
+                   sb_.get(x, {}).get("type") != "dir"]
+
+            def cov(p):
+                return p in listed or any(under(p, x) for x in sub)
             for p in sorted(set(sa_) | set(sb_)):
                 if cov(p):
                     continue
