@@ -9,6 +9,7 @@
 #include "netsync/secondary/serve_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -242,7 +243,7 @@ static void serve_split_resolve(struct serve *s, const struct proto_frame *f)
 						 bufferevent_get_output(s->bev));
 
 		/* `twinfs resolve` waiting on this node reads it (status) */
-		serve_set_error(s, "%s%s", err ? "resolve failed: " : "", err ? err : "");
+		snprintf(s->res_error, sizeof(s->res_error), "%s", err ? err : "");
 		s->last_tx_ns = clock_mono_ns();
 	} else if (m.step == PROTO_RS_DONE) {
 		serve_resolve_done(s, &m);
@@ -250,6 +251,7 @@ static void serve_split_resolve(struct serve *s, const struct proto_frame *f)
 		log_error("the primary could not resolve the split brain", "why=\"%s\"",
 			  m.name);
 		serve_set_error(s, "resolve failed on the primary: %s", m.name);
+		snprintf(s->res_error, sizeof(s->res_error), "on the primary: %s", m.name);
 	}
 }
 
