@@ -104,6 +104,28 @@ static bool serve_split_held(struct serve *s, const char *path)
 	return true;
 }
 
+/*
+ * A frame that fails on this store during the split brain meets what this
+ * node changed (a path it moved, removed or replaced, which a frame the
+ * hold held back would have made fit): it is held back too, and its path
+ * listed, instead of dropping the connection to repair a path the
+ * resolution decides. A frame that is malformed or names a path it may
+ * not, or a store that refuses writes, fails the connection as ever.
+ */
+static void serve_split_failed(struct serve *s, const char *what, const char *path,
+			       const char *path2, int rc)
+{
+	if (!path || !path[0] || rc == -EBADMSG || rc == -EINVAL || rc == -EXDEV ||
+	    rc == -ENOSPC || rc == -EDQUOT || rc == -EROFS || rc == -EIO || rc == -ENOMEM) {
+		serve_apply_failed(s, what, rc);
+		return;
+	}
+	log_info("split brain: a change of the primary's does not apply here; held back",
+		 "peer=%s op=%s path=/%s err=%s", s->peer, what, path, strerror(-rc));
+	if (serve_split_held(s, path))
+		serve_split_held(s, path2);
+}
+
 /* OP: applied, or held back with both its paths (a symlink's path2 is
  * its target). */
 static void serve_split_op(struct serve *s, const struct proto_op *m)
@@ -115,7 +137,8 @@ static void serve_split_op(struct serve *s, const struct proto_op *m)
 		if (serve_split_held(s, m->op.path) && m->op.type != JOP_SYMLINK)
 			serve_split_held(s, m->op.path2);
 	} else if ((rc = receiver_op(s->recv, m)) < 0) {
-		serve_apply_failed(s, proto_op_name(m->op.type), rc);
+		serve_split_failed(s, proto_op_name(m->op.type), m->op.path,
+				   m->op.type == JOP_SYMLINK ? NULL : m->op.path2, rc);
 	}
 }
 
@@ -134,7 +157,7 @@ static void serve_split_prune(struct serve *s, struct proto_prune *m)
 		rc = receiver_prune(s->recv, m);
 	free(keep);
 	if (rc < 0)
-		serve_apply_failed(s, "prune", rc);
+		serve_split_failed(s, "prune", receiver_failed_path(s->recv), NULL, rc);
 }
 
 /* A frame of the primary's stream during the split brain. 0, or -EBADMSG
@@ -161,7 +184,7 @@ static int serve_split_stream_frame(struct serve *s, const struct proto_frame *f
 		if (hold_covers(&s->hold, m.path) || hold_above(&s->hold, m.path))
 			serve_split_held(s, m.path);
 		else if ((rc = receiver_data(s->recv, &m)) < 0)
-			serve_apply_failed(s, "write", rc);
+			serve_split_failed(s, "write", m.path, NULL, rc);
 		return 0;
 	}
 	case PROTO_ATTR: {
@@ -173,7 +196,7 @@ static int serve_split_stream_frame(struct serve *s, const struct proto_frame *f
 		if (hold_covers(&s->hold, m.path))
 			serve_split_held(s, m.path);
 		else if ((rc = receiver_attr(s->recv, &m)) < 0)
-			serve_apply_failed(s, "setattr", rc);
+			serve_split_failed(s, "setattr", m.path, NULL, rc);
 		return 0;
 	}
 	case PROTO_PRUNE: {
