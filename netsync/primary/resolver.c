@@ -359,8 +359,39 @@ static const struct resolver_item *resolver_find(const struct resolver *r, const
 	return NULL;
 }
 
-/* A folder's version comes with what it holds (versions_send_path):
- * every item received below PATH goes below DEST. 0 or -errno. */
+/* P is a path the plan lists, or below one, other than FOLDER. */
+static bool resolver_planned(const struct resolver *r, const char *p, const char *folder)
+{
+	for (size_t i = 0; i < r->plan.n; i++) {
+		const char *q = r->plan.it[i].e->path;
+		size_t n = strlen(q);
+
+		if (strcmp(q, folder) != 0 && strncmp(p, q, n) == 0 &&
+		    (p[n] == '\0' || p[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* An entry below a folder whose version went beside as a conflict copy
+ * (with everything in it): its version is there. */
+static bool resolver_beside_above(const struct resolver *r, const char *p)
+{
+	for (size_t i = 0; i < r->plan.n; i++) {
+		const struct resolution_item *it = &r->plan.it[i];
+		size_t n = strlen(it->e->path);
+
+		if (it->dest && strcmp(it->dest, it->e->path) != 0 &&
+		    strncmp(p, it->e->path, n) == 0 && p[n] == '/')
+			return true;
+	}
+	return false;
+}
+
+/* A folder's version where this node has no folder comes with what it
+ * holds (versions_send_path): every item received below PATH goes below
+ * DEST, but, in place, the paths the plan lists and what is below them
+ * (their own items). 0 or -errno. */
 static int resolver_put_below(struct resolver *r, int mfd, const char *path,
 			      const char *dest)
 {
@@ -371,11 +402,17 @@ static int resolver_put_below(struct resolver *r, int mfd, const char *path,
 	for (size_t k = 0; k < r->n && rc >= 0; k++) {
 		const char *p = r->in[k].path;
 
-		if (strncmp(p, path, len) != 0 || p[len] != '/')
+		/* in place, a listed entry below is its own item; beside (a
+		 * conflict copy), the folder goes whole */
+		if (strncmp(p, path, len) != 0 || p[len] != '/' ||
+		    (strcmp(dest, path) == 0 && resolver_planned(r, p, path)))
 			continue;
 		if (snprintf(to, sizeof(to), "%s%s", dest, p + len) >= (int)sizeof(to))
 			return -ENAMETOOLONG;
 		rc = resolver_put(r, mfd, &r->in[k], to, (int)(r->plan.n + k));
+		if (rc < 0)
+			log_error("cannot write a file of a folder's version", "path=/%s err=%s",
+				  to, strerror(-rc));
 	}
 	return rc;
 }
@@ -415,7 +452,8 @@ static int resolver_run(struct resolver *r, int sfd, int mfd)
 		const struct resolution_item *it = &r->plan.it[i];
 		const struct resolver_item *v;
 
-		if (!it->dest)
+		if (!it->dest || (strcmp(it->dest, it->e->path) == 0 &&
+				  resolver_beside_above(r, it->e->path)))
 			continue;
 		v = resolver_find(r, it->e->path);
 		rc = v ? resolver_put(r, mfd, v, it->dest, (int)i) : -ENODATA;

@@ -1298,4 +1298,5 @@ void sender_status_lineage(struct sender *s, struct ctljson *j)
 {
 	lineage_status(&s->lin, j);
 	divergence_json(&s->div, ctljson_json(j));
+	ctljson_str(j, "resolve_error", s->res_error);
 }

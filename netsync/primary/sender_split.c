@@ -82,7 +82,7 @@ static int sender_resolve_begin(struct sender *s, enum proto_keep keep)
 	resolution_free(&plan);
 	if (rc < 0)
 		return rc;
-	sender_set_error(s, "%s", "");	/* `resolve` reads a failure here */
+	s->res_error[0] = '\0';	/* `resolve` reads a failure here (status) */
 	log_warn("RESOLVING the split brain", "peer=%s keep=%s paths=%zu", s->peer,
 		 keep == PROTO_KEEP_PRIMARY ? "primary" : keep == PROTO_KEEP_SECONDARY ?
 		 "secondary" : "both", s->div.n);
@@ -108,7 +108,7 @@ static int sender_on_resolve(struct sender *s, const struct proto_resolve *m)
 	case PROTO_RS_FAILED:
 		log_error("the secondary could not take part in the resolution", "peer=%s "
 			  "why=\"%s\"", s->peer, m->name);
-		sender_set_error(s, "resolve failed on the peer: %s", m->name);
+		snprintf(s->res_error, sizeof(s->res_error), "on the peer: %s", m->name);
 		resolver_reset(&s->res);
 		/* both lists are made again on the next connection */
 		return s->div_stale ? -ECONNRESET : 0;
@@ -141,7 +141,7 @@ void sender_resolved(struct resolver *r, int rc, void *arg)
 		m.name = r->err;
 		proto_encode_resolve(bufferevent_get_output(s->bev), &m);
 		log_error("cannot resolve the split brain", "peer=%s why=\"%s\"", s->peer, r->err);
-		sender_set_error(s, "resolve failed: %s", r->err);
+		snprintf(s->res_error, sizeof(s->res_error), "%s", r->err);
 		if (s->div_stale)	/* both lists are made again */
 			sender_disconnect(s, "the split brain's lists changed during a resolve");
 		return;

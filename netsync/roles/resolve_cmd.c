@@ -49,8 +49,9 @@ static void resolve_usage(FILE *out)
 		"  --state DIR     this node's state directory\n"
 		"  --config FILE   the YAML file its daemon was started from\n"
 		"  -h, --help      show this help\n\n"
-		"Exit: 0 resolved (or no split brain), 64 usage, 69 no daemon, or the\n"
-		"daemon refused (not connected, no such folder), 75 it did not finish in\n"
+		"Exit: 0 resolved (or no split brain), 64 usage, 69 no daemon, the\n"
+		"daemon refused (not connected, no such folder) or the resolution failed\n"
+		"(the split brain stays; the reason is printed), 75 it did not finish in\n"
 		"time.\n");
 }
 
@@ -94,12 +95,12 @@ static int resolve_wait(const char *state, const char *key, double timeout_s)
 		if (ctljson_get_bool(reply, key, &on) < 0 &&
 		    ctljson_get_str(reply, key, text, sizeof(text)) == 0 && text[0])
 			on = true;
-		ctljson_get_str(reply, "last_error", err, sizeof(err));
+		ctljson_get_str(reply, "resolve_error", err, sizeof(err));
 		free(reply);
 		if (!on)
 			return EX_OK;
-		if (strncmp(err, "resolve failed", 14) == 0) {
-			fprintf(stderr, "twinfs resolve: %s\n", err);
+		if (err[0]) {
+			fprintf(stderr, "twinfs resolve: failed (the split brain stays): %s\n", err);
 			return EX_UNAVAILABLE;
 		}
 		if (clock_mono_s() > end) {

@@ -928,6 +928,7 @@ static void serve_status_json(void *arg, struct evbuffer *out)
 		    history_cur(&s->bind.hist)->num : s->node.generation);
 	binding_status(&s->bind, &j);
 	divergence_json(&s->div, ctljson_json(&j));
+	ctljson_str(&j, "resolve_error", s->res_error);
 	ctljson_u64(&j, "bytes_received", s->bytes_received);
 	ctljson_u64(&j, "ops_applied", st.ops);
 	ctljson_u64(&j, "data_bytes", st.data_bytes);
@@ -1028,9 +1029,8 @@ static int serve_ctl_resolve(struct control_req *req, int argc, char **argv, voi
 	struct serve *s = arg;
 	bool ready = s->bev && s->state == PEER_SPLIT && s->div.complete;
 
-	if (ready && !(argc > 2 && strcmp(argv[2], "dry") == 0) &&
-	    strncmp(s->last_error, "resolve failed", 14) == 0)
-		serve_set_error(s, "%s", "");	/* a new try: its own outcome */
+	if (ready && !(argc > 2 && strcmp(argv[2], "dry") == 0))
+		s->res_error[0] = '\0';	/* a new try: its own outcome */
 	splitres_ctl_resolve(&s->div, ready ? bufferevent_get_output(s->bev) : NULL,
 			     s->node_name, argc > 1 ? argv[1] : "",
 			     argc > 2 && strcmp(argv[2], "dry") == 0, control_req_out(req));

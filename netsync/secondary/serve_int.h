@@ -77,6 +77,7 @@ struct serve {
 	struct divergence div;	/* the last split brain, path by path */
 	bool div_logged;
 	bool split_stream;	/* the split brain's stream is being applied */
+	char res_error[PROTO_TEXT_MAX + 40];	/* why the last resolve failed ("") */
 	struct hold hold;	/* what it leaves alone (hold.h) */
 	char restoring[CONFLICTS_ID_MAX];	/* a folder being restored ("": none) */
 

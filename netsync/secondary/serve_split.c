@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -146,6 +147,28 @@ static void serve_split_keep_parent_mtime(struct serve *s, const char *path,
 	serve_split_keep_mtime(s, dir);
 }
 
+/*
+ * A frame that fails on this store during the split brain meets what this
+ * node changed (a path it moved, removed or replaced, which a frame the
+ * hold held back would have made fit): it is held back too, and its path
+ * listed, instead of dropping the connection to repair a path the
+ * resolution decides. A frame that is malformed or names a path it may
+ * not, or a store that refuses writes, fails the connection as ever.
+ */
+static void serve_split_failed(struct serve *s, const char *what, const char *path,
+			       const char *path2, int rc)
+{
+	if (!path || !path[0] || rc == -EBADMSG || rc == -EINVAL || rc == -EXDEV ||
+	    rc == -ENOSPC || rc == -EDQUOT || rc == -EROFS || rc == -EIO || rc == -ENOMEM) {
+		serve_apply_failed(s, what, rc);
+		return;
+	}
+	log_info("split brain: a change of the primary's does not apply here; held back",
+		 "peer=%s op=%s path=/%s err=%s", s->peer, what, path, strerror(-rc));
+	if (serve_split_held(s, path))
+		serve_split_held(s, path2);
+}
+
 /* OP: applied, or held back with both its paths (a symlink's path2 is
  * its target). */
 static void serve_split_op(struct serve *s, const struct proto_op *m)
@@ -154,13 +177,13 @@ static void serve_split_op(struct serve *s, const struct proto_op *m)
 	const char *why;
 	int rc;
 
-
 	if (hold_op(&s->hold, &m->op, &why) || hold_alias(&s->hold, fd, m->op.path) ||
 	    (m->op.type != JOP_SYMLINK && hold_alias(&s->hold, fd, m->op.path2))) {
 		if (serve_split_held(s, m->op.path) && m->op.type != JOP_SYMLINK)
 			serve_split_held(s, m->op.path2);
 	} else if ((rc = receiver_op(s->recv, m)) < 0) {
-		serve_apply_failed(s, proto_op_name(m->op.type), rc);
+		serve_split_failed(s, proto_op_name(m->op.type), m->op.path,
+				   m->op.type == JOP_SYMLINK ? NULL : m->op.path2, rc);
 	} else {
 		if (m->op.type == JOP_SETATTR && (m->op.attr_mask & JATTR_MTIME))
 			hold_forget_mtime(&s->hold, m->op.path);	/* the primary's */
@@ -187,7 +210,7 @@ static void serve_split_prune(struct serve *s, struct proto_prune *m)
 		rc = receiver_prune(s->recv, m);
 	free(keep);
 	if (rc < 0) {
-		serve_apply_failed(s, "prune", rc);
+		serve_split_failed(s, "prune", receiver_failed_path(s->recv), NULL, rc);
 		return;
 	}
 	serve_split_keep_mtime(s, m->path);	/* its entries went */
@@ -218,7 +241,7 @@ static int serve_split_stream_frame(struct serve *s, const struct proto_frame *f
 		    hold_alias(&s->hold, receiver_store_fd(s->recv), m.path))
 			serve_split_held(s, m.path);
 		else if ((rc = receiver_data(s->recv, &m)) < 0)
-			serve_apply_failed(s, "write", rc);
+			serve_split_failed(s, "write", m.path, NULL, rc);
 		else
 			serve_split_keep_parent_mtime(s, m.path, false);	/* it may create it */
 		return 0;
@@ -233,7 +256,7 @@ static int serve_split_stream_frame(struct serve *s, const struct proto_frame *f
 		    hold_alias(&s->hold, receiver_store_fd(s->recv), m.path))
 			serve_split_held(s, m.path);
 		else if ((rc = receiver_attr(s->recv, &m)) < 0)
-			serve_apply_failed(s, "setattr", rc);
+			serve_split_failed(s, "setattr", m.path, NULL, rc);
 		else
 			hold_forget_mtime(&s->hold, m.path);	/* the primary's now */
 		return 0;
@@ -305,7 +328,7 @@ static void serve_split_resolve(struct serve *s, const struct proto_frame *f)
 						 bufferevent_get_output(s->bev));
 
 		/* `twinfs resolve` waiting on this node reads it (status) */
-		serve_set_error(s, "%s%s", err ? "resolve failed: " : "", err ? err : "");
+		snprintf(s->res_error, sizeof(s->res_error), "%s", err ? err : "");
 		s->last_tx_ns = clock_mono_ns();
 	} else if (m.step == PROTO_RS_DONE) {
 		serve_resolve_done(s, &m);
@@ -313,6 +336,7 @@ static void serve_split_resolve(struct serve *s, const struct proto_frame *f)
 		log_error("the primary could not resolve the split brain", "why=\"%s\"",
 			  m.name);
 		serve_set_error(s, "resolve failed on the primary: %s", m.name);
+		snprintf(s->res_error, sizeof(s->res_error), "on the primary: %s", m.name);
 	}
 }
 

@@ -89,9 +89,13 @@ const char *splitres_begin(const struct divergence *d, const struct proto_resolv
 			rc = (S_ISDIR(plan.it[i].e->peer.mode) ? conflicts_save :
 			      conflicts_save_tree)(state, plan.folder, store_fd,
 						   plan.it[i].e->path);
+	/* a folder where the primary has none goes with what it holds; where
+	 * both have one, its entries are listed on their own */
 	for (size_t i = 0; rc >= 0 && i < plan.n; i++)
 		if (plan.it[i].s_sends)
-			rc = versions_send_path(out, store_fd, plan.it[i].e->path);
+			rc = S_ISDIR(plan.it[i].e->peer.mode) ?
+			     versions_send(out, store_fd, plan.it[i].e->path, plan.it[i].e->path) :
+			     versions_send_path(out, store_fd, plan.it[i].e->path);
 	if (rc >= 0)
 		conflicts_finish(state, plan.folder);
 	if (rc < 0) {
