@@ -359,14 +359,16 @@ static const struct resolver_item *resolver_find(const struct resolver *r, const
 	return NULL;
 }
 
-/* P is a path the plan lists, or below one, other than FOLDER. */
+/* P is a path the plan lists below FOLDER, or below one. */
 static bool resolver_planned(const struct resolver *r, const char *p, const char *folder)
 {
+	size_t f = strlen(folder);
+
 	for (size_t i = 0; i < r->plan.n; i++) {
 		const char *q = r->plan.it[i].e->path;
 		size_t n = strlen(q);
 
-		if (strcmp(q, folder) != 0 && strncmp(p, q, n) == 0 &&
+		if (strncmp(q, folder, f) == 0 && q[f] == '/' && strncmp(p, q, n) == 0 &&
 		    (p[n] == '\0' || p[n] == '/'))
 			return true;
 	}
