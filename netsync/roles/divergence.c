@@ -216,6 +216,18 @@ static int divergence_answer(struct divergence *d, int store_fd, struct evbuffer
 	return rc;
 }
 
+/* The peer's version as a DIVERGED frame carries it. */
+static void divergence_take(struct div_side *s, const struct proto_version *v)
+{
+	s->mode = v->mode;
+	s->size = v->size;
+	s->mtime_ns = v->mtime_ns;
+	s->uid = v->uid;
+	s->gid = v->gid;
+	memcpy(s->hash, v->hash, 16);
+	memcpy(s->xattrs, v->xattrs, 16);
+}
+
 /* HELD (after the exchange): the primary adds the secondary's paths with
  * both versions and answers with its own; the secondary takes the answer. */
 static int divergence_on_held(struct divergence *d, int store_fd, struct proto_diverged *m,
@@ -236,13 +248,7 @@ static int divergence_on_held(struct divergence *d, int store_fd, struct proto_d
 			break;
 		}
 		e->changed_here = e->changed_peer = e->have_peer = true;
-		e->peer.mode = v.mode;
-		e->peer.size = v.size;
-		e->peer.mtime_ns = v.mtime_ns;
-		e->peer.uid = v.uid;
-		e->peer.gid = v.gid;
-		memcpy(e->peer.hash, v.hash, 16);
-		memcpy(e->peer.xattrs, v.xattrs, 16);
+		divergence_take(&e->peer, &v);
 		if (!(m->flags & PROTO_DIV_F_ANSWER))
 			rc = divergence_read(d, store_fd, e->path, &e->here);
 		idx[n++] = (size_t)(e - d->e);
@@ -281,13 +287,7 @@ int divergence_on_frame(struct divergence *d, int store_fd, const struct proto_f
 		if (!(m.flags & PROTO_DIV_F_ANSWER))
 			e->changed_peer = true;
 		e->have_peer = true;
-		e->peer.mode = v.mode;
-		e->peer.size = v.size;
-		e->peer.mtime_ns = v.mtime_ns;
-		e->peer.uid = v.uid;
-		e->peer.gid = v.gid;
-		memcpy(e->peer.hash, v.hash, 16);
-		memcpy(e->peer.xattrs, v.xattrs, 16);
+		divergence_take(&e->peer, &v);
 	}
 	if (rc < 0)
 		return rc;
@@ -389,9 +389,22 @@ static const char *divergence_type(uint32_t mode)
 	}
 }
 
+/* "SIDE_WHAT": the 16 bytes of D in hex. */
+static void divergence_hex_json(struct json *w, const char *side, const char *what,
+				const uint8_t d[16])
+{
+	char key[32], hex[33];
+
+	for (int i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	snprintf(key, sizeof(key), "%s_%s", side, what);
+	json_key(w, key);
+	json_string(w, hex);
+}
+
 static void divergence_side_json(struct json *w, const char *side, const struct div_side *s)
 {
-	char key[32], hex[33], t[48];
+	char key[32], t[48];
 	struct tm tm;
 	time_t sec = (time_t)(s->mtime_ns / 1000000000);
 
@@ -409,20 +422,12 @@ static void divergence_side_json(struct json *w, const char *side, const struct 
 	snprintf(key, sizeof(key), "%s_mtime", side);
 	json_key(w, key);
 	json_string(w, t);
-	for (int i = 0; i < 16; i++)
-		snprintf(hex + 2 * i, 3, "%02x", s->hash[i]);
-	snprintf(key, sizeof(key), "%s_hash", side);
-	json_key(w, key);
-	json_string(w, hex);
+	divergence_hex_json(w, side, "hash", s->hash);
 	snprintf(t, sizeof(t), "%u:%u", s->uid, s->gid);
 	snprintf(key, sizeof(key), "%s_owner", side);
 	json_key(w, key);
 	json_string(w, t);
-	for (int i = 0; i < 16; i++)
-		snprintf(hex + 2 * i, 3, "%02x", s->xattrs[i]);
-	snprintf(key, sizeof(key), "%s_xattrs", side);
-	json_key(w, key);
-	json_string(w, hex);
+	divergence_hex_json(w, side, "xattrs", s->xattrs);
 }
 
 void divergence_json(const struct divergence *d, struct json *w)

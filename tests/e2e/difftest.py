@@ -23,7 +23,6 @@ Usage: difftest.py --twinfs BIN [--seed N] [--ops K] [--seeds M]
 Exit: 0 every seed passed, 1 a property failed, 2 harness error.
 """
 import argparse
-import atexit
 import json
 import os
 import random
@@ -41,30 +40,12 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import difftest_ops as ops_mod  # noqa: E402
+import harness  # noqa: E402
 import treecmp  # noqa: E402
+from harness import HarnessError, is_mounted, wait_for  # noqa: E402
 
 FILL = "zfill"          # the journal-overflow filler's tree (outside the op names)
 SMALL_JOURNAL = "journal:\n  size_limit: 16M\n"
-
-
-class HarnessError(Exception):
-    pass
-
-
-def wait_for(what, pred, timeout):
-    """Polls pred every 50 ms until it is true; HarnessError after timeout."""
-    end = time.monotonic() + timeout
-    while True:
-        if pred():
-            return
-        if time.monotonic() > end:
-            raise HarnessError("timed out after %d s waiting for %s" % (timeout, what))
-        time.sleep(0.05)
-
-
-def is_mounted(path):
-    with open("/proc/mounts") as f:
-        return any(l.split()[1] == path for l in f)
 
 
 def free_port():
@@ -96,24 +77,7 @@ def free_port():
     return p
 
 
-# Every daemon and mount started anywhere in this process, for the exit
-# handlers: nothing may outlive the tester, whatever way it ends.
-_live = []
-
-
-def _cleanup_all():
-    for pair in list(_live):
-        try:
-            pair.close()
-        except Exception as e:       # keep cleaning the others
-            sys.stderr.write("difftest: cleanup: %s\n" % e)
-
-
-atexit.register(_cleanup_all)
-
-
-def _on_signal(sig, frame):
-    raise SystemExit(128 + sig)
+_live = harness.live
 
 
 class Pair:
@@ -648,8 +612,8 @@ def main():
                          "repaired) as a failure (property \"apply\")")
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, harness.on_signal)
+    signal.signal(signal.SIGINT, harness.on_signal)
     if args.mode == "mount" and os.geteuid() != 0:
         sys.exit("difftest: mount mode needs root")
     faults = faults_of(args.faults, args.mode)

@@ -241,6 +241,22 @@ def generate(seed, n, faults=(), op_set="classic"):
 
 # ------------------------------------------------------------------ applying
 
+
+def file_sha256(path):
+    """SHA-256 (hex) of a regular file's content, opened without following a
+    symlink or blocking on a FIFO; OSError as os.open raises it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    h = hashlib.sha256()
+    try:
+        while True:
+            b = os.read(fd, 1 << 20)
+            if not b:
+                break
+            h.update(b)
+    finally:
+        os.close(fd)
+    return h.hexdigest()
+
 class Applier:
     """Applies ops below self.root; fault(kind) is called for fault ops."""
 
@@ -376,17 +392,7 @@ class Applier:
             st = os.lstat(P(a[0]))
             if not stat.S_ISREG(st.st_mode):
                 return stat.filemode(st.st_mode)[0]
-            fd = os.open(P(a[0]), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            h = hashlib.sha256()
-            try:
-                while True:
-                    b = os.read(fd, 1 << 20)
-                    if not b:
-                        break
-                    h.update(b)
-            finally:
-                os.close(fd)
-            return h.hexdigest()[:12]
+            return file_sha256(P(a[0]))[:12]
         else:
             return self._apply_extra(k, a)
         return None

@@ -48,8 +48,6 @@ Exit: 0 every seed passed, 1 a check failed, 2 harness error (a daemon
 that did not come up, a wait that timed out: also printed with the seed).
 """
 import argparse
-import atexit
-import hashlib
 import json
 import os
 import random
@@ -65,7 +63,9 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import difftest_ops as ops_mod  # noqa: E402
+import harness  # noqa: E402
 import treecmp  # noqa: E402
+from harness import HarnessError, is_mounted, run, wait_for  # noqa: E402
 
 PORT = 7070
 KEEPS = ["local", "peer", "both"]
@@ -77,51 +77,7 @@ BASE_KINDS = ["create", "create", "symlink", "link", "mkfifo", "setxattr", "chmo
               "chown", "utime", "mknod"]
 
 
-class HarnessError(Exception):
-    pass
-
-
-def wait_for(what, pred, timeout):
-    """Polls pred every 50 ms until true; HarnessError after timeout."""
-    end = time.monotonic() + timeout
-    while True:
-        if pred():
-            return
-        if time.monotonic() > end:
-            raise HarnessError("timed out after %d s waiting for %s" % (timeout, what))
-        time.sleep(0.05)
-
-
-def is_mounted(path):
-    with open("/proc/mounts") as f:
-        return any(l.split()[1] == path for l in f)
-
-
-def run(cmd, timeout=60, check=True):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if check and r.returncode != 0:
-        raise HarnessError("%s: exit %d: %s" % (" ".join(cmd), r.returncode,
-                                                (r.stdout + r.stderr).strip()[:400]))
-    return r
-
-
-# Everything this process started, for the exit handlers.
-_live = []
-
-
-def _cleanup_all():
-    for x in list(reversed(_live)):
-        try:
-            x.close()
-        except Exception as e:      # keep cleaning the others
-            sys.stderr.write("splitfuzz: cleanup: %s\n" % e)
-
-
-atexit.register(_cleanup_all)
-
-
-def _on_signal(sig, frame):
-    raise SystemExit(128 + sig)
+_live = harness.live
 
 
 class Net:
@@ -347,22 +303,12 @@ def content_hashes(root, tag=""):
         for f in files:
             p = os.path.join(d, f)
             try:
-                st = os.lstat(p)
-                if not stat.S_ISREG(st.st_mode):
+                if not stat.S_ISREG(os.lstat(p).st_mode):
                     continue
-                fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                h = ops_mod.file_sha256(p)
             except OSError:
                 continue
-            h = hashlib.sha256()
-            try:
-                while True:
-                    b = os.read(fd, 1 << 20)
-                    if not b:
-                        break
-                    h.update(b)
-            finally:
-                os.close(fd)
-            out.setdefault(h.hexdigest(), []).append(tag + os.path.relpath(p, root))
+            out.setdefault(h, []).append(tag + os.path.relpath(p, root))
     return out
 
 
@@ -642,11 +588,11 @@ def main():
     if os.geteuid() != 0:
         print("splitfuzz: needs root (network namespaces, mounts)")
         return 77
-    signal.signal(signal.SIGTERM, _on_signal)
-    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, harness.on_signal)
+    signal.signal(signal.SIGINT, harness.on_signal)
     root = args.keep or tempfile.mkdtemp(prefix="twinfs-splitfuzz.")
     os.makedirs(root, exist_ok=True)
-    failed = harness = 0
+    failed = errors = 0
     t0 = time.monotonic()
     runs = [(c, None) for c in args.case] + [(None, n) for n in
                                              range(args.seed, args.seed + args.seeds)]
@@ -667,7 +613,7 @@ def main():
         if s.fails:
             s.report()
             if list(s.fails) == ["harness"]:
-                harness += 1
+                errors += 1
             else:
                 failed += 1
         else:
@@ -677,10 +623,10 @@ def main():
                 s.name, time.monotonic() - t, s.g["restart"], s.g["keep"], s.g["on"]), flush=True)
         sys.stdout.flush()
     print("# splitfuzz: %d case(s), %d seed(s) from %d, %d failed, %d harness errors, %.0f s"
-          % (len(args.case), args.seeds, args.seed, failed, harness, time.monotonic() - t0))
-    if not args.keep and not failed and not harness:
+          % (len(args.case), args.seeds, args.seed, failed, errors, time.monotonic() - t0))
+    if not args.keep and not failed and not errors:
         shutil.rmtree(root, ignore_errors=True)
-    return 1 if failed else 2 if harness else 0
+    return 1 if failed else 2 if errors else 0
 
 
 if __name__ == "__main__":
