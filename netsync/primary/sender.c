@@ -500,6 +500,9 @@ static int sender_on_hello(struct sender *s, const struct proto_hello *h)
 	s->rebaseline = false;
 	s->dirty_replay = (h->flags & PROTO_HELLO_F_DIRTY) && !baseline;
 	sender_scan_forget(s);	/* the replay answers its NEEDS_SCAN records again */
+	if (baseline && s->rebaseline_head)
+		resume = hs.head_seq;	/* the walk sends what the journal cannot read */
+	s->rebaseline_head = false;
 	rc = journal_rewind(s->j, resume);
 	if (rc == -ERANGE) {
 		struct journal_stats js;
@@ -961,6 +964,15 @@ void sender_pump(struct sender *s)
 	       s->pool->outstanding < POOL_MAX) {
 		if (!c->cur) {
 			rc = sender_take(s);
+			/* records the journal cannot read back (a damaged or
+			 * missing segment): only a baseline can still bring the
+			 * peer to this store, not a retry of the same read */
+			if (rc == -EIO || rc == -EBADMSG) {
+				s->rebaseline = s->rebaseline_head = true;
+				s->rebaseline_why = "the journal cannot read back the records the "
+						    "peer lacks";
+				goto out_drop;
+			}
 			if (rc <= 0)
 				break;
 		}

@@ -308,6 +308,7 @@ struct sender {
 	uint64_t walk_window_end;
 	bool rebaseline;	/* send a baseline on the next HELLO */
 	const char *rebaseline_why;	/* why, for the log (a literal) */
+	bool rebaseline_head;	/* that baseline resumes the journal at its head */
 	/* Paths the peer failed to apply, repaired from the store (see
 	 * "Apply errors" in sender.c). */
 	struct repairs repairs;
