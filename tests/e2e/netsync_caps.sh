@@ -5,8 +5,8 @@
 # its ACKs, another sends the start of the largest frame and stops, and a
 # verifier never reads its inventory, serve's memory and fds stay bounded
 # and each of them is dropped; a flood of small batches behind the disk's
-# fsyncs makes serve stop reading (status read_pauses) instead of holding
-# ever more files open, and is applied without an error; a real mount
+# fsyncs (its sync thread held by tests/e2e/thread_hold.py) makes serve
+# stop reading (status read_pauses) instead of holding ever more files open, and is applied without an error; a real mount
 # syncs in between and both stores compare equal. On the primary's side, a
 # "secondary" that announces a 16 MiB frame is dropped at its header, and
 # one that floods heartbeats without reading leaves the mount's memory
@@ -129,7 +129,20 @@ mkdir -p "$P_STORE" "$P_STATE"
 start_limited_serve
 fds0=$(fds_now "$SERVE_PID")
 sample_start "$SERVE_PID" "$T/peak2"
-"$HOSTILE" 127.0.0.1 "$PORT" syncflood 5 500 >"$T/flood.out"
+# The sync thread is held until serve has stopped reading: a disk fast
+# enough to fsync each batch while the next one is applied would never
+# make serve pause, and the check below would hang on the machine's speed.
+python3 "$(dirname "$0")/thread_hold.py" "$SERVE_PID" tw-syncer "$T/hold.ready" \
+	"$T/hold.release" 30 &
+hold=$!; track_pid $hold
+wait_until 10 test -e "$T/hold.ready" || fail "the sync thread could not be held"
+"$HOSTILE" 127.0.0.1 "$PORT" syncflood 5 500 >"$T/flood.out" &
+flood=$!; track_pid $flood
+paused() { [ "$(status_key "$P_STATE" read_pauses)" -gt 0 ]; }
+wait_until 20 paused
+touch "$T/hold.release"
+wait $hold
+wait $flood
 sample_stop
 read rss2 fds2 <"$T/peak2"
 # serve may still be applying what the flood left in its socket, each
