@@ -4,11 +4,14 @@
  */
 #include "netsync/secondary/hold.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void hold_init(struct hold *h)
 {
@@ -42,11 +45,20 @@ static bool hold_linked(int store_fd, const char *path, struct hold_inode *out)
 	return true;
 }
 
+/* IN is one of H's held inodes from index FROM on. */
+static bool hold_has_inode(const struct hold *h, size_t from, const struct hold_inode *in)
+{
+	for (size_t i = from; i < h->n_inos; i++)
+		if (h->inos[i].dev == in->dev && h->inos[i].ino == in->ino)
+			return true;
+	return false;
+}
+
 int hold_add_inode(struct hold *h, int store_fd, const char *path)
 {
 	struct hold_inode in;
 
-	if (!hold_linked(store_fd, path, &in))
+	if (!hold_linked(store_fd, path, &in) || hold_has_inode(h, 0, &in))
 		return 0;
 	if (h->n_inos == h->cap_inos) {
 		size_t cap = h->cap_inos ? 2 * h->cap_inos : 16;
@@ -65,12 +77,79 @@ bool hold_alias(const struct hold *h, int store_fd, const char *path)
 {
 	struct hold_inode in;
 
-	if (!h->n_inos || !hold_linked(store_fd, path, &in))
-		return false;
-	for (size_t i = 0; i < h->n_inos; i++)
-		if (h->inos[i].dev == in.dev && h->inos[i].ino == in.ino)
-			return true;
-	return false;
+	return h->n_inos && hold_linked(store_fd, path, &in) && hold_has_inode(h, 0, &in);
+}
+
+struct hold_walk {
+	const struct hold *h;
+	size_t from;
+	hold_alias_fn fn;
+	void *arg;
+	int rc;
+	char path[PATH_MAX];
+};
+
+/* The folder DFD (closed here) at W->path[0..LEN): its entries, folders
+ * recursively (one fd per level). */
+static void hold_walk_dir(struct hold_walk *w, int dfd, size_t len)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while (w->rc == 0 && (de = readdir(d))) {
+		size_t n = strlen(de->d_name), at = len ? len + 1 : 0;
+		struct hold_inode in;
+		struct stat st;
+		int fd;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    at + n + 1 > sizeof(w->path) ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (len)
+			w->path[len] = '/';
+		memcpy(w->path + at, de->d_name, n + 1);
+		if (S_ISDIR(st.st_mode)) {
+			fd = openat(dirfd(d), de->d_name,
+				    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0)
+				hold_walk_dir(w, fd, at + n);
+			continue;
+		}
+		in.dev = st.st_dev;
+		in.ino = st.st_ino;
+		if (st.st_nlink > 1 && hold_has_inode(w->h, w->from, &in) &&
+		    !pathset_find(&w->h->held, w->path))
+			w->rc = w->fn(w->path, w->arg);
+	}
+	closedir(d);
+}
+
+int hold_each_alias(const struct hold *h, int store_fd, size_t from, hold_alias_fn fn,
+		    void *arg)
+{
+	struct hold_walk *w;
+	int fd, rc;
+
+	if (from >= h->n_inos)
+		return 0;
+	fd = openat(store_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		close(fd);
+		return -ENOMEM;
+	}
+	*w = (struct hold_walk){ .h = h, .from = from, .fn = fn, .arg = arg };
+	hold_walk_dir(w, fd, 0);
+	rc = w->rc;
+	free(w);
+	return rc;
 }
 
 int hold_add(struct hold *h, const char *path, bool subtree)

@@ -7,7 +7,8 @@
  * the folder held is this node's to decide: it removed or replaced it),
  * or another name of a held file here (a hard link: it would change the
  * held file too), or when it would remove or replace a folder a held
- * path is in. A held
+ * path is in. The other names of a held file are held too
+ * (hold_each_alias). A held
  * folder keeps its attributes and its place; the entries in it that this
  * node did not change still take the primary's changes. Loop thread of
  * serve (serve_split.c).
@@ -47,6 +48,17 @@ int hold_add(struct hold *h, const char *path, bool subtree);
 int hold_add_inode(struct hold *h, int store_fd, const char *path);
 /* PATH (under STORE_FD) is another name of a held file. */
 bool hold_alias(const struct hold *h, int store_fd, const char *path);
+/*
+ * The other names of the held files hold_add_inode recorded from its
+ * FROM-th on (h->n_inos before the call: only new ones are looked for):
+ * FN(path, ARG) for each name under STORE_FD not held yet. A change made
+ * through one name changed them all, so each is as diverged as the held
+ * file. Walks the whole store, which is why it is only called when a
+ * held file has other names. 0, FN's first error, or -errno.
+ */
+typedef int (*hold_alias_fn)(const char *path, void *arg);
+int hold_each_alias(const struct hold *h, int store_fd, size_t from, hold_alias_fn fn,
+		    void *arg);
 /*
  * The mtime of a held folder, and of a folder above a held path until the
  * primary sets it (ATTR), is this node's: the stream's changes of the

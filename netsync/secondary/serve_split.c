@@ -22,6 +22,9 @@
 #include "netsync/secondary/splitres.h"
 #include "netsync/wire/proto_gen.h"
 
+static bool serve_split_held(struct serve *s, const char *path);
+static bool serve_split_aliases(struct serve *s, size_t from);
+
 void serve_split_begin(struct serve *s)
 {
 	int rc;
@@ -81,6 +84,30 @@ static void serve_split_stream(struct serve *s)
 	log_notice("split brain: taking the primary's changes of every path this node did "
 		   "not change", "peer=%s common_seq=%llu held_paths=%zu", s->peer,
 		   (unsigned long long)s->bind.common, n);
+	serve_split_aliases(s, 0);
+}
+
+static int serve_split_alias(const char *path, void *arg)
+{
+	return serve_split_held(arg, path) ? 0 : -ECANCELED;
+}
+
+/* The other names of the held files recorded from the FROM-th on are
+ * held and listed too (hold_each_alias). False after failing the
+ * connection. */
+static bool serve_split_aliases(struct serve *s, size_t from)
+{
+	int rc = hold_each_alias(&s->hold, receiver_store_fd(s->recv), from,
+				 serve_split_alias, s);
+
+	if (rc == -ECANCELED)
+		return false;
+	if (rc < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot look for other names of a held "
+				"file on %s: %s", s->node_name, strerror(-rc));
+		return false;
+	}
+	return true;
 }
 
 /* A frame held back for PATH: PATH is held from now on and, unless it is
@@ -88,6 +115,7 @@ static void serve_split_stream(struct serve *s)
  * after failing the connection. */
 static bool serve_split_held(struct serve *s, const char *path)
 {
+	size_t inos = s->hold.n_inos;
 	const struct div_entry *e;
 	int rc;
 
@@ -111,7 +139,7 @@ static bool serve_split_held(struct serve *s, const char *path)
 		log_notice("split brain: a change of the primary's is held back, this node "
 			   "changed the path too", "peer=%s path=/%s", s->peer, path);
 	}
-	return true;
+	return s->hold.n_inos == inos || serve_split_aliases(s, inos);
 }
 
 /* DIR's mtime back to this node's, if it keeps it (hold_note_mtimes). */
@@ -155,22 +183,56 @@ static void serve_split_keep_parent_mtime(struct serve *s, const char *path,
  * resolution decides. A frame that is malformed or names a path it may
  * not, or a store that refuses writes, fails the connection as ever.
  */
-static void serve_split_failed(struct serve *s, const char *what, const char *path,
+static bool serve_split_failed(struct serve *s, const char *what, const char *path,
 			       const char *path2, int rc)
 {
 	if (!path || !path[0] || rc == -EBADMSG || rc == -EINVAL || rc == -EXDEV ||
 	    rc == -ENOSPC || rc == -EDQUOT || rc == -EROFS || rc == -EIO || rc == -ENOMEM) {
 		serve_apply_failed(s, what, rc);
-		return;
+		return false;
 	}
 	log_info("split brain: a change of the primary's does not apply here; held back",
 		 "peer=%s op=%s path=/%s err=%s", s->peer, what, path, strerror(-rc));
-	if (serve_split_held(s, path))
-		serve_split_held(s, path2);
+	return serve_split_held(s, path) && serve_split_held(s, path2);
 }
 
-/* OP: applied, or held back with both its paths (a symlink's path2 is
- * its target). */
+/*
+ * An OP held back (or failed) whose results set the primary's mtime of the
+ * folder PATH is in (K: JRES_DIR or JRES_DIR2): that folder now keeps this
+ * node's mtime where the primary's differs, so it is listed and held too
+ * (its attributes are this node's until the resolution; the entries in it
+ * still take the primary's other changes). The root is never listed.
+ */
+static bool serve_split_held_parent(struct serve *s, const struct journal_op *op,
+				    const char *path, int k)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (!slash || !(op->res_mask & JRES_BIT(k)) || (size_t)(slash - path) >= sizeof(dir))
+		return true;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	if (fstatat(receiver_store_fd(s->recv), dir, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISDIR(st.st_mode) || (st.st_mtim.tv_sec == op->res_mtime[k].tv_sec &&
+				     st.st_mtim.tv_nsec == op->res_mtime[k].tv_nsec))
+		return true;
+	return serve_split_held(s, dir);
+}
+
+/* OP held back with both its paths (a symlink's path2 is its target),
+ * and the folders whose mtime it would have set. */
+static void serve_split_op_held(struct serve *s, const struct journal_op *op)
+{
+	bool two = op->type != JOP_SYMLINK;
+
+	if (serve_split_held(s, op->path) && (!two || serve_split_held(s, op->path2)) &&
+	    serve_split_held_parent(s, op, op->path, JRES_DIR) && two)
+		serve_split_held_parent(s, op, op->path2, JRES_DIR2);
+}
+
+/* OP: applied, or held back (serve_split_op_held). */
 static void serve_split_op(struct serve *s, const struct proto_op *m)
 {
 	int fd = receiver_store_fd(s->recv);
@@ -179,11 +241,13 @@ static void serve_split_op(struct serve *s, const struct proto_op *m)
 
 	if (hold_op(&s->hold, &m->op, &why) || hold_alias(&s->hold, fd, m->op.path) ||
 	    (m->op.type != JOP_SYMLINK && hold_alias(&s->hold, fd, m->op.path2))) {
-		if (serve_split_held(s, m->op.path) && m->op.type != JOP_SYMLINK)
-			serve_split_held(s, m->op.path2);
+		serve_split_op_held(s, &m->op);
 	} else if ((rc = receiver_op(s->recv, m)) < 0) {
-		serve_split_failed(s, proto_op_name(m->op.type), m->op.path,
-				   m->op.type == JOP_SYMLINK ? NULL : m->op.path2, rc);
+		if (serve_split_failed(s, proto_op_name(m->op.type), m->op.path,
+				       m->op.type == JOP_SYMLINK ? NULL : m->op.path2, rc) &&
+		    serve_split_held_parent(s, &m->op, m->op.path, JRES_DIR) &&
+		    m->op.type != JOP_SYMLINK)
+			serve_split_held_parent(s, &m->op, m->op.path2, JRES_DIR2);
 	} else {
 		if (m->op.type == JOP_SETATTR && (m->op.attr_mask & JATTR_MTIME))
 			hold_forget_mtime(&s->hold, m->op.path);	/* the primary's */

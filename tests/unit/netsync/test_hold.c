@@ -2,7 +2,8 @@
  * stream the secondary holds back): held files hold their subtree, held
  * folders only themselves, destructive ops on a folder above a held path
  * are held, attribute changes are not, a symlink's target is no path,
- * and a PRUNE above held paths keeps them. */
+ * a PRUNE above held paths keeps them, and the other names of a held
+ * file are found in a real folder (hold_each_alias). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "netsync/secondary/hold.h"
 
@@ -114,12 +118,65 @@ static void test_prune_keep(void **state)
 	hold_clear(&h);
 }
 
+static int collect(const char *path, void *arg)
+{
+	char *got = arg;
+
+	strcat(got, path);
+	strcat(got, ";");
+	return 0;
+}
+
+/* Under a real folder: a held file with two other names (one deeper), a
+ * held name of it skipped, another linked file not held ignored, and
+ * nothing looked for past the inodes already searched (FROM). */
+static void test_aliases(void **state)
+{
+	char top[] = "/tmp/twinfs-hold.XXXXXX", got[256] = "", cmd[300];
+	struct hold h;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	fd = open(top, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	assert_int_equal(mkdirat(fd, "d", 0755), 0);
+	assert_int_equal(mkdirat(fd, "d/e", 0755), 0);
+	close(openat(fd, "a", O_CREAT | O_WRONLY, 0644));
+	close(openat(fd, "o", O_CREAT | O_WRONLY, 0644));
+	assert_int_equal(linkat(fd, "a", fd, "d/b", 0), 0);
+	assert_int_equal(linkat(fd, "a", fd, "d/e/c", 0), 0);
+	assert_int_equal(linkat(fd, "a", fd, "h", 0), 0);
+	assert_int_equal(linkat(fd, "o", fd, "d/o2", 0), 0);
+
+	hold_init(&h);
+	assert_int_equal(hold_add(&h, "a", true), 0);
+	assert_int_equal(hold_add_inode(&h, fd, "a"), 0);
+	assert_int_equal(hold_add(&h, "h", true), 0);
+	assert_int_equal(hold_add_inode(&h, fd, "h"), 0);	/* the same inode: once */
+	assert_int_equal(h.n_inos, 1);
+	assert_int_equal(hold_each_alias(&h, fd, 0, collect, got), 0);
+	assert_non_null(strstr(got, "d/b;"));
+	assert_non_null(strstr(got, "d/e/c;"));
+	assert_null(strstr(got, "h;"));
+	assert_null(strstr(got, "o"));
+	assert_int_equal(strlen(got), strlen("d/b;d/e/c;"));
+	got[0] = '\0';
+	assert_int_equal(hold_each_alias(&h, fd, 1, collect, got), 0);
+	assert_string_equal(got, "");
+	hold_clear(&h);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_covers),
 		cmocka_unit_test(test_ops),
 		cmocka_unit_test(test_prune_keep),
+		cmocka_unit_test(test_aliases),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
