@@ -322,6 +322,14 @@ const struct div_entry *divergence_lookup(const struct divergence *d, const char
 	return divergence_find((struct divergence *)d, path);
 }
 
+void divergence_mark_whole(struct divergence *d, const char *path)
+{
+	struct div_entry *e = divergence_find(d, path);
+
+	if (e)
+		e->whole = true;
+}
+
 int divergence_hold(struct divergence *d, int store_fd, const char *path,
 		    struct evbuffer *out)
 {
@@ -442,6 +450,8 @@ void divergence_json(const struct divergence *d, struct json *w)
 		json_string(w, d->e[i].path);
 		json_key(w, "changed");
 		json_string(w, divergence_changed(&d->e[i]));
+		json_key(w, "whole");
+		json_bool(w, d->e[i].whole);
 		divergence_side_json(w, "local", &d->e[i].here);
 		divergence_side_json(w, "peer", &d->e[i].peer);
 		json_object_end(w);

@@ -35,6 +35,8 @@ struct div_entry {
 	struct div_side here, peer;
 	bool changed_here, changed_peer;
 	bool have_peer;		/* the peer's version is known */
+	bool whole;		/* a folder whose move this node held back: it
+				 * stands for everything in it (secondary) */
 };
 
 struct divergence {
@@ -80,6 +82,8 @@ const struct div_entry *divergence_lookup(const struct divergence *d, const char
  * side is divergence_on_frame (returns 2 for HELD frames). Both count
  * them in d->held, so that `resolve` can tell both lists are the same.
  */
+/* PATH (listed) is a folder whose move was held back (div_entry.whole). */
+void divergence_mark_whole(struct divergence *d, const char *path);
 int divergence_hold(struct divergence *d, int store_fd, const char *path,
 		    struct evbuffer *out);
 /* "changed" as a word: "here", "peer" or "both". */

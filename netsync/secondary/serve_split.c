@@ -221,14 +221,40 @@ static bool serve_split_held_parent(struct serve *s, const struct journal_op *op
 	return serve_split_held(s, dir);
 }
 
+/*
+ * A RENAME held back that names PATH, a folder here: on the primary PATH
+ * now holds another folder (or nothing), so the whole of this node's is
+ * held, the primary's changes below it too (they are changes of that
+ * other folder), and the listed PATH stands for everything in it.
+ */
+static bool serve_split_held_moved(struct serve *s, const char *path)
+{
+	struct stat st;
+
+	if (!path || fstatat(receiver_store_fd(s->recv), path, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		return true;
+	if (hold_add(&s->hold, path, true) < 0) {
+		serve_conn_fail(s, PROTO_E_APPLY, "cannot hold /%s back on %s: %s", path,
+				s->node_name, strerror(ENOMEM));
+		return false;
+	}
+	divergence_mark_whole(&s->div, path);
+	return true;
+}
+
 /* OP held back with both its paths (a symlink's path2 is its target),
  * and the folders whose mtime it would have set. */
 static void serve_split_op_held(struct serve *s, const struct journal_op *op)
 {
 	bool two = op->type != JOP_SYMLINK;
 
-	if (serve_split_held(s, op->path) && (!two || serve_split_held(s, op->path2)) &&
-	    serve_split_held_parent(s, op, op->path, JRES_DIR) && two)
+	if (!serve_split_held(s, op->path) || (two && !serve_split_held(s, op->path2)))
+		return;
+	if (op->type == JOP_RENAME && (!serve_split_held_moved(s, op->path) ||
+				       !serve_split_held_moved(s, op->path2)))
+		return;
+	if (serve_split_held_parent(s, op, op->path, JRES_DIR) && two)
 		serve_split_held_parent(s, op, op->path2, JRES_DIR2);
 }
 
