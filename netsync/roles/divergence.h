@@ -74,6 +74,8 @@ int divergence_refresh(struct divergence *d, int store_fd);
 size_t divergence_keep_secondary(struct divergence *d, bool secondary);
 /* The entry of PATH, or NULL. */
 const struct div_entry *divergence_lookup(const struct divergence *d, const char *path);
+/* PATH (listed) is a folder whose move was held back (div_entry.whole). */
+void divergence_mark_whole(struct divergence *d, const char *path);
 /*
  * The secondary held a frame of the stream back for PATH: the primary
  * changed it. Unless the list has it as changed on both already, PATH
@@ -82,8 +84,6 @@ const struct div_entry *divergence_lookup(const struct divergence *d, const char
  * side is divergence_on_frame (returns 2 for HELD frames). Both count
  * them in d->held, so that `resolve` can tell both lists are the same.
  */
-/* PATH (listed) is a folder whose move was held back (div_entry.whole). */
-void divergence_mark_whole(struct divergence *d, const char *path);
 int divergence_hold(struct divergence *d, int store_fd, const char *path,
 		    struct evbuffer *out);
 /* "changed" as a word: "here", "peer" or "both". */
