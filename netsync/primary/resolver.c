@@ -454,8 +454,10 @@ static int resolver_run(struct resolver *r, int sfd, int mfd)
 		const struct resolution_item *it = &r->plan.it[i];
 		const struct resolver_item *v;
 
-		if (!it->dest || (strcmp(it->dest, it->e->path) == 0 &&
-				  resolver_beside_above(r, it->e->path)))
+		/* below a folder whose version went beside whole, an entry's
+		 * version is in that copy already (and its own place beside
+		 * may be below what is no folder here) */
+		if (!it->dest || resolver_beside_above(r, it->e->path))
 			continue;
 		v = resolver_find(r, it->e->path);
 		/* a folder that moved replaces this node's whole (kept aside

@@ -190,7 +190,9 @@ static void divergence_finish(struct divergence *d)
 	size_t k = 0;
 
 	for (size_t i = 0; i < d->n; i++) {
-		if (divergence_same(&d->e[i])) {
+		/* a moved folder's attributes may be the other's: what it
+		 * holds is not (whole) */
+		if (!d->e[i].whole && divergence_same(&d->e[i])) {
 			free(d->e[i].path);
 			continue;
 		}
