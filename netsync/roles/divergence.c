@@ -149,6 +149,9 @@ int divergence_begin(struct divergence *d, int store_fd, const char *paths, size
 	for (size_t i = 0; i < d->n && rc == 0; i++) {
 		idx[i] = i;
 		rc = divergence_read(d, store_fd, d->e[i].path, &d->e[i].here);
+		/* only a folder is whole, and only what the peer is told of
+		 * (divergence_send): both lists must keep the same paths */
+		d->e[i].whole &= S_ISDIR(d->e[i].here.mode);
 	}
 	if (rc == 0)
 		rc = divergence_send(d, idx, d->n, PROTO_DIV_F_LAST, out);
