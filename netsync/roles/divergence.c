@@ -351,9 +351,12 @@ int divergence_hold(struct divergence *d, int store_fd, const char *path, bool w
 			return -ENOMEM;
 		e->changed_here = true;	/* it holds what its own change left */
 		rc = divergence_read(d, store_fd, path, &e->here);
+	} else if (whole) {
+		rc = divergence_read(d, store_fd, path, &e->here);	/* as it is now */
 	}
 	e->changed_peer = true;
-	e->whole |= whole;
+	/* as divergence_send tells the primary: both must agree */
+	e->whole |= whole && S_ISDIR(e->here.mode);
 	idx = (size_t)(e - d->e);
 	d->held++;
 	if (rc == 0)
