@@ -351,16 +351,24 @@ static void jpending_walk_window(struct jpending_ctx *c, const char *dir, int de
 	closedir(d);
 }
 
-/* Emits each path once, with the first reason found. */
+/* Emits each path once, with the first reason found; a path first named
+ * for another reason and renamed later is named once more as "renamed"
+ * (a split brain holds a folder that moved whole: tail.h). */
 static void jpending_emit(const char *path, const char *why, void *arg)
 {
 	struct jpending_ctx *c = arg;
-	int rc = pathset_add(&c->seen, path, 0);
+	bool moved = strcmp(why, "rename") == 0;
+	int rc = pathset_add(&c->seen, path, moved);
+	struct pathset_entry *e;
 
 	if (rc < 0)
 		c->rc = rc;
 	if (rc == 1)
 		c->fn(path, why, c->arg);
+	if (rc == 0 && moved && (e = pathset_find(&c->seen, path)) && !e->value) {
+		e->value = 1;
+		c->fn(path, "renamed", c->arg);
+	}
 	if (rc == 1 && c->deep && c->lost_since && strcmp(why, "needs-walk") == 0)
 		jpending_walk_window(c, path, 0);
 }

@@ -7,7 +7,7 @@ set -eu
 BUILD="build-essential cmake pkg-config git ca-certificates"
 LIBS="libfuse3-dev libxxhash-dev libevent-dev libssl-dev libyaml-dev liburing-dev"
 RUN="fuse3 attr"
-TEST="libcmocka-dev clang prometheus python3 libxml2-utils iproute2 nftables rsync fio procps psmisc util-linux kmod chromium systemd groff-base keepalived"
+TEST="libcmocka-dev acl clang prometheus python3 libxml2-utils iproute2 nftables rsync fio procps psmisc util-linux kmod chromium systemd groff-base keepalived"
 # bench/fs-speed.sh: the busy-machine half of each figure
 BENCH="stress-ng"
 # the Debian package (packaging/build-deb.sh, tests/e2e/packaging.sh)

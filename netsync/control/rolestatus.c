@@ -138,15 +138,18 @@ static void rolestatus_side(const char *obj, const char *side, char *buf, size_t
 static void rolestatus_print_diverged(const char *obj, void *arg)
 {
 	char path[4200], changed[16], l[160], p[160];
+	bool whole = false;
 
 	(void)arg;
 	ctljson_get_str(obj, "path", path, sizeof(path));
 	ctljson_get_str(obj, "changed", changed, sizeof(changed));
+	ctljson_get_bool(obj, "whole", &whole);
 	rolestatus_side(obj, "local", l, sizeof(l));
 	rolestatus_side(obj, "peer", p, sizeof(p));
-	printf("  /%s (changed %s)\n      here: %s\n      peer: %s\n", path,
+	printf("  /%s (changed %s%s)\n      here: %s\n      peer: %s\n", path,
 	       strcmp(changed, "both") == 0 ? "on both nodes" :
-	       strcmp(changed, "here") == 0 ? "here" : "on the peer", l, p);
+	       strcmp(changed, "here") == 0 ? "here" : "on the peer",
+	       whole ? "; its move was held back: everything in it differs" : "", l, p);
 }
 
 void rolestatus_print(const char *json)

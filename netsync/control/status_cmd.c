@@ -230,6 +230,8 @@ static void status_pending_cb(const char *path, const char *why, void *arg)
 {
 	struct pending_ctx *pc = arg;
 
+	if (strcmp(why, "renamed") == 0)
+		return;	/* listed already, for its first change */
 	pc->n++;
 	printf("%s\t%s\n", why, *path ? path : ".");
 }

@@ -441,11 +441,11 @@ static int resolver_run(struct resolver *r, int sfd, int mfd)
 	for (size_t i = 0; i < r->plan.n && rc >= 0; i++) {
 		const struct resolution_item *it = &r->plan.it[i];
 
-		/* a folder that the secondary's version replaces goes aside
-		 * with its files */
+		/* a folder that the secondary's version replaces, or one that
+		 * moved (whole), goes aside with its files */
 		if (it->p_saves)
-			rc = (S_ISDIR(it->e->peer.mode) ? conflicts_save : conflicts_save_tree)
-				(r->state, r->plan.folder, sfd, it->e->path);
+			rc = (S_ISDIR(it->e->peer.mode) && !it->e->whole ? conflicts_save :
+			      conflicts_save_tree)(r->state, r->plan.folder, sfd, it->e->path);
 		if (rc < 0)
 			snprintf(r->err, sizeof(r->err), "keeping /%s aside: %s", it->e->path,
 				 strerror(-rc));
@@ -454,11 +454,18 @@ static int resolver_run(struct resolver *r, int sfd, int mfd)
 		const struct resolution_item *it = &r->plan.it[i];
 		const struct resolver_item *v;
 
-		if (!it->dest || (strcmp(it->dest, it->e->path) == 0 &&
-				  resolver_beside_above(r, it->e->path)))
+		/* below a folder whose version went beside whole, an entry's
+		 * version is in that copy already (and its own place beside
+		 * may be below what is no folder here) */
+		if (!it->dest || resolver_beside_above(r, it->e->path))
 			continue;
 		v = resolver_find(r, it->e->path);
-		rc = v ? resolver_put(r, mfd, v, it->dest, (int)i) : -ENODATA;
+		/* a folder that moved replaces this node's whole (kept aside
+		 * above): what is in it here belongs to another folder */
+		if (v && it->e->whole && S_ISDIR(v->mode) && strcmp(it->dest, it->e->path) == 0)
+			rc = resolver_remove(r->mountpoint, it->dest);
+		if (rc >= 0)
+			rc = v ? resolver_put(r, mfd, v, it->dest, (int)i) : -ENODATA;
 		if (rc >= 0 && S_ISDIR(v->mode))
 			rc = resolver_put_below(r, mfd, it->e->path, it->dest);
 		if (rc < 0)

@@ -31,11 +31,16 @@ static bool sender_splitting(const struct sender *s)
 	return (s->state == PEER_SPLIT || s->split_stream) && s->div.complete;
 }
 
+/* "" (a damaged journal): nothing to name. A renamed path is marked
+ * too (tail_add_moved): a folder that moved stands for all it holds. */
 static void sender_collect_path(const char *path, const char *why, void *arg)
 {
-	(void)why;
-	if (path[0])	/* "" (a damaged journal): nothing to name */
+	if (!path[0])
+		return;
+	if (strcmp(why, "renamed") != 0)
 		tail_add(arg, path);
+	if (!strcmp(why, "rename") || !strcmp(why, "renamed"))
+		tail_add_moved(arg, path);
 }
 
 /*

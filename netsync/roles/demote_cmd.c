@@ -102,10 +102,15 @@ static void demote_pending(const char *path, const char *why, void *arg)
 
 	if (c->rc < 0)
 		return;
-	if (path[0])
+	if (!path[0]) {
+		if (strcmp(why, "journal-damaged") == 0)
+			demote_all(c, "", 0);
+		return;
+	}
+	if (strcmp(why, "renamed") != 0)
 		c->rc = tail_add(&c->t, path);
-	else if (strcmp(why, "journal-damaged") == 0)
-		demote_all(c, "", 0);
+	if (c->rc == 0 && (!strcmp(why, "rename") || !strcmp(why, "renamed")))
+		c->rc = tail_add_moved(&c->t, path);
 }
 
 static int demote_rm_cb(const char *path, const struct stat *st, int flag, struct FTW *f)
@@ -160,6 +165,8 @@ static int demote_keep_tail(const char *state, const char *store, struct demote_
 	if (rc < 0)
 		return rc;
 	for (size_t off = 0; rc >= 0 && off < c->t.len; off += strlen(c->t.paths + off) + 1) {
+		if (tail_moved(c->t.paths + off))
+			continue;
 		rc = conflicts_save(state, c->t.id, c->store_fd, c->t.paths + off);
 	}
 	if (rc >= 0)

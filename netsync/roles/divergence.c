@@ -18,6 +18,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "netsync/delta/inventory.h"
+#include "netsync/roles/tail.h"
 #include "netsync/wire/proto_gen.h"
 
 static struct div_entry *divergence_find(struct divergence *d, const char *path)
@@ -100,7 +101,9 @@ static int divergence_send(struct divergence *d, size_t *idx, size_t nidx, uint3
 		const struct div_entry *e = &d->e[idx[i]];
 
 		v[i].path = e->path;
-		v[i].mode = e->here.mode;
+		/* a file is whole anyway: only a folder says so */
+		v[i].mode = e->here.mode |
+			    (e->whole && S_ISDIR(e->here.mode) ? PROTO_DIV_MODE_WHOLE : 0);
 		v[i].size = e->here.size;
 		v[i].mtime_ns = e->here.mtime_ns;
 		v[i].uid = e->here.uid;
@@ -132,11 +135,13 @@ int divergence_begin(struct divergence *d, int store_fd, const char *paths, size
 	divergence_free(d);
 	d->hash_budget = DIVERGENCE_HASH_BUDGET;
 	for (size_t off = 0; off < len; off += strlen(paths + off) + 1) {
-		struct div_entry *e = divergence_get(d, paths + off);
+		bool moved = tail_moved(paths + off);
+		struct div_entry *e = divergence_get(d, paths + off + (moved ? 1 : 0));
 
 		if (!e)
 			return -ENOMEM;
 		e->changed_here = true;
+		e->whole |= moved;
 	}
 	idx = calloc(d->n ? d->n : 1, sizeof(*idx));
 	if (!idx)
@@ -144,6 +149,9 @@ int divergence_begin(struct divergence *d, int store_fd, const char *paths, size
 	for (size_t i = 0; i < d->n && rc == 0; i++) {
 		idx[i] = i;
 		rc = divergence_read(d, store_fd, d->e[i].path, &d->e[i].here);
+		/* only a folder is whole, and only what the peer is told of
+		 * (divergence_send): both lists must keep the same paths */
+		d->e[i].whole &= S_ISDIR(d->e[i].here.mode);
 	}
 	if (rc == 0)
 		rc = divergence_send(d, idx, d->n, PROTO_DIV_F_LAST, out);
@@ -185,7 +193,9 @@ static void divergence_finish(struct divergence *d)
 	size_t k = 0;
 
 	for (size_t i = 0; i < d->n; i++) {
-		if (divergence_same(&d->e[i])) {
+		/* a moved folder's attributes may be the other's: what it
+		 * holds is not (whole) */
+		if (!d->e[i].whole && divergence_same(&d->e[i])) {
 			free(d->e[i].path);
 			continue;
 		}
@@ -216,10 +226,14 @@ static int divergence_answer(struct divergence *d, int store_fd, struct evbuffer
 	return rc;
 }
 
-/* The peer's version as a DIVERGED frame carries it. */
-static void divergence_take(struct div_side *s, const struct proto_version *v)
+/* The peer's version as a DIVERGED frame carries it (and whether the
+ * peer holds the entry whole). */
+static void divergence_take(struct div_entry *e, const struct proto_version *v)
 {
-	s->mode = v->mode;
+	struct div_side *s = &e->peer;
+
+	e->whole |= (v->mode & PROTO_DIV_MODE_WHOLE) != 0;
+	s->mode = v->mode & ~PROTO_DIV_MODE_WHOLE;
 	s->size = v->size;
 	s->mtime_ns = v->mtime_ns;
 	s->uid = v->uid;
@@ -248,7 +262,7 @@ static int divergence_on_held(struct divergence *d, int store_fd, struct proto_d
 			break;
 		}
 		e->changed_here = e->changed_peer = e->have_peer = true;
-		divergence_take(&e->peer, &v);
+		divergence_take(e, &v);
 		if (!(m->flags & PROTO_DIV_F_ANSWER))
 			rc = divergence_read(d, store_fd, e->path, &e->here);
 		idx[n++] = (size_t)(e - d->e);
@@ -287,7 +301,7 @@ int divergence_on_frame(struct divergence *d, int store_fd, const struct proto_f
 		if (!(m.flags & PROTO_DIV_F_ANSWER))
 			e->changed_peer = true;
 		e->have_peer = true;
-		divergence_take(&e->peer, &v);
+		divergence_take(e, &v);
 	}
 	if (rc < 0)
 		return rc;
@@ -322,14 +336,14 @@ const struct div_entry *divergence_lookup(const struct divergence *d, const char
 	return divergence_find((struct divergence *)d, path);
 }
 
-int divergence_hold(struct divergence *d, int store_fd, const char *path,
+int divergence_hold(struct divergence *d, int store_fd, const char *path, bool whole,
 		    struct evbuffer *out)
 {
 	struct div_entry *e = divergence_find(d, path);
 	size_t idx;
 	int rc = 0;
 
-	if (e && e->changed_peer)
+	if (e && e->changed_peer && (!whole || e->whole))
 		return 0;
 	if (!e) {
 		e = divergence_get(d, path);
@@ -339,6 +353,7 @@ int divergence_hold(struct divergence *d, int store_fd, const char *path,
 		rc = divergence_read(d, store_fd, path, &e->here);
 	}
 	e->changed_peer = true;
+	e->whole |= whole;
 	idx = (size_t)(e - d->e);
 	d->held++;
 	if (rc == 0)
@@ -442,6 +457,8 @@ void divergence_json(const struct divergence *d, struct json *w)
 		json_string(w, d->e[i].path);
 		json_key(w, "changed");
 		json_string(w, divergence_changed(&d->e[i]));
+		json_key(w, "whole");
+		json_bool(w, d->e[i].whole);
 		divergence_side_json(w, "local", &d->e[i].here);
 		divergence_side_json(w, "peer", &d->e[i].peer);
 		json_object_end(w);

@@ -35,6 +35,11 @@ struct div_entry {
 	struct div_side here, peer;
 	bool changed_here, changed_peer;
 	bool have_peer;		/* the peer's version is known */
+	bool whole;		/* a folder that moved on one node (its journal
+				 * says renamed, or the secondary held back its
+				 * move): it stands for everything in it, is
+				 * held whole in the stream and resolved with
+				 * what it holds (PROTO_DIV_MODE_WHOLE) */
 };
 
 struct divergence {
@@ -49,7 +54,8 @@ struct divergence {
 
 /*
  * Starts the exchange: PATHS (LEN bytes of NUL-terminated store paths:
- * what this node changed after the common point) are read from the store
+ * what this node changed after the common point; an entry "/PATH" marks
+ * PATH as moved, tail.h) are read from the store
  * under STORE_FD and sent as DIVERGED frames, the last one flagged.
  * Returns 0 or -errno.
  */
@@ -79,8 +85,10 @@ const struct div_entry *divergence_lookup(const struct divergence *d, const char
  * frame flagged HELD. 1 if sent, 0 if not needed, -errno. The primary's
  * side is divergence_on_frame (returns 2 for HELD frames). Both count
  * them in d->held, so that `resolve` can tell both lists are the same.
+ * WHOLE: PATH is a folder whose move was held back (div_entry.whole); a
+ * listed path becoming whole is sent again, so both plans agree.
  */
-int divergence_hold(struct divergence *d, int store_fd, const char *path,
+int divergence_hold(struct divergence *d, int store_fd, const char *path, bool whole,
 		    struct evbuffer *out);
 /* "changed" as a word: "here", "peer" or "both". */
 const char *divergence_changed(const struct div_entry *e);

@@ -77,8 +77,10 @@ int resolution_plan(const struct divergence *d, bool primary, enum proto_keep ke
 			if (p_changed && s_changed) {
 				/* the primary's stays; the secondary's beside it
 				 * (a folder with what it holds, unless both are
-				 * folders: the entries in it are listed alone) */
-				if (ss->mode && (!S_ISDIR(ss->mode) || !S_ISDIR(ps->mode))) {
+				 * folders: the entries in it are listed alone;
+				 * a folder that moved is another folder: whole) */
+				if (ss->mode && (!S_ISDIR(ss->mode) || !S_ISDIR(ps->mode) ||
+						 e->whole)) {
 					it->s_sends = true;
 					it->dest = resolution_conflict_name(e->path, s_name, stamp);
 				}

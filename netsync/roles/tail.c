@@ -41,6 +41,27 @@ int tail_add(struct tail *t, const char *path)
 	return 0;
 }
 
+int tail_add_moved(struct tail *t, const char *path)
+{
+	char *p = malloc(strlen(path) + 2);
+	int rc;
+
+	if (!p)
+		return -ENOMEM;
+	p[0] = '/';
+	strcpy(p + 1, path);
+	rc = tail_add(t, p);
+	free(p);
+	if (rc == 0)
+		t->n--;	/* a mark, not a path */
+	return rc;
+}
+
+bool tail_moved(const char *entry)
+{
+	return entry[0] == '/';
+}
+
 int tail_save(const char *state, const struct tail *t)
 {
 	char head[160];
@@ -94,6 +115,8 @@ int tail_load(const char *state, struct tail *t)
 		rc = tail_add(t, p);
 		if (rc < 0)
 			break;
+		if (tail_moved(p))
+			t->n--;
 		rc = 1;
 	}
 	free(buf);

@@ -21,6 +21,14 @@ struct tail {
 
 /* Adds PATH (a store path, never ""). 0 or -ENOMEM. */
 int tail_add(struct tail *t, const char *path);
+/*
+ * PATH (added too) was renamed: as a folder, in a split brain it stands
+ * for everything in it (divergence.h, whole). Kept in the same list as
+ * "/PATH" (a store path never starts with '/'); tail_moved says whether
+ * an entry is one, and the callers that want store paths skip those.
+ */
+int tail_add_moved(struct tail *t, const char *path);
+bool tail_moved(const char *entry);
 /* Writes STATE/tail atomically. 0 or -errno. */
 int tail_save(const char *state, const struct tail *t);
 /* Reads STATE/tail: 1 (present), 0 (none) or -errno / -EBADMSG. */

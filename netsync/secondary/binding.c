@@ -223,6 +223,8 @@ int binding_send_tail(struct binding *b, struct evbuffer *out)
 		struct inventory inv = { 0 };
 		struct proto_entry gone = { .path = path };
 
+		if (tail_moved(path))
+			continue;
 		rc = inventory_add_path(&inv, b->store_fd, path, false);
 		if (rc == 1 && S_ISREG(inv.e[0].mode) && inv.e[0].size <= budget) {
 			budget -= inv.e[0].size;
@@ -251,6 +253,8 @@ void binding_applied(struct binding *b, uint64_t applied)
 		return;
 	/* a TAIL_ACK of 0: the primary had every path as this node has it */
 	for (size_t off = 0; off < b->tail.len; off += strlen(b->tail.paths + off) + 1) {
+		if (tail_moved(b->tail.paths + off))
+			continue;
 		rc = conflicts_drop_same(b->state, b->tail.id, b->store_fd, b->tail.paths + off);
 		if (rc > 0)
 			kept++;

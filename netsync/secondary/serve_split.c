@@ -22,7 +22,7 @@
 #include "netsync/secondary/splitres.h"
 #include "netsync/wire/proto_gen.h"
 
-static bool serve_split_held(struct serve *s, const char *path);
+static bool serve_split_hold(struct serve *s, const char *path, bool whole);
 static bool serve_split_aliases(struct serve *s, size_t from);
 
 void serve_split_begin(struct serve *s)
@@ -67,7 +67,8 @@ static void serve_split_stream(struct serve *s)
 
 	hold_clear(&s->hold);
 	for (size_t i = 0; i < n && rc == 0; i++) {
-		rc = hold_add(&s->hold, s->div.e[i].path, !S_ISDIR(s->div.e[i].here.mode));
+		rc = hold_add(&s->hold, s->div.e[i].path,
+			      s->div.e[i].whole || !S_ISDIR(s->div.e[i].here.mode));
 		if (rc == 0 && !S_ISDIR(s->div.e[i].here.mode))
 			rc = hold_add_inode(&s->hold, receiver_store_fd(s->recv), s->div.e[i].path);
 	}
@@ -89,7 +90,7 @@ static void serve_split_stream(struct serve *s)
 
 static int serve_split_alias(const char *path, void *arg)
 {
-	return serve_split_held(arg, path) ? 0 : -ECANCELED;
+	return serve_split_hold(arg, path, false) ? 0 : -ECANCELED;
 }
 
 /* The other names of the held files recorded from the FROM-th on are
@@ -111,9 +112,10 @@ static bool serve_split_aliases(struct serve *s, size_t from)
 }
 
 /* A frame held back for PATH: PATH is held from now on and, unless it is
- * listed already, goes to the primary as a diverged path. Returns false
+ * listed already, goes to the primary as a diverged path; WHOLE: PATH is
+ * a folder held with everything in it (div_entry.whole). Returns false
  * after failing the connection. */
-static bool serve_split_held(struct serve *s, const char *path)
+static bool serve_split_hold(struct serve *s, const char *path, bool whole)
 {
 	size_t inos = s->hold.n_inos;
 	const struct div_entry *e;
@@ -121,10 +123,10 @@ static bool serve_split_held(struct serve *s, const char *path)
 
 	if (!path)
 		return true;
-	rc = divergence_hold(&s->div, receiver_store_fd(s->recv), path,
+	rc = divergence_hold(&s->div, receiver_store_fd(s->recv), path, whole,
 			     bufferevent_get_output(s->bev));
 	e = rc < 0 ? NULL : divergence_lookup(&s->div, path);
-	if (e && (hold_add(&s->hold, path, !S_ISDIR(e->here.mode)) < 0 ||
+	if (e && (hold_add(&s->hold, path, whole || !S_ISDIR(e->here.mode)) < 0 ||
 		  (!S_ISDIR(e->here.mode) &&
 		   hold_add_inode(&s->hold, receiver_store_fd(s->recv), path) < 0) ||
 		  hold_note_mtimes(&s->hold, receiver_store_fd(s->recv)) < 0))
@@ -140,6 +142,11 @@ static bool serve_split_held(struct serve *s, const char *path)
 			   "changed the path too", "peer=%s path=/%s", s->peer, path);
 	}
 	return s->hold.n_inos == inos || serve_split_aliases(s, inos);
+}
+
+static bool serve_split_held(struct serve *s, const char *path)
+{
+	return serve_split_hold(s, path, false);
 }
 
 /* DIR's mtime back to this node's, if it keeps it (hold_note_mtimes). */
@@ -221,14 +228,35 @@ static bool serve_split_held_parent(struct serve *s, const struct journal_op *op
 	return serve_split_held(s, dir);
 }
 
-/* OP held back with both its paths (a symlink's path2 is its target),
- * and the folders whose mtime it would have set. */
+/*
+ * PATH of a RENAME held back: where it is a folder here, on the primary it
+ * now holds another folder (or nothing), so the whole of this node's is
+ * held, the primary's changes below it too (they are changes of that
+ * other folder), and the listed PATH stands for everything in it.
+ */
+static bool serve_split_held_moved(struct serve *s, const char *path)
+{
+	struct stat st;
+
+	return serve_split_hold(s, path, path &&
+				fstatat(receiver_store_fd(s->recv), path, &st,
+					AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode));
+}
+
+/* OP held back with both its paths (a symlink's path2 is its target;
+ * a RENAME's folders whole), and the folders whose mtime it would have
+ * set. */
 static void serve_split_op_held(struct serve *s, const struct journal_op *op)
 {
 	bool two = op->type != JOP_SYMLINK;
 
-	if (serve_split_held(s, op->path) && (!two || serve_split_held(s, op->path2)) &&
-	    serve_split_held_parent(s, op, op->path, JRES_DIR) && two)
+	if (op->type == JOP_RENAME) {
+		if (!serve_split_held_moved(s, op->path) || !serve_split_held_moved(s, op->path2))
+			return;
+	} else if (!serve_split_held(s, op->path) || (two && !serve_split_held(s, op->path2))) {
+		return;
+	}
+	if (serve_split_held_parent(s, op, op->path, JRES_DIR) && two)
 		serve_split_held_parent(s, op, op->path2, JRES_DIR2);
 }
 

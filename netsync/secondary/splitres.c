@@ -84,16 +84,19 @@ const char *splitres_begin(const struct divergence *d, const struct proto_resolv
 	/* a path held back after the primary planned: both plans must agree */
 	if (rc >= 0 && m->seq != d->held)
 		rc = -ESTALE;
+	/* a folder the primary's replaces, or one that moved (whole): with
+	 * what it holds */
 	for (size_t i = 0; rc >= 0 && i < plan.n; i++)
-		if (plan.it[i].s_saves)	/* a folder the primary's replaces: whole */
-			rc = (S_ISDIR(plan.it[i].e->peer.mode) ? conflicts_save :
-			      conflicts_save_tree)(state, plan.folder, store_fd,
-						   plan.it[i].e->path);
-	/* a folder where the primary has none goes with what it holds; where
-	 * both have one, its entries are listed on their own */
+		if (plan.it[i].s_saves)
+			rc = (S_ISDIR(plan.it[i].e->peer.mode) && !plan.it[i].e->whole ?
+			      conflicts_save : conflicts_save_tree)(state, plan.folder, store_fd,
+								    plan.it[i].e->path);
+	/* a folder where the primary has none, or one that moved, goes with
+	 * what it holds; where both have one, its entries are listed on
+	 * their own */
 	for (size_t i = 0; rc >= 0 && i < plan.n; i++)
 		if (plan.it[i].s_sends)
-			rc = S_ISDIR(plan.it[i].e->peer.mode) ?
+			rc = S_ISDIR(plan.it[i].e->peer.mode) && !plan.it[i].e->whole ?
 			     versions_send(out, store_fd, plan.it[i].e->path, plan.it[i].e->path) :
 			     versions_send_path(out, store_fd, plan.it[i].e->path);
 	if (rc >= 0)

@@ -52,6 +52,10 @@ struct proto_version {
 /* HELD: paths the secondary held back from the split brain's stream,
  * sent after the exchange (the primary answers with ANSWER|HELD). */
 #define PROTO_DIV_F_HELD (1u << 2)
+/* In a version's mode: the path is a folder that moved on one node (it
+ * stands for everything in it: divergence.h, whole). Above every S_IF*
+ * and permission bit. */
+#define PROTO_DIV_MODE_WHOLE (1u << 24)
 /* Encoded bytes of one entry. */
 size_t proto_version_size(const struct proto_version *v);
 /* Entries of at most this many bytes go in one frame. */

@@ -41,6 +41,7 @@ twinfs_e2e_test(e2e_fidelity_fifo_offline tests/e2e/fidelity_fifo_offline.sh TIM
 twinfs_e2e_test(e2e_fidelity_cases tests/e2e/fidelity_cases.sh TIMEOUT 180)
 twinfs_e2e_test(e2e_fidelity_whiteout_apply tests/e2e/fidelity_whiteout_apply.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_mtimes_apply tests/e2e/fidelity_mtimes_apply.sh TIMEOUT 120)
+twinfs_e2e_test(e2e_fidelity_acl tests/e2e/fidelity_acl.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_fidelity_hardlinks_apply tests/e2e/fidelity_hardlinks_apply.sh TIMEOUT 150)
 twinfs_e2e_test(e2e_fidelity_xattr_exchange tests/e2e/fidelity_xattr_exchange.sh TIMEOUT 180)
 twinfs_e2e_test(e2e_fidelity_empty_create tests/e2e/fidelity_empty_create.sh TIMEOUT 120)

@@ -22,8 +22,9 @@ seed, from scratch, two nodes in network namespaces this process creates
            A left it (the snapshot), and so is everything below one that
            is not a folder;
        c   A's and B's stores differ only at listed paths and below listed
-           paths that are not folders on both nodes (a listed folder holds
-           only itself: B's other changes reached A), polled until true
+           paths that are not folders on both nodes or whose move A held
+           back (status "whole"; another listed folder holds only itself:
+           B's other changes reached A), polled until true
            or the timeout (before it, the stream may still be running);
   5. `resolve --keep local|peer|both` on A or B, then `sync` on B:
        resolve, sync  exit 0;
@@ -475,8 +476,11 @@ class Seed:
             # takes B's changes unless listed itself; below a listed path
             # that is not a folder on one of the nodes, B has nothing to
             # send into A's folder, or A's is not a folder
+            # (or that A lists as a folder whose move it held back: it
+            # stands for everything in it)
             sub = [x for x in listed if sa_.get(x, {}).get("type") != "dir" or
                    sb_.get(x, {}).get("type") != "dir"]
+            sub += [e["path"] for e in A.status().get("diverged") or [] if e.get("whole")]
 
             def cov(p):
                 return p in listed or any(under(p, x) for x in sub)

@@ -12,7 +12,8 @@
 static void print_one(const char *path, const char *why, void *arg)
 {
 	(void)arg;
-	printf("%s\t%s\n", why, path);
+	if (strcmp(why, "renamed") != 0)	/* a second line for a path */
+		printf("%s\t%s\n", why, path);
 }
 
 int main(int argc, char **argv)

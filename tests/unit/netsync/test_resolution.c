@@ -1,6 +1,7 @@
 /* Unit tests for netsync/roles/resolution (the plan of `twinfs resolve`,
  * computed alike on both nodes), tail (STATE/tail round trip), conflicts
- * (a copy kept, dropped when the store holds the same) and the rule of
+ * (a copy kept, dropped when the store holds the same), a moved folder
+ * sent beside with --keep both, and the rule of
  * inventory_entry_same that a demoted primary's tail relies on. */
 #include <errno.h>
 #include <fcntl.h>
@@ -115,6 +116,28 @@ static void test_plans_agree(void **state)
 	}
 }
 
+/* With --keep both, a folder changed on both nodes keeps the primary's and
+ * sends nothing (its entries are listed alone), unless it moved (whole):
+ * then the secondary's goes beside it with what it holds. */
+static void test_whole_folder_beside(void **state)
+{
+	struct div_entry e = { .path = "d", .changed_here = true, .changed_peer = true,
+			       .here = { .mode = S_IFDIR | 0755 },
+			       .peer = { .mode = S_IFDIR | 0700 } };
+	struct divergence d = { .e = &e, .n = 1 };
+	struct resolution r;
+
+	(void)state;
+	assert_int_equal(resolution_plan(&d, true, PROTO_KEEP_BOTH, "nodeb", "T", &r), 0);
+	assert_false(r.it[0].s_sends);
+	resolution_free(&r);
+	e.whole = true;
+	assert_int_equal(resolution_plan(&d, true, PROTO_KEEP_BOTH, "nodeb", "T", &r), 0);
+	assert_true(r.it[0].s_sends);
+	assert_string_equal(r.it[0].dest, "d.conflict-nodeb-T");
+	resolution_free(&r);
+}
+
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -146,10 +169,14 @@ static void test_tail_and_conflicts(void **state)
 	snprintf(t.id, sizeof(t.id), "folder");
 	assert_int_equal(tail_add(&t, "a"), 0);
 	assert_int_equal(tail_add(&t, "d/b c"), 0);
+	assert_int_equal(tail_add_moved(&t, "d/b c"), 0);	/* a mark, not a path */
+	assert_int_equal(t.n, 2);
 	assert_int_equal(tail_save(st, &t), 0);
 	assert_int_equal(tail_load(st, &r), 1);
 	assert_string_equal(r.id, "folder");
 	assert_int_equal(r.n, 2);
+	assert_true(tail_moved(r.paths + strlen("a") + 1 + strlen("d/b c") + 1));
+	assert_false(tail_moved(r.paths));
 	assert_memory_equal(r.paths, t.paths, t.len);
 	tail_free(&r);
 	tail_free(&t);
@@ -197,6 +224,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_keep_words),
 		cmocka_unit_test(test_plans_agree),
+		cmocka_unit_test(test_whole_folder_beside),
 		cmocka_unit_test(test_tail_and_conflicts),
 		cmocka_unit_test(test_entry_same_needs_hashes),
 	};
