@@ -81,11 +81,14 @@ bool hold_alias(const struct hold *h, int store_fd, const char *path)
 }
 
 struct hold_walk {
-	const struct hold *h;
+	struct hold *h;
+	int store_fd;
 	size_t from;
 	hold_alias_fn fn;
 	void *arg;
 	int rc;
+	/* every non-folder found: 0 or -errno (ends the walk) */
+	int (*visit)(struct hold_walk *w, const struct stat *st);
 	char path[PATH_MAX];
 };
 
@@ -102,7 +105,6 @@ static void hold_walk_dir(struct hold_walk *w, int dfd, size_t len)
 	}
 	while (w->rc == 0 && (de = readdir(d))) {
 		size_t n = strlen(de->d_name), at = len ? len + 1 : 0;
-		struct hold_inode in;
 		struct stat st;
 		int fd;
 
@@ -120,34 +122,71 @@ static void hold_walk_dir(struct hold_walk *w, int dfd, size_t len)
 				hold_walk_dir(w, fd, at + n);
 			continue;
 		}
-		in.dev = st.st_dev;
-		in.ino = st.st_ino;
-		if (st.st_nlink > 1 && hold_has_inode(w->h, w->from, &in) &&
-		    !pathset_find(&w->h->held, w->path))
-			w->rc = w->fn(w->path, w->arg);
+		w->rc = w->visit(w, &st);
 	}
 	closedir(d);
 }
 
-int hold_each_alias(const struct hold *h, int store_fd, size_t from, hold_alias_fn fn,
-		    void *arg)
+/* Another name of a held file, not held itself (nor below a subtree). */
+static int hold_visit_alias(struct hold_walk *w, const struct stat *st)
+{
+	struct hold_inode in = { .dev = st->st_dev, .ino = st->st_ino };
+
+	if (st->st_nlink > 1 && hold_has_inode(w->h, w->from, &in) && !hold_covers(w->h, w->path))
+		return w->fn(w->path, w->arg);
+	return 0;
+}
+
+/* A linked file below a folder held whole: held as an inode too. */
+static int hold_visit_linked(struct hold_walk *w, const struct stat *st)
+{
+	return st->st_nlink > 1 ? hold_add_inode(w->h, w->store_fd, w->path) : 0;
+}
+
+/* Walks DIR ("" the store) under STORE_FD with W's visitor; W->path
+ * starts as DIR. */
+static int hold_walk(struct hold_walk *w, int store_fd, const char *dir)
+{
+	size_t len = strlen(dir);
+	int fd;
+
+	if (len >= sizeof(w->path))
+		return -ENAMETOOLONG;
+	fd = openat(store_fd, len ? dir : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	memcpy(w->path, dir, len + 1);
+	w->store_fd = store_fd;
+	hold_walk_dir(w, fd, len);
+	return w->rc;
+}
+
+int hold_each_alias(struct hold *h, int store_fd, size_t from, hold_alias_fn fn, void *arg)
 {
 	struct hold_walk *w;
-	int fd, rc;
+	int rc;
 
 	if (from >= h->n_inos)
 		return 0;
-	fd = openat(store_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	w = calloc(1, sizeof(*w));
-	if (!w) {
-		close(fd);
+	if (!w)
 		return -ENOMEM;
-	}
-	*w = (struct hold_walk){ .h = h, .from = from, .fn = fn, .arg = arg };
-	hold_walk_dir(w, fd, 0);
-	rc = w->rc;
+	*w = (struct hold_walk){ .h = h, .from = from, .fn = fn, .arg = arg,
+				 .visit = hold_visit_alias };
+	rc = hold_walk(w, store_fd, "");
+	free(w);
+	return rc;
+}
+
+int hold_add_tree_inodes(struct hold *h, int store_fd, const char *dir)
+{
+	struct hold_walk *w = calloc(1, sizeof(*w));
+	int rc;
+
+	if (!w)
+		return -ENOMEM;
+	*w = (struct hold_walk){ .h = h, .visit = hold_visit_linked };
+	rc = hold_walk(w, store_fd, dir);
 	free(w);
 	return rc;
 }

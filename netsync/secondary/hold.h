@@ -51,14 +51,21 @@ bool hold_alias(const struct hold *h, int store_fd, const char *path);
 /*
  * The other names of the held files hold_add_inode recorded from its
  * FROM-th on (h->n_inos before the call: only new ones are looked for):
- * FN(path, ARG) for each name under STORE_FD not held yet. A change made
+ * FN(path, ARG) for each name under STORE_FD not held yet (nor below a
+ * subtree held). A change made
  * through one name changed them all, so each is as diverged as the held
  * file. Walks the whole store, which is why it is only called when a
  * held file has other names. 0, FN's first error, or -errno.
  */
 typedef int (*hold_alias_fn)(const char *path, void *arg);
-int hold_each_alias(const struct hold *h, int store_fd, size_t from, hold_alias_fn fn,
-		    void *arg);
+int hold_each_alias(struct hold *h, int store_fd, size_t from, hold_alias_fn fn, void *arg);
+/*
+ * Every file with other names below DIR (a folder held whole) is held as
+ * an inode too (hold_add_inode), so that hold_each_alias finds its names
+ * outside DIR: a change the primary makes through the name inside would
+ * change them, and it is held back. 0 or -errno.
+ */
+int hold_add_tree_inodes(struct hold *h, int store_fd, const char *dir);
 /*
  * The mtime of a held folder, and of a folder above a held path until the
  * primary sets it (ATTR), is this node's: the stream's changes of the

@@ -71,6 +71,9 @@ static void serve_split_stream(struct serve *s)
 			      s->div.e[i].whole || !S_ISDIR(s->div.e[i].here.mode));
 		if (rc == 0 && !S_ISDIR(s->div.e[i].here.mode))
 			rc = hold_add_inode(&s->hold, receiver_store_fd(s->recv), s->div.e[i].path);
+		else if (rc == 0 && s->div.e[i].whole)
+			rc = hold_add_tree_inodes(&s->hold, receiver_store_fd(s->recv),
+						  s->div.e[i].path);
 	}
 	if (rc == 0)
 		rc = hold_note_mtimes(&s->hold, receiver_store_fd(s->recv));
@@ -131,6 +134,11 @@ static bool serve_split_hold(struct serve *s, const char *path, bool whole)
 		   hold_add_inode(&s->hold, receiver_store_fd(s->recv), path) < 0) ||
 		  hold_note_mtimes(&s->hold, receiver_store_fd(s->recv)) < 0))
 		rc = -ENOMEM;
+	if (e && rc >= 0 && whole) {
+		int t = hold_add_tree_inodes(&s->hold, receiver_store_fd(s->recv), path);
+
+		rc = t < 0 ? t : rc;
+	}
 	if (rc < 0) {
 		serve_conn_fail(s, PROTO_E_APPLY, "cannot hold /%s back on %s: %s", path,
 				s->node_name, strerror(-rc));

@@ -272,13 +272,14 @@ def apply_ops(root, seq):
 def read_tail(state):
     """A demoted primary's STATE/tail: the paths it changed after the last
     ack (docs/protocol.md, "Generations": "twinfs tail 1 FOLDER\\n", then
-    NUL-terminated paths)."""
+    NUL-terminated paths; "/PATH" marks PATH as renamed, not a path)."""
     try:
         with open(os.path.join(state, "tail"), "rb") as f:
             data = f.read()
     except FileNotFoundError:
         return set()
-    return {p.decode() for p in data.partition(b"\n")[2].split(b"\0") if p}
+    return {p.decode() for p in data.partition(b"\n")[2].split(b"\0")
+            if p and not p.startswith(b"/")}
 
 
 def under(path, top):
@@ -387,8 +388,9 @@ class Seed:
         self.out["b_split"] += apply_ops(B.mnt, ops[k:])
         if g["restart"]:
             self.wait_split(A, B)
-        # 4. before resolve
-        self.check_replay("a", B.store, [g["base"], g["b_apart"], g["b_split"]],
+        # 4. before resolve (B's fds were closed at the restart, as
+        # apply_ops closes them after each part)
+        self.check_replay("a", B.store, [g["base"], g["b_apart"], ops[:k], ops[k:]],
                           self.out["base"] + self.out["b_apart"] + self.out["b_split"])
         listed = self.check_streamed(A, B)
         self.check_held(A, snapA, tailA, listed)

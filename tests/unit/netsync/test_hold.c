@@ -3,7 +3,8 @@
  * folders only themselves, destructive ops on a folder above a held path
  * are held, attribute changes are not, a symlink's target is no path,
  * a PRUNE above held paths keeps them, and the other names of a held
- * file are found in a real folder (hold_each_alias). */
+ * file are found in a real folder (hold_each_alias), also those of the
+ * files in a folder held whole (hold_add_tree_inodes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -164,6 +165,19 @@ static void test_aliases(void **state)
 	got[0] = '\0';
 	assert_int_equal(hold_each_alias(&h, fd, 1, collect, got), 0);
 	assert_string_equal(got, "");
+	hold_clear(&h);
+
+	/* a folder held whole: its linked files' names outside it are found,
+	 * the names inside it are covered by it */
+	hold_init(&h);
+	assert_int_equal(hold_add(&h, "d", true), 0);
+	assert_int_equal(hold_add_tree_inodes(&h, fd, "d"), 0);
+	assert_int_equal(h.n_inos, 2);	/* a's (d/b, d/e/c) and o's (d/o2) */
+	assert_int_equal(hold_each_alias(&h, fd, 0, collect, got), 0);
+	assert_non_null(strstr(got, "a;"));
+	assert_non_null(strstr(got, "h;"));
+	assert_non_null(strstr(got, "o;"));
+	assert_null(strstr(got, "d/"));
 	hold_clear(&h);
 	close(fd);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
