@@ -157,19 +157,27 @@ static bool serve_split_held(struct serve *s, const char *path)
 	return serve_split_hold(s, path, false);
 }
 
-/* DIR's mtime back to this node's, if it keeps it (hold_note_mtimes). */
+/* DIR's mtime back to this node's, if it keeps it (hold_note_mtimes).
+ * A change applied in it moved it where the primary's is not known to be
+ * the same: the folder differs, and is listed (held), the root excepted. */
 static void serve_split_keep_mtime(struct serve *s, const char *dir)
 {
+	int fd = receiver_store_fd(s->recv);
 	struct timespec ts[2];
+	struct stat st;
 	int64_t ns;
 
-	if (!hold_mtime(&s->hold, dir, &ns))
+	if (!hold_mtime(&s->hold, dir, &ns) ||
+	    fstatat(fd, dir[0] ? dir : ".", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec == ns)
 		return;
 	ts[0] = (struct timespec){ 0, UTIME_OMIT };
 	ts[1] = (struct timespec){ ns / 1000000000, ns % 1000000000 };
-	if (utimensat(receiver_store_fd(s->recv), dir, ts, AT_SYMLINK_NOFOLLOW) < 0)
+	if (utimensat(fd, dir[0] ? dir : ".", ts, AT_SYMLINK_NOFOLLOW) < 0)
 		log_warn("split brain: cannot keep a folder's mtime", "path=/%s err=%s", dir,
 			 strerror(errno));
+	else if (dir[0] && !hold_covers(&s->hold, dir))
+		serve_split_held(s, dir);
 }
 
 /* The same for the folder PATH is in, after a change applied there.
