@@ -14,17 +14,21 @@ serve_node B
 mount_node A
 wait_until 15 is_connected A
 check "A replicates to B over the veth" is_connected A
-mkdir "$A_MNT/data" && head -c 100000 /dev/urandom >"$A_MNT/data/f1"
-"$TWINFS_BIN" sync --state "$A_STATE" --timeout 30 >/dev/null
-check "A synced" [ $? -eq 0 ]
-
 "$TWINFS_BIN" promote --state "$B_STATE" >"$T/p0.out" 2>&1; rc=$?
 check "promote is refused (69) while A is heard from" [ $rc -eq 69 ]
 check "... saying when A was last heard from" grep -q "heard from .* s ago" "$T/p0.out"
 
+# The silence is timed from the last frame A sent: the batch `sync` waits
+# for. The link goes down right after it, well within the 1 s A waits
+# before its next heartbeat, so no frame of A's follows t0. (Timed from
+# the link going down after other commands, the silence began up to a
+# heartbeat earlier, by the machine's speed.)
+mkdir "$A_MNT/data" && head -c 100000 /dev/urandom >"$A_MNT/data/f1"
+"$TWINFS_BIN" sync --state "$A_STATE" --timeout 30 >/dev/null; rc=$?
+t0=$(date +%s%N)
 # A's node drops off the network: nothing, not even a FIN, reaches B
 link_down
-t0=$(date +%s%N)
+check "A synced" [ $rc -eq 0 ]
 promoted() { "$TWINFS_BIN" promote --state "$B_STATE" >"$T/p1.out" 2>&1; }
 wait_until 20 promoted
 check "promote succeeds once A is silent, without --force" promoted

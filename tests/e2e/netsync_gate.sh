@@ -8,12 +8,13 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
 
-# hogs PORT SECONDS: 3 silent + 3 trickling connections from each of
-# 127.0.0.2..127.0.0.9, reopened when dropped, plus garbage every 0.2 s.
+# hogs PORT: 3 silent + 3 trickling connections from each of
+# 127.0.0.2..127.0.0.9, reopened when dropped, plus garbage every 0.2 s,
+# until killed: they must outlast the mount's sync, however long a loaded
+# machine takes for it (a fixed lifetime could end first).
 cat >"$T/hogs.py" <<'PY'
 import os, socket, sys, time
-port, secs = int(sys.argv[1]), float(sys.argv[2])
-end = time.time() + secs
+port = int(sys.argv[1])
 conns = []
 def opened(src):
     s = socket.socket()
@@ -25,7 +26,7 @@ def opened(src):
         pass
     return s
 n = 0
-while time.time() < end:
+while True:
     while len(conns) < 48:
         src = "127.0.0.%d" % (2 + len(conns) % 8)
         conns.append(opened(src))
@@ -53,7 +54,7 @@ PY
 run_case() { # $1 = label, $2... = extra args for serve and mount
 	label=$1; shift
 	start_serve "$@"
-	python3 "$T/hogs.py" "$PORT" 25 &
+	python3 "$T/hogs.py" "$PORT" &
 	hogs=$!
 	track_pid "$hogs"
 	waiting() {

@@ -39,18 +39,23 @@ wait_until 60 test -e "$T/ready" || fail "the writer did not write its file"
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 60 >/dev/null
 check "twinfs sync with the file open exits 0" [ $? -eq 0 ]
 check "the peer has the open file after twinfs sync" cmp -s "$A_STORE/big.bin" "$P_STORE/big.bin"
-# let the epoch end (everything acked, nothing dirty), then kill the peer
-# so that it cannot receive the overwrite (nor hold it in a socket
-# buffer): the restarted primary must send it from the pin alone.
-sleep 1.5
+# the epoch ends at the ack that leaves nothing pending (journal_ack):
+# every record acked, no dirty file, no pinned one. Then kill the peer so
+# that it cannot receive the overwrite (nor hold it in a socket buffer):
+# the restarted primary must send it from the pin alone.
+jnum() { "$TWINFS_BIN" status --state "$A_STATE" --json |
+	sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+settled() { [ "$(jnum lag_ops)" = 0 ] && [ "$(jnum dirty_files)" = 0 ] &&
+	[ "$(jnum unmarked_files)" = 0 ]; }
+wait_until 10 settled || fail "the journal still had work pending after twinfs sync"
 kill_serve
 touch "$T/go"
 wait_until 10 test -e "$T/written" || fail "the writer did not overwrite"
-# a scan tick pins it; status shows the file
+# a scan tick pins it; status shows the file once the pin is durable
+# (journal_mark counts a pin only after its mark reached the disk)
 unmarked() { "$TWINFS_BIN" status --state "$A_STATE" --json | grep -q '"unmarked_files":1'; }
 check "status counts the open file written since its mark" wait_until 5 unmarked
 "$TWINFS_BIN" status --state "$A_STATE" | grep "open writes" | sed 's/^/# /'
-sleep 1
 kill -KILL "$MOUNT_PID"
 wait "$MOUNT_PID" 2>/dev/null
 kill -KILL "$writer" 2>/dev/null

@@ -71,7 +71,10 @@ wait_until 20 received $((base + 4000000))
 check "the peer was receiving the big file" [ $? -eq 0 ]
 kill_serve
 note "serve killed mid-apply"
-sleep 1
+# the peer comes back once the mount has seen it go (not after a fixed
+# time): the restart meets a sender that lost its connection mid-stream
+gone() { ! connected; }
+wait_until 15 gone || fail "the mount did not notice the peer die"
 start_serve
 wait $syncer
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 60

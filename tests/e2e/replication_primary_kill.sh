@@ -82,7 +82,11 @@ while True:  # until the mount dies under it
 PY
 rw=$!
 track_pid "$rw"
-sleep 1.5
+# killed once the rewriter has done 1,000 rewrites and 5 renames (it
+# writes its count at each rename), not after a fixed time, which a
+# loaded machine may spend starting python
+rewrites() { [ "$(cat "$T/rewriter.count" 2>/dev/null || echo 0)" -ge 1000 ] 2>/dev/null; }
+wait_until 60 rewrites || fail "the rewriter did not get going"
 kill -KILL "$MOUNT_PID"
 wait "$MOUNT_PID" 2>/dev/null
 wait "$rw" 2>/dev/null

@@ -47,7 +47,9 @@ fi
 # stays invisible to everyone else. unshare makes the same namespace.
 if command -v unshare >/dev/null; then
 	mkdir -p "$T/ns/store" "$T/ns/mnt"
-	on_exit "touch '$T/ns/done'; sleep 1"
+	# on an early exit: let the namespace unmount, and wait for it (the
+	# daemon goes with the unmount) before the folder is removed
+	on_exit "touch '$T/ns/done'; [ -z \"\${ns_pid:-}\" ] || wait_until 10 sh -c \"! kill -0 \$ns_pid 2>/dev/null\""
 	unshare -m --propagation slave sh -c '
 		"$1" mount --store "$2/store" --state "$2/state" --mountpoint "$2/mnt" 2>/dev/null &&
 		grep -q " $2/mnt " /proc/mounts && echo inside >"$2/seen" &&
