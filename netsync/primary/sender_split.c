@@ -94,7 +94,9 @@ static int sender_resolve_begin(struct sender *s, enum proto_keep keep)
 	m.stamp = stamp;
 	m.name = s->peer_name[0] ? s->peer_name : "peer";
 	m.seq = s->div.held;	/* the secondary checks it planned the same list */
-	return proto_encode_resolve(bufferevent_get_output(s->bev), &m);
+	/* the secondary plans from the versions this plan used */
+	rc = divergence_send_refresh(&s->div, bufferevent_get_output(s->bev));
+	return rc < 0 ? rc : proto_encode_resolve(bufferevent_get_output(s->bev), &m);
 }
 
 static int sender_on_resolve(struct sender *s, const struct proto_resolve *m)

@@ -111,8 +111,9 @@ static int divergence_send(struct divergence *d, size_t *idx, size_t nidx, uint3
 		memcpy(v[i].hash, e->here.hash, 16);
 		memcpy(v[i].xattrs, e->here.xattrs, 16);
 		if (bytes + proto_version_size(&v[i]) > PROTO_DIV_CHUNK) {
-			rc = proto_encode_diverged(out, flags & PROTO_DIV_F_ANSWER, v + start,
-						   i - start);
+			rc = proto_encode_diverged(out, flags & (PROTO_DIV_F_ANSWER |
+								 PROTO_DIV_F_REFRESH),
+						   v + start, i - start);
 			if (rc < 0)
 				goto out;
 			start = i;
@@ -279,6 +280,35 @@ static int divergence_on_held(struct divergence *d, int store_fd, struct proto_d
 	return rc < 0 ? rc : 2;
 }
 
+int divergence_send_refresh(struct divergence *d, struct evbuffer *out)
+{
+	size_t *idx = calloc(d->n ? d->n : 1, sizeof(*idx));
+	int rc;
+
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n; i++)
+		idx[i] = i;
+	rc = divergence_send(d, idx, d->n, PROTO_DIV_F_REFRESH | PROTO_DIV_F_LAST, out);
+	free(idx);
+	return rc;
+}
+
+/* REFRESH (secondary): the primary's versions now; nothing else changes. */
+static int divergence_on_refresh(struct divergence *d, struct proto_diverged *m)
+{
+	struct proto_version v;
+	int rc;
+
+	while ((rc = proto_diverged_next(m, &v)) == 1) {
+		struct div_entry *e = divergence_find(d, v.path);
+
+		if (e)
+			divergence_take(e, &v);
+	}
+	return rc < 0 ? rc : 0;
+}
+
 int divergence_on_frame(struct divergence *d, int store_fd, const struct proto_frame *f,
 			struct evbuffer *out)
 {
@@ -289,6 +319,8 @@ int divergence_on_frame(struct divergence *d, int store_fd, const struct proto_f
 	rc = proto_decode_diverged(f, &m);
 	if (rc < 0)
 		return rc;
+	if (m.flags & PROTO_DIV_F_REFRESH)
+		return d->complete ? divergence_on_refresh(d, &m) : -EPROTO;
 	if (m.flags & PROTO_DIV_F_HELD)
 		return d->complete ? divergence_on_held(d, store_fd, &m, out) : -EPROTO;
 	if (d->complete)

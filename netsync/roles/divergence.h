@@ -90,6 +90,10 @@ const struct div_entry *divergence_lookup(const struct divergence *d, const char
  */
 int divergence_hold(struct divergence *d, int store_fd, const char *path, bool whole,
 		    struct evbuffer *out);
+/* The primary, as `resolve` begins: its versions of every listed path,
+ * refreshed (divergence_refresh), to the secondary (DIVERGED REFRESH),
+ * which takes them as the peer's. 0 or -errno. */
+int divergence_send_refresh(struct divergence *d, struct evbuffer *out);
 /* "changed" as a word: "here", "peer" or "both". */
 const char *divergence_changed(const struct div_entry *e);
 /* "diverged_paths": N and "diverged": [...] into a status reply. */

@@ -52,6 +52,10 @@ struct proto_version {
 /* HELD: paths the secondary held back from the split brain's stream,
  * sent after the exchange (the primary answers with ANSWER|HELD). */
 #define PROTO_DIV_F_HELD (1u << 2)
+/* REFRESH: the primary's versions of every listed path as they are when
+ * `resolve` begins (its store changed during the stream), sent just
+ * before RESOLVE BEGIN, so that both plans use the same versions. */
+#define PROTO_DIV_F_REFRESH (1u << 3)
 /* In a version's mode: the path is a folder that moved on one node (it
  * stands for everything in it: divergence.h, whole). Above every S_IF*
  * and permission bit. */
