@@ -764,6 +764,7 @@ int mirror_run(struct link *l, const char *src_root, const struct mirror_opts *o
 	int rc;
 
 	memset(st, 0, sizeof(*st));
+	link_rate_restart(l);	/* --bwlimit holds over this run's own time */
 	if (!proto_block_size_ok(c.bs))
 		return mc_fail(&c, -EINVAL, "block size %u is not a power of two in [%u, %u]",
 			       c.bs, PROTO_DELTA_BLOCK_MIN, PROTO_DELTA_BLOCK_MAX);

@@ -308,9 +308,16 @@ static int link_wait(struct link *l, short events, int ms)
 	return r == 0 ? -ETIMEDOUT : 0;
 }
 
+void link_rate_restart(struct link *l)
+{
+	l->t0_ns = 0;
+	l->tx_base = l->tx_bytes;
+}
+
 /* The rate limit: sleeps (reading what arrives) until sending N more
- * bytes keeps the average since the first send at or below bwlimit (the
- * bytes about to go count: the last send of a run must wait too). */
+ * bytes keeps the average since the first send (or link_rate_restart) at
+ * or below bwlimit (the bytes about to go count: the last send of a run
+ * must wait too). */
 static int link_throttle(struct link *l, size_t n)
 {
 	uint64_t now = clock_mono_ns(), due;
@@ -319,7 +326,8 @@ static int link_throttle(struct link *l, size_t n)
 		return 0;
 	if (!l->t0_ns)
 		l->t0_ns = now;
-	due = l->t0_ns + (uint64_t)((double)(l->tx_bytes + n) * 1e9 / (double)l->bwlimit);
+	due = l->t0_ns + (uint64_t)((double)(l->tx_bytes - l->tx_base + n) * 1e9 /
+				    (double)l->bwlimit);
 	while (due > now) {
 		int ms = (int)((due - now) / 1000000) + 1, rc;
 

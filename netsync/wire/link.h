@@ -42,10 +42,14 @@ struct link {
 	uint64_t bwlimit;	/* bytes/s sent at most (0: no limit) */
 	uint64_t tx_bytes, rx_bytes;
 	uint64_t t0_ns;		/* first send, for the rate limit */
+	uint64_t tx_base;	/* tx_bytes at t0's average start */
 };
 
 /* An empty link (fd -1); 0 or -ENOMEM. */
 int link_init(struct link *l, int timeout_ms);
+/* The rate limit's average starts again at the next send: a run measured
+ * from now gets no credit for the time the link sat idle before it. */
+void link_rate_restart(struct link *l);
 
 /*
  * Connects to HOSTPORT (refusing a non-loopback address without TLS) and
