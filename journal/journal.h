@@ -237,7 +237,8 @@ void journal_get_stats(struct journal *j, struct journal_stats *st);
 /* Offline: lists the paths with changes not acknowledged by the peer
  * (records after the ack, marks resolved by scanning), one per call of
  * fn, with the first reason; a path renamed after another change comes
- * once more with why "renamed". Used by `twinfs status --pending` when the mount is not running.
+ * once more with why "renamed". Used by `twinfs status --pending` when
+ * the mount is not running.
  * Returns 0 or -errno. */
 int journal_list_pending(const char *state_dir, const char *store_dir,
 			 void (*fn)(const char *path, const char *why, void *arg),
