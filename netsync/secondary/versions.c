@@ -60,6 +60,9 @@ long long versions_send(struct evbuffer *out, int rootfd, const char *path, cons
 	int fd, rc;
 
 	rc = inventory_add_path(&inv, rootfd, path, false);	/* the content follows */
+	if (rc == -ELOOP)
+		rc = 0;	/* through a symlink here: no such path in this store
+			 * (as divergence_read lists it), so its version is "gone" */
 	if (rc < 0)
 		return rc;
 	e = rc == 1 ? inv.e[0] : gone;
