@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -267,16 +268,29 @@ int hashcache_save(struct hashcache *c)
 	XXH64_state_t *st;
 	uint64_t magic = HC_MAGIC, count, sum;
 	FILE *f;
-	int rc = 0;
+	int fd, rc = 0;
 
 	pthread_mutex_lock(&c->mu);
 	if (!c->dirty)
 		goto out_unlock;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", c->path);
-	f = fopen(tmp, "wbe");
+	/* 0600 whatever the umask: the mount runs with umask 0 (fs/fs.c), and
+	 * nothing in a state dir is open to other users. fchmod for a .tmp an
+	 * older version left with a wider mode. */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || fchmod(fd, 0600) < 0) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp);
+		goto out_unlock;
+	}
+	f = fdopen(fd, "wb");
 	st = XXH64_createState();
 	if (!f || !st) {
-		rc = f ? -ENOMEM : -errno;
+		rc = -ENOMEM;
+		if (!f)
+			close(fd);
 		goto out_close;
 	}
 	count = c->n;

@@ -330,7 +330,17 @@ static void test_hashcache(void **state)
 	assert_int_equal(hashcache_open(dir, &c), 0);
 	assert_int_equal(hashcache_lookup_blocks(c, &st, 4096, &got), 0);
 	hashcache_store_blocks(c, &st, &b);
-	assert_int_equal(hashcache_save(c), 0);
+	{
+		/* 0600 under the mount's umask 0 too */
+		mode_t old = umask(0);
+		struct stat fst;
+
+		assert_int_equal(hashcache_save(c), 0);
+		umask(old);
+		snprintf(file, sizeof(file), "%s/hashcache", dir);
+		assert_int_equal(stat(file, &fst), 0);
+		assert_int_equal(fst.st_mode & 07777, 0600);
+	}
 	hashcache_close(c);
 	assert_int_equal(hashcache_open(dir, &c), 0);
 	assert_int_equal(hashcache_lookup_blocks(c, &st, 4096, &got), 1);
