@@ -596,8 +596,13 @@ int sender_scan_cover(struct sender *s, const struct journal_rec *r)
  * empty b the first pass made, and no error says so. And any rename made
  * while a walk ran (walk_window_end, a baseline's walk too): the walk may
  * have read its result, and the record, replayed after the walk, swaps an
- * exchange back or moves the later folder. Each is replayed, then both
- * names go whole at the BATCH record.
+ * exchange back or moves the later folder. And any rename of a split
+ * brain's stream (split_stream): each connection replays the window from
+ * the common point again, but a file's data goes out once (its dirty
+ * record is gone with the batch an earlier connection sent), and the
+ * whole state of the file's path, read now, is no longer there once the
+ * rename moved it: only the new name, sent whole, carries the content.
+ * Each is replayed, then both names go whole at the BATCH record.
  */
 int sender_scan_replayed(struct sender *s, const struct journal_rec *r)
 {
@@ -606,7 +611,8 @@ int sender_scan_replayed(struct sender *s, const struct journal_rec *r)
 
 	if (op->type != JOP_RENAME || !op->path2)
 		return 0;
-	if (!(r->seq <= s->resume_until && (swaps || r->seq <= s->seen_until)) &&
+	if (!(r->seq <= s->resume_until &&
+	      (swaps || s->split_stream || r->seq <= s->seen_until)) &&
 	    r->seq > s->walk_window_end)
 		return 0;
 	if (pathset_add(&s->c.paths_after, op->path, 0) < 0 ||
