@@ -72,6 +72,7 @@ static int divergence_read(struct divergence *d, int store_fd, const char *path,
 		s->mtime_ns = inv.e[0].mtime_ns;
 		s->uid = inv.e[0].uid;
 		s->gid = inv.e[0].gid;
+		s->nlink = inv.e[0].nlink;
 		memcpy(s->hash, inv.e[0].hash, 16);
 		memcpy(s->xattrs, inv.e[0].xattrs, 16);
 		if (S_ISLNK(s->mode) && inv.e[0].target) {
@@ -108,6 +109,7 @@ static int divergence_send(struct divergence *d, size_t *idx, size_t nidx, uint3
 		v[i].mtime_ns = e->here.mtime_ns;
 		v[i].uid = e->here.uid;
 		v[i].gid = e->here.gid;
+		v[i].nlink = e->here.nlink;
 		memcpy(v[i].hash, e->here.hash, 16);
 		memcpy(v[i].xattrs, e->here.xattrs, 16);
 		if (bytes + proto_version_size(&v[i]) > PROTO_DIV_CHUNK) {
@@ -169,6 +171,10 @@ static bool divergence_hashed(const struct div_side *s)
 	return !S_ISREG(s->mode) || memcmp(s->hash, none, 16) != 0;
 }
 
+/* Equal versions: every field replicas agree on, the link count too: a
+ * rename over one name of a hard-linked file leaves a file equal in all
+ * else, but its other names stay in the group on one node only, and
+ * none of them is listed unless this one is. */
 static bool divergence_same(const struct div_entry *e)
 {
 	const struct div_side *a = &e->here, *b = &e->peer;
@@ -176,7 +182,7 @@ static bool divergence_same(const struct div_entry *e)
 	if (!a->mode && !b->mode)
 		return true;
 	return a->mode == b->mode && a->size == b->size && a->mtime_ns == b->mtime_ns &&
-	       a->uid == b->uid && a->gid == b->gid &&
+	       a->uid == b->uid && a->gid == b->gid && a->nlink == b->nlink &&
 	       memcmp(a->xattrs, b->xattrs, 16) == 0 &&
 	       divergence_hashed(a) && divergence_hashed(b) &&
 	       memcmp(a->hash, b->hash, 16) == 0;
@@ -239,6 +245,7 @@ static void divergence_take(struct div_entry *e, const struct proto_version *v)
 	s->mtime_ns = v->mtime_ns;
 	s->uid = v->uid;
 	s->gid = v->gid;
+	s->nlink = v->nlink;
 	memcpy(s->hash, v->hash, 16);
 	memcpy(s->xattrs, v->xattrs, 16);
 }
@@ -478,6 +485,9 @@ static void divergence_side_json(struct json *w, const char *side, const struct 
 	json_key(w, key);
 	json_string(w, t);
 	divergence_hex_json(w, side, "xattrs", s->xattrs);
+	snprintf(key, sizeof(key), "%s_nlink", side);
+	json_key(w, key);
+	json_uint(w, s->nlink);
 }
 
 void divergence_json(const struct divergence *d, struct json *w)

@@ -1,7 +1,7 @@
 /*
  * divergence — a split brain, path by path: the paths each node changed
  * after the common point, with each side's version (type, mode, size,
- * mtime, content digest), as the two nodes exchange them in DIVERGED
+ * mtime, content digest, link count), as the two nodes exchange them in DIVERGED
  * frames (docs/protocol.md, "Split brain"). Both ends run the same
  * exchange: each sends its own list (flagged last), answers with its
  * versions of the paths only the other listed (flagged answer, last), and
@@ -28,6 +28,8 @@ struct div_side {
 	uint8_t hash[16];
 	uint32_t uid, gid;
 	uint8_t xattrs[16];	/* digest of the replicated xattrs */
+	uint32_t nlink;		/* names of the inode (1 for a folder): a
+				 * file's hard-link group is part of it */
 };
 
 struct div_entry {

@@ -18,12 +18,13 @@
 
 #include "journal/op.h"
 
-#define PROTO_VERSION 8u	/* 2: PRUNE; 3: OP results (mtimes after the op);
+#define PROTO_VERSION 9u	/* 2: PRUNE; 3: OP results (mtimes after the op);
 				 * 4: ENTRY flags and nlink, the delta frames;
 				 * 5: generation histories, TAIL, DIVERGED, RESOLVE;
 				 * 6: HASH_REQ ONE_NAME, no quick check;
 				 * 7: a split brain's stream, DIVERGED HELD;
-				 * 8: DIVERGED's whole folders */
+				 * 8: DIVERGED's whole folders;
+				 * 9: DIVERGED's link counts */
 #define PROTO_MAGIC 0x31465754u	/* "TWF1" on the wire */
 #define PROTO_HDR_LEN 24u
 #define PROTO_MAX_BLOCK (16u << 20)	/* DATA block bytes */

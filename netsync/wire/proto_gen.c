@@ -82,7 +82,7 @@ int proto_decode_tail_ack(const struct proto_frame *f, uint64_t *seq)
 
 size_t proto_version_size(const struct proto_version *v)
 {
-	return wire_str_size(v->path) + 4 + 8 + 8 + 16 + 4 + 4 + 16;
+	return wire_str_size(v->path) + 4 + 8 + 8 + 16 + 4 + 4 + 16 + 4;
 }
 
 int proto_encode_diverged(struct evbuffer *out, uint32_t flags,
@@ -115,6 +115,7 @@ int proto_encode_diverged(struct evbuffer *out, uint32_t flags,
 		wire_put_u32(&w, v[i].uid);
 		wire_put_u32(&w, v[i].gid);
 		wire_put_bytes(&w, v[i].xattrs, 16);
+		wire_put_u32(&w, v[i].nlink);
 	}
 	rc = w.err ? -EINVAL : proto_encode_raw(out, PROTO_DIVERGED, buf, plen);
 	free(buf);
@@ -137,7 +138,10 @@ int proto_diverged_next(struct proto_diverged *m, struct proto_version *v)
 		return -EBADMSG;
 	wire_get_u32(&m->r, &v->uid);
 	wire_get_u32(&m->r, &v->gid);
-	if (wire_get_bytes(&m->r, 16, &xattrs) < 0 || m->r.err)
+	if (wire_get_bytes(&m->r, 16, &xattrs) < 0)
+		return -EBADMSG;
+	wire_get_u32(&m->r, &v->nlink);
+	if (m->r.err)
 		return -EBADMSG;
 	v->mtime_ns = (int64_t)mt;
 	memcpy(v->hash, hash, 16);

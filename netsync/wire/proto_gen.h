@@ -42,10 +42,12 @@ struct proto_version {
 				 * of the target (symlinks), else zeros */
 	uint32_t uid, gid;
 	uint8_t xattrs[16];	/* digest of the replicated xattrs (ENTRY's) */
+	uint32_t nlink;		/* link count (ENTRY's: 1 for a folder) */
 };
 
 /* DIVERGED: flags u32, count u32, then per entry path str, mode u32,
- * size u64, mtime_ns i64, hash u8[16], uid u32, gid u32, xattrs u8[16]. LAST ends one side's list; ANSWER
+ * size u64, mtime_ns i64, hash u8[16], uid u32, gid u32, xattrs u8[16],
+ * nlink u32. LAST ends one side's list; ANSWER
  * marks the versions of the peer's paths (the exchange's second round). */
 #define PROTO_DIV_F_LAST (1u << 0)
 #define PROTO_DIV_F_ANSWER (1u << 1)

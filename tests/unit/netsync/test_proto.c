@@ -165,7 +165,8 @@ static void test_roundtrip_gen(void **state)
 	static const char paths[] = "a/b\0c\0";
 	struct proto_tail t = { .flags = PROTO_TAIL_F_LAST, .paths = paths, .len = 6 }, to;
 	struct proto_version v[2] = { { .path = "a/b", .mode = 0100644, .size = 5,
-					.mtime_ns = -3, .hash = { 9 } }, { .path = "gone" } }, vo;
+					.mtime_ns = -3, .hash = { 9 }, .nlink = 3 },
+				      { .path = "gone" } }, vo;
 	struct evbuffer *b = evbuffer_new();
 	struct proto_diverged d;
 	struct proto_frame f;
@@ -198,6 +199,7 @@ static void test_roundtrip_gen(void **state)
 	assert_int_equal(vo.mode, 0100644);
 	assert_int_equal(vo.mtime_ns, -3);
 	assert_int_equal(vo.hash[0], 9);
+	assert_int_equal(vo.nlink, 3);
 	assert_int_equal(proto_diverged_next(&d, &vo), 1);
 	assert_int_equal(vo.mode, 0);
 	assert_int_equal(proto_diverged_next(&d, &vo), 0);
