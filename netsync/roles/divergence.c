@@ -171,10 +171,11 @@ static bool divergence_hashed(const struct div_side *s)
 	return !S_ISREG(s->mode) || memcmp(s->hash, none, 16) != 0;
 }
 
-/* Equal versions: every field replicas agree on, the link count too: a
- * rename over one name of a hard-linked file leaves a file equal in all
- * else, but its other names stay in the group on one node only, and
- * none of them is listed unless this one is. */
+/* Equal versions: every field replicas agree on, and one name each. A
+ * rename over one name of a hard-linked file can leave a file equal in
+ * all else while the groups differ, and no other list names the other
+ * names; one path cannot tell the groups apart (a search of the store
+ * per file could), so a file with more names on either node differs. */
 static bool divergence_same(const struct div_entry *e)
 {
 	const struct div_side *a = &e->here, *b = &e->peer;
@@ -182,7 +183,7 @@ static bool divergence_same(const struct div_entry *e)
 	if (!a->mode && !b->mode)
 		return true;
 	return a->mode == b->mode && a->size == b->size && a->mtime_ns == b->mtime_ns &&
-	       a->uid == b->uid && a->gid == b->gid && a->nlink == b->nlink &&
+	       a->uid == b->uid && a->gid == b->gid && a->nlink == 1 && b->nlink == 1 &&
 	       memcmp(a->xattrs, b->xattrs, 16) == 0 &&
 	       divergence_hashed(a) && divergence_hashed(b) &&
 	       memcmp(a->hash, b->hash, 16) == 0;
