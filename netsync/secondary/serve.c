@@ -67,6 +67,14 @@
  * otherwise hold promotion back until the dead-link rule drops it
  * (PROTO_DEAD_BEATS), after the HA manager has already chosen this node. */
 #define SERVE_PROMOTE_SILENT_BEATS 3
+/* ...or sooner, once its host stopped answering at the TCP level: what
+ * this node sent it (a heartbeat every interval) is unacknowledged after
+ * this many retransmission timeouts in a row (at least 0.2 + 0.4 s). A
+ * live host's kernel acknowledges whatever its process is doing, so this
+ * is a lost node or a cut link, the same thing the HA manager's missed
+ * adverts say; a stopped or busy primary on a live host is left to the
+ * silence rule. */
+#define SERVE_PROMOTE_UNANSWERED_RTOS 2
 /* A HASH_REQ's file bigger than this is hashed off the loop (hashjob.h):
  * ~10 ms of reading uncached. */
 #define SERVE_HASH_INLINE (4u << 20)
@@ -960,13 +968,30 @@ static int serve_ctl_status(struct control_req *req, int argc, char **argv, void
 	return 0;
 }
 
+/* True when the primary's host leaves what we sent it unacknowledged
+ * (SERVE_PROMOTE_UNANSWERED_RTOS); *RTX gets the count of timeouts. */
+static bool serve_peer_unanswered(struct serve *s, unsigned *rtx)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	int fd = bufferevent_getfd(s->bev);
+
+	memset(&ti, 0, sizeof(ti));
+	if (fd < 0 || getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+		return false;
+	*rtx = ti.tcpi_retransmits;
+	return ti.tcpi_unacked > 0 && ti.tcpi_retransmits >= SERVE_PROMOTE_UNANSWERED_RTOS;
+}
+
 /*
  * `promote [force]` (twinfs promote): this secondary begins its own
  * generation from its durable position and takes no primary any more.
  * Refused while a primary is connected and heard from, which means the
  * primary is alive (an HA manager must not promote then), unless forced;
- * a connected primary silent for SERVE_PROMOTE_SILENT_BEATS heartbeats is
- * lost. Either way the connection is dropped first.
+ * a connected primary silent for SERVE_PROMOTE_SILENT_BEATS heartbeats, or
+ * silent for one while its node leaves our heartbeats unacknowledged
+ * (serve_peer_unanswered), is lost. Either way the connection is dropped
+ * first.
  */
 static int serve_ctl_promote(struct control_req *req, int argc, char **argv, void *arg)
 {
@@ -983,7 +1008,10 @@ static int serve_ctl_promote(struct control_req *req, int argc, char **argv, voi
 		uint64_t beat = (uint64_t)s->o->heartbeat_s * 1000000000ull;
 		/* while we do not read, last_rx_ns follows the clock (serve_tick_cb) */
 		uint64_t quiet = now > s->last_rx_ns ? now - s->last_rx_ns : 0;
-		bool lost = quiet >= SERVE_PROMOTE_SILENT_BEATS * beat;
+		unsigned rtx = 0;
+		bool silent = quiet >= SERVE_PROMOTE_SILENT_BEATS * beat;
+		bool unanswered = !silent && quiet >= beat && serve_peer_unanswered(s, &rtx);
+		bool lost = silent || unanswered;
 
 		if (!force && !lost) {
 			snprintf(err, sizeof(err), "a primary is connected (%s, %s) and was "
@@ -992,7 +1020,11 @@ static int serve_ctl_promote(struct control_req *req, int argc, char **argv, voi
 				 s->peer_name[0] ? s->peer_name : "no name", (double)quiet / 1e9);
 			goto reply;
 		}
-		if (lost && !force)
+		if (unanswered && !force)
+			log_warn("promote: the connected primary's node does not answer; dropping "
+				 "it as lost", "peer=%s silent_s=%.1f tcp_retransmits=%u", s->peer,
+				 (double)quiet / 1e9, rtx);
+		else if (lost && !force)
 			log_warn("promote: the connected primary is silent; dropping it as lost",
 				 "peer=%s silent_s=%.1f heartbeat_s=%u", s->peer,
 				 (double)quiet / 1e9, (unsigned)s->o->heartbeat_s);
@@ -1000,8 +1032,8 @@ static int serve_ctl_promote(struct control_req *req, int argc, char **argv, voi
 			log_warn("promote --force: dropping the connected primary", "peer=%s",
 				 s->peer);
 		serve_conn_fail(s, PROTO_E_ROLE, "%s was promoted to primary (%s)",
-				s->node_name, lost && !force ? "this primary was silent" :
-				"--force");
+				s->node_name, unanswered && !force ? "this primary's node did "
+				"not answer" : lost && !force ? "this primary was silent" : "--force");
 	}
 	receiver_get_stats(s->recv, &st);
 	rc = binding_promote(&s->bind, st.applied_seq, st.dirty);

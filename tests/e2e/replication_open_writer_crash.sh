@@ -2,9 +2,11 @@
 # The primary killed (SIGKILL) while a file written through FUSE
 # passthrough is still open and being written, before the scan re-marks
 # its ranges (docs/journal.md, "Writes the fs does not see"): the epoch
-# of its first mark had ended after the `twinfs sync` before, so only a
-# new durable mark (the pin) tells the restarted primary to send it
-# again. After the restart and `twinfs sync`, the stores are equal.
+# of its first mark had ended after the `twinfs sync` before, so the
+# journal knows of the overwrite only through a new durable mark (the
+# pin): the recovered journal must name the file. (The restart's store
+# scan finds it too; the test checks the journal apart from it.) After
+# the restart and `twinfs sync`, the stores are equal.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/replication_lib.sh"
 
@@ -65,6 +67,12 @@ check "the peer lacked the overwrite when the primary died" \
 	sh -c "! cmp -s '$A_STORE/big.bin' '$P_STORE/big.bin'"
 start_serve
 start_mount
+# The restarted mount's scan and the peer's interrupted apply would send
+# the file again too; the pin is proved by the journal alone naming it.
+recovered() { grep "journal recovered" "$T/mount.log" | tail -n 1; }
+recovered | sed 's/^/# /'
+check "the recovered journal names the open file (the pin was durable)" \
+	sh -c "grep 'journal recovered' '$T/mount.log' | tail -n 1 | grep -q 'dirty_files=1 '"
 "$TWINFS_BIN" sync --state "$A_STATE" --timeout 60 >/dev/null
 check "sync after the restart exits 0" [ $? -eq 0 ]
 check "the overwrite reached the peer after the restart" cmp -s "$A_STORE/big.bin" "$P_STORE/big.bin"
