@@ -3,14 +3,15 @@
  * mountpoint (resolver.h). Order per path: the primary's own version is
  * copied aside first (never discarded), then the secondary's is written
  * to a temporary name beside the destination and renamed over it, with
- * its mode, owner and mtime; a path the secondary lacks is removed.
- * The loop thread runs everything but resolver_thread.
+ * its mode, owner and mtime; a path the secondary lacks is removed. No
+ * symlink of the mount is followed on the way to a path ("Where a version
+ * is written" below). The loop thread runs everything but resolver_thread.
  */
 #include "netsync/primary/resolver.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,9 @@
 #include "common/log.h"
 #include "netsync/roles/conflicts.h"
 #include "netsync/wire/path.h"
+
+/* a path has at most PATH_MAX / 2 components */
+#define RESOLVER_TREE_DEPTH (PATH_MAX / 2)
 
 static void resolver_ev_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -67,16 +71,45 @@ int resolver_init(struct resolver *r, struct event_base *base, const char *state
 	return 0;
 }
 
-static int resolver_rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
+/* Removes NAME of DIRFD, with everything in it if it is a folder; no
+ * symlink is followed. 0 (gone already too) or -errno. */
+static int resolver_rm_at(int dirfd, const char *name, int depth)
 {
-	(void)st;
-	(void)f;
-	return (flag == FTW_DP ? rmdir(p) : unlink(p)) < 0 && errno != ENOENT ? -1 : 0;
+	struct dirent *de;
+	DIR *d;
+	int fd, rc = 0;
+
+	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -errno;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	/* a listing that changes while it is read may skip a name: read it
+	 * again while the folder is not empty */
+	for (int pass = 0; rc == 0; pass++) {
+		rewinddir(d);
+		while (rc == 0 && (de = readdir(d)))
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+				rc = depth > 0 ? resolver_rm_at(fd, de->d_name, depth - 1) : -ELOOP;
+		if (rc < 0 || unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+			break;
+		if (errno != ENOTEMPTY || pass == 3)
+			rc = -errno;
+	}
+	closedir(d);
+	return rc;
 }
 
 static void resolver_rm_tree(const char *p)
 {
-	nftw(p, resolver_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	resolver_rm_at(AT_FDCWD, p, RESOLVER_TREE_DEPTH);
 }
 
 void resolver_reset(struct resolver *r)
@@ -234,34 +267,139 @@ static int resolver_set_xattrs(const struct resolver_item *it, int fd)
 	return 0;
 }
 
-/* mkdir -p of DEST's parents under MFD. */
-static int resolver_parents(int mfd, const char *dest)
+/*
+ * Where a version is written. The plan is in tree order (a folder before
+ * what is in it), so a path whose type the winner changes (a folder for a
+ * symlink or a file, or the reverse) is written before anything below it:
+ * below a winner's folder, its entries land in that folder; below a
+ * winner's symlink or file, the entries' versions are "gone" (as both
+ * nodes list them) and there is nothing to remove. Nothing is ever looked
+ * up through a symlink of the mount: it would name another place (or
+ * loop), and writing or removing there would change a path the plan does
+ * not list. A non-folder on the way to a version the winner has below a
+ * folder is this node's version of that folder's path: it is kept aside
+ * (conflicts/) and replaced by a folder, as the winner's tree has it.
+ */
+
+/* Opens DEST's parent folder in the mount (fd MFD), making the folders
+ * that are missing and replacing a non-folder on the way (kept aside
+ * first). *NAME points at DEST's last component. An fd or -errno. */
+static int resolver_parent(struct resolver *r, int mfd, const char *dest, const char **name)
 {
 	char buf[PATH_MAX];
+	char *c = buf, *slash;
+	int fd, rc;
 
-	snprintf(buf, sizeof(buf), "%s", dest);
-	for (char *p = buf; (p = strchr(p, '/')); p++) {
-		*p = '\0';
-		if (mkdirat(mfd, buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
+	if (snprintf(buf, sizeof(buf), "%s", dest) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	fd = fcntl(mfd, F_DUPFD_CLOEXEC, 0);
+	while (fd >= 0 && (slash = strchr(c, '/'))) {
+		struct stat st;
+		int next;
+
+		*slash = '\0';
+		if (fstatat(fd, c, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode)) {
+			rc = conflicts_save(r->state, r->folder, r->sfd, buf);
+			if (rc >= 0)
+				rc = unlinkat(fd, c, 0) < 0 ? -errno : 0;
+			if (rc < 0) {
+				close(fd);
+				return rc;
+			}
+			log_notice("a folder of the winner's replaces this node's non-folder "
+				   "(kept aside)", "path=/%s conflicts=%s", buf, r->folder);
+		}
+		if (mkdirat(fd, c, 0755) < 0 && errno != EEXIST) {
+			rc = -errno;
+			close(fd);
+			return rc;
+		}
+		next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		rc = -errno;
+		close(fd);
+		if (next < 0)
+			return rc;
+		fd = next;
+		*slash = '/';
+		c = slash + 1;
 	}
-	return 0;
+	if (fd < 0)
+		return -errno;
+	*name = dest + (c - buf);
+	return fd;
 }
 
-static int resolver_remove(const char *mountpoint, const char *dest)
+/* Removes DEST of the mount (fd MFD), with everything in it. A path
+ * below a non-folder here (or below nothing) is gone already. */
+static int resolver_remove(int mfd, const char *dest)
 {
-	char p[PATH_MAX];
-	struct stat st;
+	struct path_ref ref;
+	int rc = path_resolve(mfd, dest, false, &ref);
 
-	snprintf(p, sizeof(p), "%s/%s", mountpoint, dest);
-	if (lstat(p, &st) < 0)	/* below a file: gone already */
-		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-	if (S_ISDIR(st.st_mode)) {
-		resolver_rm_tree(p);
-		return access(p, F_OK) == 0 ? -ENOTEMPTY : 0;
+	if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP)
+		return 0;
+	if (rc < 0)
+		return rc;
+	rc = resolver_rm_at(ref.dirfd, ref.name, RESOLVER_TREE_DEPTH);
+	path_put(&ref);
+	return rc;
+}
+
+/* A folder's version at NAME of PFD (this node's non-folder there is kept
+ * aside already: p_saves). */
+static int resolver_put_dir(const struct resolver_item *it, int pfd, const char *name,
+			    const struct timespec ts[2])
+{
+	struct stat st;
+	int fd, rc = 0;
+
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
+	    unlinkat(pfd, name, 0) < 0)
+		return -errno;
+	if (mkdirat(pfd, name, it->mode & 07777) < 0 && errno != EEXIST)
+		return -errno;
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fchmod(fd, it->mode & 07777) < 0 ||
+	    (fchown(fd, it->uid, it->gid) < 0 && errno != EPERM))
+		rc = -errno;
+	if (rc == 0)
+		rc = resolver_set_xattrs(it, fd);
+	if (rc == 0 && futimens(fd, ts) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* A regular file's version (STATE/incoming) at TMP of PFD. */
+static int resolver_put_file(const struct resolver_item *it, int pfd, const char *tmp)
+{
+	off_t off = 0;
+	struct stat st;
+	int out, rc;
+
+	out = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0)
+		return -errno;
+	rc = fstat(it->fd, &st) < 0 ? -errno : 0;
+	while (rc == 0 && off < st.st_size) {
+		char buf[1 << 16];
+		ssize_t k = pread(it->fd, buf, sizeof(buf), off);
+
+		if (k <= 0 || write(out, buf, (size_t)k) != k)
+			rc = k == 0 ? -EIO : -errno;
+		off += k > 0 ? k : 0;
 	}
-	return unlink(p) < 0 ? -errno : 0;
+	if (rc == 0 && fchmod(out, it->mode & 07777) < 0)
+		rc = -errno;
+	if (rc == 0 && fchown(out, it->uid, it->gid) < 0 && errno != EPERM)
+		rc = -errno;
+	if (rc == 0)
+		rc = resolver_set_xattrs(it, out);
+	if (close(out) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
 }
 
 /* Writes item IT at DEST of the mount (fd MFD). 0 or -errno. */
@@ -270,84 +408,40 @@ static int resolver_put(struct resolver *r, int mfd, const struct resolver_item 
 {
 	struct timespec ts[2] = { { 0, UTIME_OMIT },
 				  { it->mtime_ns / 1000000000, it->mtime_ns % 1000000000 } };
-	char tmp[PATH_MAX];
-	const char *slash = strrchr(dest, '/');
-	int rc, out;
+	const char *name;
+	char tmp[64];
+	int pfd, rc;
 
 	if (!it->mode)
-		return resolver_remove(r->mountpoint, dest);
-	rc = resolver_parents(mfd, dest);
-	if (rc < 0)
-		return rc;
-	if (S_ISDIR(it->mode)) {
-		struct stat st;
-
-		/* a file or symlink where the folder goes is this node's
-		 * version, kept aside already (p_saves) */
-		if (fstatat(mfd, dest, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
-		    (rc = resolver_remove(r->mountpoint, dest)) < 0)
-			return rc;
-		if (mkdirat(mfd, dest, it->mode & 07777) < 0 && errno != EEXIST)
-			return -errno;
-		fchmodat(mfd, dest, it->mode & 07777, 0);
-		if (fchownat(mfd, dest, it->uid, it->gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != EPERM)
-			return -errno;
-		if (it->xattrs_len) {
-			int dfd = openat(mfd, dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-			rc = dfd < 0 ? -errno : resolver_set_xattrs(it, dfd);
-			if (dfd >= 0)
-				close(dfd);
-			if (rc < 0)
-				return rc;
-		}
-		return utimensat(mfd, dest, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
-	}
-	snprintf(tmp, sizeof(tmp), "%.*s.twinfs-resolve.%d.%d", slash ? (int)(slash - dest + 1) : 0,
-		 dest, (int)getpid(), n);
-	unlinkat(mfd, tmp, 0);
-	if (S_ISLNK(it->mode)) {
-		if (symlinkat(it->target ? it->target : "", mfd, tmp) < 0)
-			return -errno;
-	} else if (S_ISREG(it->mode)) {
-		off_t off = 0;
-		struct stat st;
-
-		out = openat(mfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (out < 0)
-			return -errno;
-		rc = fstat(it->fd, &st) < 0 ? -errno : 0;
-		while (rc == 0 && off < st.st_size) {
-			char buf[1 << 16];
-			ssize_t k = pread(it->fd, buf, sizeof(buf), off);
-
-			if (k <= 0 || write(out, buf, (size_t)k) != k)
-				rc = k == 0 ? -EIO : -errno;
-			off += k > 0 ? k : 0;
-		}
-		if (rc == 0 && fchmod(out, it->mode & 07777) < 0)
-			rc = -errno;
-		if (rc == 0 && fchown(out, it->uid, it->gid) < 0 && errno != EPERM)
-			rc = -errno;
-		if (rc == 0)
-			rc = resolver_set_xattrs(it, out);
-		if (close(out) < 0 && rc == 0)
-			rc = -errno;
-		if (rc < 0) {
-			unlinkat(mfd, tmp, 0);
-			return rc;
-		}
-	} else {
+		return resolver_remove(mfd, dest);
+	if (!S_ISDIR(it->mode) && !S_ISLNK(it->mode) && !S_ISREG(it->mode))
 		return 0;	/* devices, fifos: not sent as versions */
+	pfd = resolver_parent(r, mfd, dest, &name);
+	if (pfd < 0)
+		return pfd;
+	if (S_ISDIR(it->mode)) {
+		rc = resolver_put_dir(it, pfd, name, ts);
+		goto out;
 	}
-	utimensat(mfd, tmp, ts, AT_SYMLINK_NOFOLLOW);
+	snprintf(tmp, sizeof(tmp), ".twinfs-resolve.%d.%d", (int)getpid(), n);
+	unlinkat(pfd, tmp, 0);
 	if (S_ISLNK(it->mode))
-		fchownat(mfd, tmp, it->uid, it->gid, AT_SYMLINK_NOFOLLOW);
-	rc = resolver_remove(r->mountpoint, dest);
-	if (rc == 0 && renameat(mfd, tmp, mfd, dest) < 0)
-		rc = -errno;
+		rc = symlinkat(it->target ? it->target : "", pfd, tmp) < 0 ? -errno : 0;
+	else
+		rc = resolver_put_file(it, pfd, tmp);
 	if (rc < 0)
-		unlinkat(mfd, tmp, 0);
+		goto out_tmp;
+	utimensat(pfd, tmp, ts, AT_SYMLINK_NOFOLLOW);
+	if (S_ISLNK(it->mode))
+		fchownat(pfd, tmp, it->uid, it->gid, AT_SYMLINK_NOFOLLOW);
+	rc = resolver_rm_at(pfd, name, RESOLVER_TREE_DEPTH);
+	if (rc == 0 && renameat(pfd, tmp, pfd, name) < 0)
+		rc = -errno;
+out_tmp:
+	if (rc < 0)
+		unlinkat(pfd, tmp, 0);
+out:
+	close(pfd);
 	return rc;
 }
 
@@ -421,13 +515,13 @@ static int resolver_put_below(struct resolver *r, int mfd, const char *path,
 
 static int resolver_run(struct resolver *r, int sfd, int mfd)
 {
-	char folder[128];
 	int rc = 0;
 
+	r->sfd = sfd;
 	if (r->restore) {
-		snprintf(folder, sizeof(folder), "%s-restore", r->stamp);
+		snprintf(r->folder, sizeof(r->folder), "%s-restore", r->stamp);
 		for (size_t i = 0; i < r->n && rc >= 0; i++) {
-			rc = conflicts_save(r->state, folder, sfd, r->in[i].path);
+			rc = conflicts_save(r->state, r->folder, sfd, r->in[i].path);
 			if (rc >= 0)
 				rc = resolver_put(r, mfd, &r->in[i], r->in[i].path, (int)i);
 			if (rc < 0)
@@ -435,9 +529,10 @@ static int resolver_run(struct resolver *r, int sfd, int mfd)
 					 strerror(-rc));
 		}
 		if (rc >= 0)
-			conflicts_finish(r->state, folder);
+			conflicts_finish(r->state, r->folder);
 		return rc < 0 ? rc : 0;
 	}
+	snprintf(r->folder, sizeof(r->folder), "%s", r->plan.folder);
 	for (size_t i = 0; i < r->plan.n && rc >= 0; i++) {
 		const struct resolution_item *it = &r->plan.it[i];
 
@@ -463,7 +558,7 @@ static int resolver_run(struct resolver *r, int sfd, int mfd)
 		/* a folder that moved replaces this node's whole (kept aside
 		 * above): what is in it here belongs to another folder */
 		if (v && it->e->whole && S_ISDIR(v->mode) && strcmp(it->dest, it->e->path) == 0)
-			rc = resolver_remove(r->mountpoint, it->dest);
+			rc = resolver_remove(mfd, it->dest);
 		if (rc >= 0)
 			rc = v ? resolver_put(r, mfd, v, it->dest, (int)i) : -ENODATA;
 		if (rc >= 0 && S_ISDIR(v->mode))

@@ -52,6 +52,8 @@ struct resolver {
 	struct event *ev;
 	int rc;
 	char err[256];
+	int sfd;		/* the store, read-only, while the worker runs */
+	char folder[128];	/* its conflicts/ folder: <stamp>-resolve or -restore */
 };
 
 int resolver_init(struct resolver *r, struct event_base *base, const char *state,

@@ -1258,6 +1258,7 @@ void sender_free(struct sender *s)
 	resolver_fini(&s->res);
 	lineage_close(&s->lin);
 	divergence_free(&s->div);
+	pathset_clear(&s->split_aliased);
 	free(s->peer);
 	free(s->state_dir);
 	free(s->store_dir);

@@ -236,6 +236,7 @@ struct sender {
 	struct divergence div;	/* the last split brain, path by path */
 	bool split_stream;	/* streaming what does not conflict (sender_split.c) */
 	bool div_stale;		/* a HELD list change was left out during a resolve */
+	struct pathset split_aliased;	/* listed paths whose other names went */
 	char res_error[PROTO_TEXT_MAX + 40];	/* why the last resolve failed ("") */
 	struct resolver res;	/* `twinfs resolve`, `--restore` (resolver.h) */
 	char peer_name[64];	/* the secondary's HELLO name (conflict names) */

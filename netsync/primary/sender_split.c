@@ -11,8 +11,10 @@
 #include "netsync/primary/sender_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <event2/bufferevent.h>
 
@@ -21,8 +23,10 @@
 #include "journal/journal.h"
 #include "netsync/control/ctljson.h"
 #include "netsync/primary/sentmap.h"
+#include "netsync/primary/treewalk.h"
 #include "netsync/roles/resolution.h"
 #include "netsync/roles/tail.h"
+#include "netsync/wire/path.h"
 #include "netsync/wire/proto_gen.h"
 
 /* In a split brain whose exchange is complete: `resolve` can run. */
@@ -63,6 +67,7 @@ int sender_split(struct sender *s)
 	if (rc < 0)
 		return rc;
 	s->div_stale = false;
+	pathset_clear(&s->split_aliased);
 	sender_set_state(s, PEER_SPLIT, "split brain");
 	return 0;
 }
@@ -250,6 +255,76 @@ static void sender_split_stream(struct sender *s)
 	sender_kick(s);
 }
 
+/* "dev:ino" of ST into ID (48 bytes). */
+static void sender_split_ino(const struct stat *st, char *id)
+{
+	snprintf(id, 48, "%llx:%llx", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino);
+}
+
+/*
+ * Other names of a file the secondary listed. The primary's change of a
+ * file through a name the secondary removed (or replaced) changes the
+ * file's other names here too, but the stream carries it under that name
+ * only, which the secondary holds back: its other names there would keep
+ * the old version, unlisted. So once the secondary lists a path that is a
+ * file with several names here, every other name that the list lacks is
+ * sent whole (NEEDS_SCAN): the secondary applies it, or holds it back
+ * (and lists it) if it changed that name or its file itself. One walk of
+ * the store (stat only) per call that finds such files, on the loop.
+ */
+static void sender_split_aliases(struct sender *s)
+{
+	struct treewalk *w = NULL;
+	struct treewalk_item it;
+	struct pathset inos;
+	struct path_ref ref;
+	struct stat st;
+	char id[48];
+	int rc, n = 0;
+
+	pathset_init(&inos);
+	for (size_t i = 0; i < s->div.n; i++) {
+		const struct div_entry *e = &s->div.e[i];
+
+		if (!e->changed_peer || pathset_find(&s->split_aliased, e->path) ||
+		    pathset_add(&s->split_aliased, e->path, 0) < 0 ||
+		    path_resolve(s->store_fd, e->path, false, &ref) < 0)
+			continue;
+		if (fstatat(ref.dirfd, ref.name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_nlink > 1) {
+			sender_split_ino(&st, id);
+			pathset_add(&inos, id, 0);
+		}
+		path_put(&ref);
+	}
+	if (!inos.n)
+		goto out;
+	rc = treewalk_open(s->store_fd, "", &w);
+	while (rc >= 0 && (rc = treewalk_next(w, &it)) > 0) {
+		if (it.leave || !S_ISREG(it.st.st_mode) || it.st.st_nlink < 2)
+			continue;
+		sender_split_ino(&it.st, id);
+		if (!pathset_find(&inos, id) || divergence_lookup(&s->div, it.path))
+			continue;
+		if (journal_needs_scan(s->j, it.path, 0) > 0) {
+			log_notice("split brain: sending another name of a file the peer listed "
+				   "(the change it holds back changed this one too)",
+				   "peer=%s path=/%s", s->peer, it.path);
+			n++;
+		}
+	}
+	treewalk_free(w);
+	if (rc < 0)
+		log_warn("split brain: cannot search the store for the other names of a "
+			 "listed file; they converge at resolve", "peer=%s err=%s", s->peer,
+			 strerror(-rc));
+	if (n)
+		sender_kick(s);
+out:
+	pathset_clear(&inos);
+}
+
 int sender_split_frame(struct sender *s, const struct proto_frame *fr)
 {
 	struct proto_diverged dm;
@@ -280,5 +355,7 @@ int sender_split_frame(struct sender *s, const struct proto_frame *fr)
 			   "changed the path too)", "peer=%s diverged=%zu", s->peer, s->div.n);
 	if (rc == 1)
 		sender_split_stream(s);
+	if ((rc == 1 || rc == 2) && s->split_stream)
+		sender_split_aliases(s);
 	return rc < 0 ? rc : 0;
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "netsync/wire/path.h"
 
 #define CONFLICTS_DIR "conflicts"
 
@@ -232,19 +233,17 @@ static int conflicts_copy_tree(int src, int dst, int depth)
 	return rc;
 }
 
-static int conflicts_save_at(const char *state, const char *id, int store_fd,
-			     const char *path, bool tree)
+/* conflicts_save_at's copy of REF (PATH of the store, stat ST). */
+static int conflicts_save_ref(const char *state, const char *id, const struct path_ref *ref,
+			      const char *path, const struct stat *st, bool tree)
 {
-	const char *name, *sname;
-	struct stat st;
-	int dir, sdir, rc;
+	const char *name;
+	int dir, rc;
 
-	if (fstatat(store_fd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
 	dir = conflicts_open(state, id, true);
 	if (dir < 0)
 		return dir;
-	if (S_ISDIR(st.st_mode) && !tree) {
+	if (S_ISDIR(st->st_mode) && !tree) {
 		rc = conflicts_parent(dir, path, &name, true);
 		if (rc >= 0) {
 			if (mkdirat(rc, name, 0700) < 0 && errno != EEXIST)
@@ -255,8 +254,9 @@ static int conflicts_save_at(const char *state, const char *id, int store_fd,
 		close(dir);
 		return rc;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		int src = openat(store_fd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (S_ISDIR(st->st_mode)) {
+		int src = openat(ref->dirfd, ref->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				 O_CLOEXEC);
 		int pd = conflicts_parent(dir, path, &name, true), dst = -1;
 
 		close(dir);
@@ -276,7 +276,7 @@ static int conflicts_save_at(const char *state, const char *id, int store_fd,
 			close(dst);
 		return rc < 0 ? rc : 1;
 	}
-	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+	if (!S_ISREG(st->st_mode) && !S_ISLNK(st->st_mode)) {
 		close(dir);
 		return 0;	/* devices, fifos, sockets: no content to lose */
 	}
@@ -285,15 +285,36 @@ static int conflicts_save_at(const char *state, const char *id, int store_fd,
 	if (rc < 0)
 		return rc;
 	dir = rc;
-	sdir = conflicts_parent(store_fd, path, &sname, false);
-	if (sdir < 0) {
-		close(dir);
-		return sdir;
-	}
-	rc = conflicts_copy_entry(sdir, sname, dir, name);
-	close(sdir);
+	rc = conflicts_copy_entry(ref->dirfd, ref->name, dir, name);
 	close(dir);
 	return rc < 0 ? rc : 1;
+}
+
+static int conflicts_save_at(const char *state, const char *id, int store_fd,
+			     const char *path, bool tree)
+{
+	struct path_ref ref;
+	struct stat st;
+	int rc;
+
+	/* nothing on the way is followed: a path below a symlink of the
+	 * store is no path of it (its version is "gone"), and the copy must
+	 * be of the entry the plan names, not of what a symlink points at */
+	if (!*path)
+		return 0;	/* the root: its entries are listed on their own */
+	rc = path_resolve(store_fd, path, false, &ref);
+	if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP)
+		return 0;
+	if (rc < 0)
+		return rc;
+	if (fstatat(ref.dirfd, ref.name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		rc = errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+		path_put(&ref);
+		return rc;
+	}
+	rc = conflicts_save_ref(state, id, &ref, path, &st, tree);
+	path_put(&ref);
+	return rc;
 }
 
 int conflicts_save(const char *state, const char *id, int store_fd, const char *path)
@@ -358,8 +379,9 @@ out:
 
 int conflicts_drop_same(const char *state, const char *id, int store_fd, const char *path)
 {
-	const char *name, *sname;
-	int dir, sdir, rc;
+	struct path_ref ref = { .dirfd = -1 };
+	const char *name;
+	int dir, rc;
 	struct stat st;
 
 	dir = conflicts_open(state, id, false);
@@ -374,10 +396,10 @@ int conflicts_drop_same(const char *state, const char *id, int store_fd, const c
 		close(dir);
 		return 0;	/* no copy, or a folder (finish removes it if empty) */
 	}
-	sdir = conflicts_parent(store_fd, path, &sname, false);
-	rc = sdir < 0 ? 0 : conflicts_same(dir, name, sdir, sname);
-	if (sdir >= 0)
-		close(sdir);
+	/* below a symlink of the store, the path is not there: the copy stays */
+	rc = path_resolve(store_fd, path, false, &ref) < 0 ? 0 :
+	     conflicts_same(dir, name, ref.dirfd, ref.name);
+	path_put(&ref);
 	if (rc == 1) {
 		if (unlinkat(dir, name, 0) < 0)
 			rc = -errno;

@@ -149,7 +149,7 @@ static void write_file(const char *path, const char *text)
 
 static void test_tail_and_conflicts(void **state)
 {
-	char dir[] = "/tmp/twinfs-resolution-XXXXXX", store[128], st[128], p[256];
+	char dir[] = "/tmp/twinfs-resolution-XXXXXX", store[128], st[128], p[256], q[256];
 	struct tail t = { 0 }, r;
 	char id[CONFLICTS_ID_MAX];
 	int sfd;
@@ -185,6 +185,15 @@ static void test_tail_and_conflicts(void **state)
 	assert_int_equal(conflicts_begin(st, "test", id, sizeof(id)), 0);
 	assert_int_equal(conflicts_save(st, id, sfd, "a"), 1);
 	assert_int_equal(conflicts_save(st, id, sfd, "gone"), 0);
+	/* a path below a symlink is no path of the store: nothing is kept
+	 * (not the file the symlink leads to), and the copy of "a" stays */
+	snprintf(q, sizeof(q), "%s/via", store);
+	assert_int_equal(symlink(".", q), 0);
+	assert_int_equal(conflicts_save(st, id, sfd, "via/a"), 0);
+	assert_int_equal(conflicts_save_tree(st, id, sfd, "via/a"), 0);
+	snprintf(q, sizeof(q), "%s/conflicts/%s/via", st, id);
+	assert_int_equal(access(q, F_OK), -1);
+	assert_int_equal(conflicts_drop_same(st, id, sfd, "via/a"), 0);	/* no copy */
 	write_file(p, "theirs\n");
 	assert_int_equal(conflicts_drop_same(st, id, sfd, "a"), 1);
 	write_file(p, "mine\n");
