@@ -34,6 +34,9 @@ seed, from scratch, two nodes in network namespaces this process creates
                       STATE/conflicts/ of either node (a --keep both
                       NAME.conflict-* file is in the store);
        over           neither node says split_brain any more.
+If every op of A's while apart failed or was skipped, A changed nothing and is behind,
+not split: check behind is no split brain on either node, and after
+`sync` on B both stores equal (treecmp), in place of 3-5.
 Check b-dirmtime is b for a held folder's mtime alone (the stream's
 changes of the entries in it move it), reported apart from b.
 A failure prints the seed, the check, its lines, every op list and the
@@ -282,6 +285,16 @@ def read_tail(state):
             if p and not p.startswith(b"/")}
 
 
+def changed(outcome):
+    """An op's outcome (Applier.apply) says it changed the tree: it did not
+    fail, and it was not skipped (no fd in the slot, an empty file to map,
+    or a file type the op leaves alone: difftest_ops.py)."""
+    if not outcome.startswith("ok"):
+        return False
+    why = outcome[3:]
+    return why not in ("noslot", "empty") and len(why) != 1
+
+
 def under(path, top):
     return path == top or path.startswith(top + "/")
 
@@ -377,6 +390,9 @@ class Seed:
         tailA = read_tail(A.state)
         self.check_replay("a0", A.store, [g["base"], g["a_apart"]], None)
         A.serve()
+        if not any(changed(x) for x in self.out["a_apart"]):
+            self.check_behind(A, B)
+            return
         # 3. the split brain, B's ops during it (A's serve restarted)
         self.wait_split(A, B)
         ops = g["b_split"]
@@ -435,6 +451,23 @@ class Seed:
         for n in (A, B):
             if n.status().get("split_brain"):
                 self.fail("over", ["%s still says split_brain after resolve and sync" % n.name])
+
+    def check_behind(self, A, B):
+        """Every op of A's while apart failed or was skipped: A changed nothing, so it is
+        behind B's generation, not split from it. B resyncs it: no split
+        brain on either node, then both stores equal (check behind)."""
+        self.notes.append("A changed nothing while apart: behind, not split brain")
+        wait_for("B to connect to A", lambda: B.status().get("connected"), 30)
+        r = B.cli("sync", "--timeout", "60", timeout=120)
+        if r.returncode != 0:
+            self.fail("behind", ["sync on B: exit %d: %s" % (
+                r.returncode, (r.stdout + r.stderr).strip())])
+        for n in (A, B):
+            if n.status().get("split_brain"):
+                self.fail("behind", ["%s says split_brain although A changed nothing" % n.name])
+        d = treecmp.compare(A.store, B.store)
+        if d:
+            self.fail("behind", d[:60])
 
     def wait_split(self, A, B):
         def same():
@@ -625,8 +658,9 @@ def main():
         else:
             if not args.keep:
                 shutil.rmtree(base, ignore_errors=True)
-            print("# %s: ok (%.1f s, restart=%s, --keep %s on %s)" % (
-                s.name, time.monotonic() - t, s.g["restart"], s.g["keep"], s.g["on"]), flush=True)
+            print("# %s: ok (%.1f s, restart=%s, --keep %s on %s)%s" % (
+                s.name, time.monotonic() - t, s.g["restart"], s.g["keep"], s.g["on"],
+                "".join("; " + x for x in s.notes)), flush=True)
         sys.stdout.flush()
     print("# splitfuzz: %d case(s), %d seed(s) from %d, %d failed, %d harness errors, %.0f s"
           % (len(args.case), args.seeds, args.seed, failed, errors, time.monotonic() - t0))
