@@ -2,8 +2,8 @@
  * jbatch — the sender's side of the journal (journal/journal.h): taking
  * batches, putting them back, acks, rewinds and the end of an epoch.
  * Runs on the sender (primary) thread; shares struct journal with
- * journal.c through journal_int.h. Reads segment files, writes only the
- * ack file and deletes acked segments; never touches the store's data.
+ * journal.c through journal_int.h. Reads segment files; says how far the
+ * ack file may go (jackfile.c writes it); never touches the store's data.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -735,7 +735,8 @@ static uint64_t jbatch_ack_clamp_locked(struct journal *j, uint64_t seq)
 /*
  * The peer holds everything up to SEQ durably. In memory that is acked_seq
  * (sync waiters return). The ack file, from which recovery resumes and
- * below which marks count no more, gets SEQ only when the epoch ends;
+ * below which marks count no more, gets SEQ only when the epoch ends, and
+ * only after this node's store is durable too (jackfile.c);
  * before that it stays below the epoch's first mark, since a mark may cover
  * a file whose data is still only dirty in memory (a passthrough write
  * that becomes dirty at release, after its create was acked). Records
@@ -745,34 +746,30 @@ static uint64_t jbatch_ack_clamp_locked(struct journal *j, uint64_t seq)
  * Sync waiters first. acked_seq moves, and the waiters wake, before the
  * ack file is written: a sync-mode fsync waits for the peer's durability,
  * not for this node's record of it, which costs two more disk flushes
- * (the file, then its directory after the rename). If this node crashes in
- * between, its next start resumes from the older ack file and re-sends
- * records the peer already applied; the peer's HELLO position skips them
+ * (the file, then its directory after the rename), nor for the syncfs of
+ * the store before them. If this node crashes in between, its next start
+ * resumes from the older ack file and re-sends records the peer already
+ * applied; the peer's HELLO position skips them
  * (journal_rewind). An ack file that fails to write is handled the same
  * way. Measured, 1000 x 4 KiB write+fsync into a sync-mode mount, peer
  * on loopback: see docs/replication.md, "Sync mode latency".
  */
 int journal_ack(struct journal *j, uint64_t seq)
 {
-	uint64_t *dead = NULL, file_seq;
-	size_t n_dead = 0;
+	uint64_t file_seq;
 	bool ending;
 	int rc = 0;
 
-	pthread_mutex_lock(&j->ack_mu);
 	pthread_mutex_lock(&j->mu);
 	if (seq > j->head_seq) {
-		pthread_mutex_unlock(&j->mu);
 		log_error("peer acknowledged a seq the journal never wrote; ignoring it",
 			  "seq=%" PRIu64 " head=%" PRIu64, seq, j->head_seq);
 		rc = -EINVAL;
-		goto out_unlock_ack;
+		goto out_unlock;
 	}
 	seq = jbatch_ack_clamp_locked(j, seq);
-	if (seq <= j->acked_seq) {
-		pthread_mutex_unlock(&j->mu);
-		goto out_unlock_ack;
-	}
+	if (seq <= j->acked_seq)
+		goto out_unlock;
 	ending = journal_epoch_done_locked(j, seq);
 	if (ending)
 		journal_epoch_reset_locked(j);
@@ -782,9 +779,10 @@ int journal_ack(struct journal *j, uint64_t seq)
 	if (file_seq < j->file_acked)
 		file_seq = j->file_acked;
 	/* Waiters return now: the peer's ack is the durability they wait
-	 * for. The ack file below is this node's bookkeeping (two flushes:
-	 * the file and its directory); a crash before it is written only
-	 * re-sends what the peer already has (see "Sync waiters first"). */
+	 * for. The ack file is this node's bookkeeping (a syncfs of the store,
+	 * then two flushes: the file and its directory); a crash before it is
+	 * written only re-sends what the peer already has (see "Sync waiters
+	 * first"). */
 	j->acked_seq = seq;
 	jage_ack_locked(j, seq);
 	if (j->sent_seq < seq)
@@ -797,54 +795,18 @@ int journal_ack(struct journal *j, uint64_t seq)
 		j->ack_release = 0;
 	}
 	pthread_cond_broadcast(&j->acked_cv);
-	pthread_mutex_unlock(&j->mu);
-
-	if (file_seq > j->file_acked) {
-		rc = jseg_ack_write(j->dirfd, file_seq);
-		if (rc < 0) {
-			log_error("cannot write the journal ack file; acked records stay on disk",
-				  "dir=%s err=%s", j->dir, strerror(-rc));
-			file_seq = j->file_acked;
-			rc = 0;	/* the peer has it: acked in memory all the same */
-		}
+	/* The ack file follows on the journal's own thread, after a syncfs
+	 * of the store (jackfile.c). */
+	if (file_seq > j->ackfile_want) {
+		j->ackfile_want = file_seq;
+		pthread_cond_broadcast(&j->ackfile_cv);
 	}
-
-	pthread_mutex_lock(&j->mu);
-	if (file_seq > j->file_acked)
-		j->file_acked = file_seq;
 	/* The active segment holds only acked records now: start a new one so
 	 * that a later ack can delete it. */
 	if (ending && j->nsegs && j->segs[j->nsegs - 1].last_seq >= j->segs[j->nsegs - 1].first_seq)
 		j->rotate_next = true;
-	dead = malloc((j->nsegs ? j->nsegs : 1) * sizeof(*dead));
-	if (dead) {
-		size_t k = 0;
-
-		/* Never the last segment: the committer may be appending to it;
-		 * nothing the ack file has not passed. */
-		while (k + 1 < j->nsegs && j->segs[k].last_seq <= j->file_acked) {
-			dead[n_dead++] = j->segs[k].first_seq;
-			j->disk_bytes -= j->segs[k].bytes;
-			k++;
-		}
-		if (k) {
-			memmove(j->segs, j->segs + k, (j->nsegs - k) * sizeof(*j->segs));
-			j->nsegs -= k;
-		}
-	}
+out_unlock:
 	pthread_mutex_unlock(&j->mu);
-
-	for (size_t i = 0; i < n_dead; i++) {
-		char name[JSEG_NAME_MAX];
-
-		jseg_name(name, sizeof name, dead[i]);
-		if (unlinkat(j->dirfd, name, 0) < 0 && errno != ENOENT)
-			log_warn("cannot delete an acked journal segment", "dir=%s seg=%s err=%s",
-				 j->dir, name, strerror(errno));
-	}
-	free(dead);
-out_unlock_ack:
-	pthread_mutex_unlock(&j->ack_mu);
 	return rc;
 }
 

@@ -201,6 +201,7 @@ static struct journal *journal_alloc(const struct journal_opts *o)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&j->commit_cv, &ca);
 	pthread_cond_init(&j->acked_cv, &ca);
+	pthread_cond_init(&j->ackfile_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	pathset_init(&j->marked_dirs);
 	pathset_init(&j->covered_dirs);
@@ -321,6 +322,7 @@ static int journal_recover_scan(struct journal *j, struct journal_recover *rec,
 	j->durable_seq = j->head_seq;
 	j->sent_seq = j->acked_seq;
 	j->file_acked = j->acked_seq;
+	j->ackfile_want = j->ackfile_done_seq = j->file_acked;
 	/* What the recovered marks cover is pending again: they hold the ack
 	 * file back until it has all been acked (the epoch ends). */
 	j->first_mark = rec->first_seq;
@@ -339,6 +341,10 @@ static int journal_start(struct journal *j, const struct jseg_scan *scan,
 	if (rc < 0)
 		return rc;
 	j->committer_started = true;
+	rc = -pthread_create(&j->ackfile_thr, NULL, journal_ackfile_main, j);
+	if (rc < 0)
+		return rc;
+	j->ackfile_started = true;
 
 	pthread_mutex_lock(&j->mu);
 	/* Records were lost in the middle: only a full rescan is safe. */
@@ -412,6 +418,14 @@ void journal_close(struct journal *j)
 {
 	if (!j)
 		return;
+	if (j->ackfile_started) {
+		/* It writes what the last ack allowed before it stops. */
+		pthread_mutex_lock(&j->mu);
+		j->ackfile_stop = true;
+		pthread_cond_broadcast(&j->ackfile_cv);
+		pthread_mutex_unlock(&j->mu);
+		pthread_join(j->ackfile_thr, NULL);
+	}
 	if (j->committer_started) {
 		pthread_mutex_lock(&j->mu);
 		if (journal_rescan_locked(j) < 0)
@@ -464,6 +478,7 @@ void journal_close(struct journal *j)
 	pthread_cond_destroy(&j->commit_cv);
 	pthread_cond_destroy(&j->durable_cv);
 	pthread_cond_destroy(&j->acked_cv);
+	pthread_cond_destroy(&j->ackfile_cv);
 	pthread_mutex_destroy(&j->mu);
 	pthread_mutex_destroy(&j->scan_mu);
 	pthread_mutex_destroy(&j->ack_mu);

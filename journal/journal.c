@@ -468,7 +468,7 @@ static int journal_write_out(struct journal *j, const struct jbuf *b)
 	return 0;
 }
 
-static void journal_timeout_at(struct timespec *ts, uint64_t mono_deadline_ns)
+void journal_timeout_at(struct timespec *ts, uint64_t mono_deadline_ns)
 {
 	uint64_t now = clock_mono_ns(), wait = mono_deadline_ns > now ? mono_deadline_ns - now : 0;
 
@@ -1150,6 +1150,8 @@ void journal_get_stats(struct journal *j, struct journal_stats *st)
 	st->disk_bytes = j->disk_bytes;
 	st->segments = j->nsegs;
 	st->epoch = j->epoch;
+	st->store_syncs = j->n_store_syncs;
+	st->acked_durable_seq = j->file_acked;
 	st->oldest_change_ns = jage_oldest_locked(j);
 	pthread_mutex_unlock(&j->mu);
 }

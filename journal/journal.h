@@ -106,6 +106,10 @@ struct journal_stats {
 	uint64_t disk_bytes;	/* size of journal files on disk */
 	uint64_t segments;	/* segment files on disk */
 	uint64_t epoch;
+	uint64_t store_syncs;	/* syncfs of the store before the ack file moved */
+	/* The ack file's seq: every change up to it is durable on the peer
+	 * and in this node's store; recovery re-checks what follows. */
+	uint64_t acked_durable_seq;
 	/* Wall-clock ns (CLOCK_REALTIME, kernel-tick resolution) of the
 	 * oldest change the peer does not hold durably; 0 when it holds
 	 * everything. now - this is the recovery point: what would be lost
@@ -228,6 +232,10 @@ void journal_owe_batch(struct journal *j);
 void journal_batch_free(struct journal_batch *b);
 /* The peer has applied (and, if durable, synced) everything up to seq. */
 int journal_ack(struct journal *j, uint64_t seq);
+/* Waits until the ack file holds what journal_ack allowed it (it moves
+ * after a syncfs of the store, on the journal's own thread: jackfile.c).
+ * 0, -ETIMEDOUT, or -EIO if the writer stopped short (it logged why). */
+int journal_ackfile_flush(struct journal *j, int timeout_ms);
 /* Rewinds so that the next batch starts after SEQ (the peer's applied seq
  * from its hello); batches after it are re-sent. */
 int journal_rewind(struct journal *j, uint64_t peer_seq);

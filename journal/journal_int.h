@@ -185,10 +185,25 @@ struct journal {
 	int seg_fd;			/* active segment (committer only) */
 	pthread_t committer;
 	bool committer_started;
+
+	/* The ack file's writer (jackfile.c): it moves the ack file to
+	 * ackfile_want after a syncfs of the store. */
+	pthread_cond_t ackfile_cv;	/* ackfile_want or file_acked moved, stop */
+	pthread_t ackfile_thr;
+	bool ackfile_started, ackfile_stop, ackfile_done;
+	uint64_t ackfile_want;
+	uint64_t ackfile_done_seq;	/* written, and its segments deleted */
+	uint64_t n_store_syncs;		/* syncfs of the store before an ack file write */
+	uint64_t store_sync_ns;		/* time in them and the ack file's writes */
 };
 
 /* journal.c: the committer thread's body, started by journal_open (jopen.c). */
 void *journal_committer(void *arg);
+/* jackfile.c: the ack file writer's body, started by journal_open. */
+void *journal_ackfile_main(void *arg);
+/* journal.c: TS = the CLOCK_MONOTONIC deadline for timed waits on the
+ * journal's condition variables. */
+void journal_timeout_at(struct timespec *ts, uint64_t mono_deadline_ns);
 
 /* journal.c helpers used by jbatch.c, jopen.c and jpending.c (mu held). */
 int64_t journal_append_locked(struct journal *j, const struct journal_op *op,

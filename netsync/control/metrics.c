@@ -80,6 +80,8 @@ static const struct metric_def metric_defs[] = {
 	  "size of the journal's segment files on disk" },
 	{ "journal_segments", "twinfs_journal_segments", M_GAUGE,
 	  "journal segment files on disk" },
+	{ "store_syncs", "twinfs_store_syncs_total", M_COUNTER,
+	  "primary: syncfs of the store before the journal's ack file passed what the peer holds" },
 	{ "needs_scan", "twinfs_needs_scan_paths", M_GAUGE,
 	  "paths recorded for a rescan (the journal was full or records were lost)" },
 	{ "resync_files", "twinfs_resync_files_total", M_COUNTER,

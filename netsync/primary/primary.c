@@ -144,6 +144,8 @@ static void primary_status_json(struct primary *p, struct evbuffer *out)
 	ctljson_u64(w, "needs_scan", js.needs_scan);
 	ctljson_u64(w, "journal_bytes", js.disk_bytes);
 	ctljson_u64(w, "journal_segments", js.segments);
+	ctljson_u64(w, "acked_durable_seq", js.acked_durable_seq);
+	ctljson_u64(w, "store_syncs", js.store_syncs);
 	ctljson_bool(w, "resync", ss.resync);
 	ctljson_u64(w, "resync_files", ss.resync_files);
 	ctljson_u64(w, "resync_bytes", ss.resync_bytes);

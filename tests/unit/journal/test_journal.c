@@ -578,6 +578,7 @@ static void test_ack_trims_segments(void **state)
 	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
 	assert_int_equal(b->n_recs, 302);
 	assert_int_equal(journal_ack(f->j, b->end_seq), 0);
+	assert_int_equal(journal_ackfile_flush(f->j, 10000), 0);
 	journal_batch_free(b);
 	/* Everything acked: only the active segment is left. */
 	assert_int_equal(count_segments(f), 1);
@@ -596,6 +597,7 @@ static void test_ack_trims_segments(void **state)
 	assert_int_equal(journal_take_batch(f->j, 0, &b), 0);
 	assert_int_equal(b->first_seq, 303);
 	assert_int_equal(journal_ack(f->j, b->end_seq), 0);
+	assert_int_equal(journal_ackfile_flush(f->j, 10000), 0);
 	journal_batch_free(b);
 	assert_int_equal(count_segments(f), 1);
 	fx_reopen(f);
@@ -711,6 +713,8 @@ static void test_size_limit(void **state)
 		assert_int_equal(journal_take_batch(f->j, 0, &b2), 0);
 		assert_int_equal(count_type(b2, JOP_NEEDS_SCAN, "d2/f199"), 1);
 		assert_int_equal(journal_ack(f->j, b2->end_seq), 0);
+		/* the ack file, and with it the segments' bytes, follow */
+		assert_int_equal(journal_ackfile_flush(f->j, 10000), 0);
 		journal_batch_free(b2);
 	}
 	journal_batch_free(b);
@@ -1565,6 +1569,7 @@ static void test_crash_list_pending(void **state)
 		assert_null(find_file(b, "untouched"));
 	}
 	assert_int_equal(journal_ack(f->j, b->end_seq), 0);
+	assert_int_equal(journal_ackfile_flush(f->j, 10000), 0);
 	journal_batch_free(b);
 	/* After the ack nothing is pending any more. */
 	c->n = 0;

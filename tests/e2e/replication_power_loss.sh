@@ -1,0 +1,126 @@
+#!/bin/sh
+# A power cut on the primary: its store's file system loses what was only
+# in its page cache, after `twinfs sync` said the peer had every change.
+# After the mount starts again on what the disk kept, `twinfs sync` must
+# leave both stores equal field for field (the peer takes the primary's
+# surviving state, as DRBD's resync after a primary crash does).
+#
+# The store is ext4 over a loop device whose image is a file in $T; STATE
+# is on another file system (as /var/lib beside a data disk), so the
+# journal's own fsyncs do not commit the store's metadata. The cut: the
+# mount's daemon is stopped (SIGSTOP: no new IO), the image copied twice
+# (the copies must match: no block IO reached the image meanwhile; ext4
+# commits its journal every 300 s here and the page cache writes back after
+# 30 s, so only the daemon's own syncs push anything out), the daemon
+# killed; ext4 then mounts the copy and replays its journal.
+#
+# Round 1 forces the ordering that lost changes before the fix: the
+# journal's ack-file thread (tw-ackfile, which makes the store durable
+# before the ack file passes what the peer acked) is held, so the cut
+# comes after the peer's ack and before this node's store is durable.
+# Round 2 is the normal order: once the ack file has passed the peer's ack,
+# a cut loses nothing.
+. "$(dirname "$0")/lib.sh"
+. "$TWINFS_SRC/tests/e2e/replication_lib.sh"
+command -v mkfs.ext4 >/dev/null || skip "needs e2fsprogs"
+
+IMG=$T/disk.img CRASH=$T/crash.img LOOP=""
+A_STATE=$T/primary-state
+on_exit '[ -n "$MOUNT_PID" ] && kill -9 "$MOUNT_PID" 2>/dev/null
+	umount -l "$MNT" 2>/dev/null; sleep 0.2
+	umount "$T/primary" 2>/dev/null || umount -l "$T/primary" 2>/dev/null
+	[ -n "$LOOP" ] && losetup -d "$LOOP"'
+truncate -s 256M "$IMG"
+LOOP=$(losetup --show -f "$IMG") || fail "losetup"
+mkfs.ext4 -q -F "$LOOP" || fail "mkfs.ext4"
+rm -rf "$T/primary"; mkdir -p "$T/primary" "$A_STATE"
+mount -o commit=300 "$LOOP" "$T/primary" || fail "mount ext4"
+mkdir -p "$A_STORE"
+
+status_key() {
+	"$TWINFS_BIN" status --state "$A_STATE" --json |
+		python3 -c 'import json,sys; print(json.load(sys.stdin).get(sys.argv[1], ""))' "$1"
+}
+ackfile_caught_up() { [ "$(status_key acked_durable_seq)" = "$(status_key acked_seq)" ]; }
+
+# cut: the power cut described above; the store is then what the disk kept.
+cut() {
+	kill -STOP "$MOUNT_PID"
+	cp --sparse=always "$IMG" "$CRASH"
+	cp --sparse=always "$IMG" "$T/crash2.img"
+	cmp -s "$CRASH" "$T/crash2.img" || fail "the image changed while it was copied"
+	rm -f "$T/crash2.img"
+	# A held thread goes back now (the disk is already captured): a
+	# process with a ptrace-stopped thread does not finish dying until
+	# its tracer lets go.
+	if [ -n "${hold:-}" ]; then
+		touch "$T/hold.release"; wait "$hold"; hold=""
+	fi
+	kill -9 "$MOUNT_PID"; kill -CONT "$MOUNT_PID"; wait "$MOUNT_PID" 2>/dev/null
+	MOUNT_PID=""
+	umount -l "$MNT"
+	umount "$T/primary" || umount -l "$T/primary"
+	losetup -d "$LOOP"; LOOP=""
+	mv "$CRASH" "$IMG"
+	LOOP=$(losetup --show -f "$IMG") || fail "losetup after the cut"
+	mount -o commit=300 "$LOOP" "$T/primary" || fail "mount after the cut"
+}
+
+# changes N: in-place overwrites of existing files (no allocation: a
+# journal commit carries none of their data), an append, new files, a
+# rename, a chmod and an xattr.
+changes() {
+	for i in 1 2 3; do
+		head -c 4096 /dev/urandom |
+			dd of="$MNT/d/f$i" bs=4096 seek="$1" conv=notrunc status=none
+	done
+	head -c 50000 /dev/urandom >>"$MNT/d/f4"
+	for i in 1 2; do head -c 30000 /dev/urandom >"$MNT/d/new$1.$i"; done
+	mv "$MNT/d/f5" "$MNT/d/f5.r$1" 2>/dev/null || mv "$MNT/d/f5.r$(($1 - 1))" "$MNT/d/f5.r$1"
+	chmod "60$1" "$MNT/d/f6"
+	python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.r", sys.argv[2].encode())' \
+		"$MNT/d/f7" "round $1"
+}
+
+start_serve
+start_mount
+mkdir "$MNT/d"
+for i in 1 2 3 4 5 6 7 8; do head -c $((i * 40000)) /dev/urandom >"$MNT/d/f$i"; done
+check "the first files synced" synced
+# A clean unmount writes the store manifest, so the next mount's scan
+# finds nothing changed: only the journal can name what the cut loses.
+stop_mount
+start_mount
+
+note "round 1: the cut after the peer's ack, before this node's store is durable"
+python3 "$(dirname "$0")/thread_hold.py" "$MOUNT_PID" tw-ackfile "$T/hold.ready" \
+	"$T/hold.release" 120 2>"$T/hold.err" &
+hold=$!; track_pid $hold
+wait_until 10 test -e "$T/hold.ready" || fail "the ack-file thread could not be held"
+changes 1
+check "round 1 synced" synced
+check "round 1: stores equal before the cut" stores_replicated
+cut
+check "round 1: the cut lost changes the peer holds" sh -c \
+	"! python3 '$TWINFS_SRC/tests/e2e/treecmp.py' '$A_STORE' '$P_STORE' >'$T/lost1'"
+note "$(head -n 4 "$T/lost1")"
+start_mount
+check "round 1: synced after the cut" synced
+check "round 1: stores equal after the cut" stores_replicated
+
+note "round 2: the cut after the ack file passed the peer's ack"
+syncs0=$(status_key store_syncs)
+changes 2
+check "round 2 synced" synced
+check "round 2: the store was made durable before the ack file moved" \
+	wait_until 30 ackfile_caught_up
+check "round 2: ... by a syncfs ($syncs0 before, $(status_key store_syncs) now)" \
+	[ "$(status_key store_syncs)" -gt "$syncs0" ]
+cut
+check "round 2: the cut lost nothing" same_stores "$A_STORE" "$P_STORE"
+start_mount
+check "round 2: synced after the cut" synced
+check "round 2: stores equal after the cut" stores_replicated
+dump_logs_on_failure
+stop_mount
+finish
