@@ -60,8 +60,9 @@ static size_t jackfile_dead_locked(struct journal *j, uint64_t **dead)
 }
 
 /* The store durable, then the ack file at WANT, then the segments it
- * passed deleted. 0 or -errno (nothing moved; the caller retries). */
-static int jackfile_advance(struct journal *j, uint64_t want)
+ * passed deleted. 0 or -errno (nothing moved; the caller retries, and
+ * REPORT is false while the same failure repeats: one log line a series). */
+static int jackfile_advance(struct journal *j, uint64_t want, bool report)
 {
 	uint64_t *dead = NULL, t0 = clock_mono_ns();
 	size_t n_dead;
@@ -69,16 +70,20 @@ static int jackfile_advance(struct journal *j, uint64_t want)
 
 	if (syncfs(j->rootfd) < 0) {
 		rc = -errno;
-		log_error("cannot make the store durable; the journal keeps what the peer "
-			  "acknowledged until it can", "store=%s err=%s", j->store, strerror(-rc));
+		if (report)
+			log_error("cannot make the store durable; the journal keeps what the "
+				  "peer acknowledged until it can (retried every second)",
+				  "store=%s err=%s", j->store, strerror(-rc));
 		return rc;
 	}
 	pthread_mutex_lock(&j->ack_mu);
 	rc = jseg_ack_write(j->dirfd, want);
 	if (rc < 0) {
 		pthread_mutex_unlock(&j->ack_mu);
-		log_error("cannot write the journal ack file; acked records stay on disk",
-			  "dir=%s err=%s", j->dir, strerror(-rc));
+		if (report)
+			log_error("cannot write the journal ack file; acked records stay on "
+				  "disk (retried every second)", "dir=%s err=%s", j->dir,
+				  strerror(-rc));
 		return rc;
 	}
 	pthread_mutex_lock(&j->mu);
@@ -124,8 +129,11 @@ void *journal_ackfile_main(void *arg)
 			break;
 		want = j->ackfile_want;
 		pthread_mutex_unlock(&j->mu);
-		rc = jackfile_advance(j, want);
+		rc = jackfile_advance(j, want, !failing);
 		pthread_mutex_lock(&j->mu);
+		if (rc == 0 && failing)
+			log_notice("the journal's ack file moves again", "dir=%s seq=%" PRIu64,
+				   j->dir, want);
 		failing = rc < 0;
 		if (failing && !j->ackfile_stop) {
 			struct timespec ts;
