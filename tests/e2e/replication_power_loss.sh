@@ -35,7 +35,7 @@ LOOP=$(losetup --show -f "$IMG") || fail "losetup"
 mkfs.ext4 -q -F "$LOOP" || fail "mkfs.ext4"
 rm -rf "$T/primary"; mkdir -p "$T/primary" "$A_STATE"
 mount -o commit=300 "$LOOP" "$T/primary" || fail "mount ext4"
-mkdir -p "$A_STORE"
+mkdir -p "$A_STORE"; sync -f "$T/primary"
 
 status_key() {
 	"$TWINFS_BIN" status --state "$A_STATE" --json |
