@@ -64,7 +64,7 @@ static size_t jackfile_dead_locked(struct journal *j, uint64_t **dead)
  * REPORT is false while the same failure repeats: one log line a series). */
 static int jackfile_advance(struct journal *j, uint64_t want, bool report)
 {
-	uint64_t *dead = NULL, t0 = clock_mono_ns();
+	uint64_t *dead = NULL;
 	size_t n_dead;
 	int rc = 0;
 
@@ -90,7 +90,6 @@ static int jackfile_advance(struct journal *j, uint64_t want, bool report)
 	if (want > j->file_acked)
 		j->file_acked = want;
 	j->n_store_syncs++;
-	j->store_sync_ns += clock_mono_ns() - t0;
 	n_dead = jackfile_dead_locked(j, &dead);
 	pthread_mutex_unlock(&j->mu);
 	pthread_mutex_unlock(&j->ack_mu);

@@ -194,7 +194,6 @@ struct journal {
 	uint64_t ackfile_want;
 	uint64_t ackfile_done_seq;	/* written, and its segments deleted */
 	uint64_t n_store_syncs;		/* syncfs of the store before an ack file write */
-	uint64_t store_sync_ns;		/* time in them and the ack file's writes */
 };
 
 /* journal.c: the committer thread's body, started by journal_open (jopen.c). */
