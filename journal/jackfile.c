@@ -36,6 +36,11 @@
 #include "journal/jseg.h"
 
 #define JACKFILE_RETRY_MS 1000
+/* At most one store sync a second: a mount that writes a little every
+ * 100 ms ends an epoch as often, and each syncfs costs a device flush the
+ * writer never asked for. The ack file then lags the peer by up to this
+ * much more, which a crash pays for with a longer re-check. */
+#define JACKFILE_INTERVAL_MS 1000
 
 /* Segments wholly at or below the ack file, oldest first, taken out of
  * j->segs; their first seqs go to *dead (malloc'd). Never the last
@@ -115,6 +120,7 @@ void *journal_ackfile_main(void *arg)
 {
 	struct journal *j = arg;
 	bool failing = false;
+	uint64_t last_ns = 0;
 
 	pthread_setname_np(pthread_self(), "tw-ackfile");
 	pthread_mutex_lock(&j->mu);
@@ -126,10 +132,20 @@ void *journal_ackfile_main(void *arg)
 			pthread_cond_wait(&j->ackfile_cv, &j->mu);
 		if (j->ackfile_want <= j->file_acked || (failing && j->ackfile_stop))
 			break;
+		if (last_ns && !j->ackfile_stop &&
+		    clock_mono_ns() < last_ns + JACKFILE_INTERVAL_MS * 1000000ull) {
+			struct timespec ts;
+
+			journal_timeout_at(&ts, last_ns + JACKFILE_INTERVAL_MS * 1000000ull);
+			pthread_cond_timedwait(&j->ackfile_cv, &j->mu, &ts);
+			continue;
+		}
 		want = j->ackfile_want;
 		pthread_mutex_unlock(&j->mu);
 		rc = jackfile_advance(j, want, !failing);
 		pthread_mutex_lock(&j->mu);
+		if (rc == 0)
+			last_ns = clock_mono_ns();
 		if (rc == 0 && failing)
 			log_notice("the journal's ack file moves again", "dir=%s seq=%" PRIu64,
 				   j->dir, want);
