@@ -5,14 +5,10 @@
 # leave both stores equal field for field (the peer takes the primary's
 # surviving state, as DRBD's resync after a primary crash does).
 #
-# The store is ext4 over a loop device whose image is a file in $T; STATE
-# is on another file system (as /var/lib beside a data disk), so the
-# journal's own fsyncs do not commit the store's metadata. The cut: the
-# mount's daemon is stopped (SIGSTOP: no new IO), the image copied twice
-# (the copies must match: no block IO reached the image meanwhile; ext4
-# commits its journal every 300 s here and the page cache writes back after
-# 30 s, so only the daemon's own syncs push anything out), the daemon
-# killed; ext4 then mounts the copy and replays its journal.
+# The store is ext4 over a loop device whose image is a file in $T, cut as
+# tests/e2e/power_cut_lib.sh says; STATE is on another file system (as
+# /var/lib beside a data disk), so the journal's own fsyncs do not commit
+# the store's metadata.
 #
 # Round 1 forces the ordering that lost changes before the fix: the
 # journal's ack-file thread (tw-ackfile, which makes the store durable
@@ -22,20 +18,12 @@
 # a cut loses nothing.
 . "$(dirname "$0")/lib.sh"
 . "$TWINFS_SRC/tests/e2e/replication_lib.sh"
-command -v mkfs.ext4 >/dev/null || skip "needs e2fsprogs"
+. "$TWINFS_SRC/tests/e2e/power_cut_lib.sh"
 
-IMG=$T/disk.img CRASH=$T/crash.img LOOP=""
 A_STATE=$T/primary-state
-on_exit '[ -n "$MOUNT_PID" ] && kill -9 "$MOUNT_PID" 2>/dev/null
-	umount -l "$MNT" 2>/dev/null; sleep 0.2
-	umount "$T/primary" 2>/dev/null || umount -l "$T/primary" 2>/dev/null
-	[ -n "$LOOP" ] && losetup -d "$LOOP"'
-truncate -s 256M "$IMG"
-LOOP=$(losetup --show -f "$IMG") || fail "losetup"
-mkfs.ext4 -q -F "$LOOP" || fail "mkfs.ext4"
-rm -rf "$T/primary"; mkdir -p "$T/primary" "$A_STATE"
-mount -o commit=300 "$LOOP" "$T/primary" || fail "mount ext4"
-mkdir -p "$A_STORE"; sync -f "$T/primary"
+on_exit '[ -n "$MOUNT_PID" ] && kill -9 "$MOUNT_PID" 2>/dev/null; umount -l "$MNT" 2>/dev/null'
+pc_disk "$T/primary"
+mkdir -p "$A_STORE" "$A_STATE"; sync -f "$T/primary"
 
 status_key() {
 	"$TWINFS_BIN" status --state "$A_STATE" --json |
@@ -43,43 +31,12 @@ status_key() {
 }
 ackfile_caught_up() { [ "$(status_key acked_durable_seq)" = "$(status_key acked_seq)" ]; }
 
-# cut: the power cut described above; the store is then what the disk kept.
+# cut: the power cut (power_cut_lib.sh); the store is then what the disk
+# kept. A held thread goes back once the disk is captured: a process with
+# a ptrace-stopped thread does not finish dying until its tracer lets go.
 cut() {
-	kill -STOP "$MOUNT_PID"
-	cp --sparse=always "$IMG" "$CRASH"
-	cp --sparse=always "$IMG" "$T/crash2.img"
-	cmp -s "$CRASH" "$T/crash2.img" || fail "the image changed while it was copied"
-	rm -f "$T/crash2.img"
-	# A held thread goes back now (the disk is already captured): a
-	# process with a ptrace-stopped thread does not finish dying until
-	# its tracer lets go.
-	if [ -n "${hold:-}" ]; then
-		touch "$T/hold.release"; wait "$hold"; hold=""
-	fi
-	kill -9 "$MOUNT_PID"; kill -CONT "$MOUNT_PID"; wait "$MOUNT_PID" 2>/dev/null
-	MOUNT_PID=""
-	umount -l "$MNT"
-	umount "$T/primary" || umount -l "$T/primary"
-	losetup -d "$LOOP"; LOOP=""
-	mv "$CRASH" "$IMG"
-	LOOP=$(losetup --show -f "$IMG") || fail "losetup after the cut"
-	mount -o commit=300 "$LOOP" "$T/primary" || fail "mount after the cut"
-}
-
-# changes N: in-place overwrites of existing files (no allocation: a
-# journal commit carries none of their data), an append, new files, a
-# rename, a chmod and an xattr.
-changes() {
-	for i in 1 2 3; do
-		head -c 4096 /dev/urandom |
-			dd of="$MNT/d/f$i" bs=4096 seek="$1" conv=notrunc status=none
-	done
-	head -c 50000 /dev/urandom >>"$MNT/d/f4"
-	for i in 1 2; do head -c 30000 /dev/urandom >"$MNT/d/new$1.$i"; done
-	mv "$MNT/d/f5" "$MNT/d/f5.r$1" 2>/dev/null || mv "$MNT/d/f5.r$(($1 - 1))" "$MNT/d/f5.r$1"
-	chmod "60$1" "$MNT/d/f6"
-	python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.r", sys.argv[2].encode())' \
-		"$MNT/d/f7" "round $1"
+	pc_cut "$MOUNT_PID" 'if [ -n "${hold:-}" ]; then touch "$T/hold.release"; wait "$hold"; hold=""; fi' \
+		'MOUNT_PID=""; umount -l "$MNT"'
 }
 
 start_serve
@@ -97,7 +54,7 @@ python3 "$(dirname "$0")/thread_hold.py" "$MOUNT_PID" tw-ackfile "$T/hold.ready"
 	"$T/hold.release" 120 2>"$T/hold.err" &
 hold=$!; track_pid $hold
 wait_until 10 test -e "$T/hold.ready" || fail "the ack-file thread could not be held"
-changes 1
+pc_changes "$MNT/d" 1
 check "round 1 synced" synced
 check "round 1: stores equal before the cut" stores_replicated
 cut
@@ -110,7 +67,7 @@ check "round 1: stores equal after the cut" stores_replicated
 
 note "round 2: the cut after the ack file passed the peer's ack"
 syncs0=$(status_key store_syncs)
-changes 2
+pc_changes "$MNT/d" 2
 check "round 2 synced" synced
 check "round 2: the store was made durable before the ack file moved" \
 	wait_until 30 ackfile_caught_up
