@@ -297,7 +297,13 @@ static int journal_recover_scan(struct journal *j, struct journal_recover *rec,
 	}
 	/* Before the scan: cutting a torn tail rewrites the last segment. After
 	 * a clean close no record was lost. */
-	*lost = !jseg_closed_take(j->dirfd) && jpending_lost_since(j->dirfd, lost_since) == 0;
+	*lost = !jseg_closed_take(j->dirfd) &&
+		jpending_lost_since(j->dirfd, j->rootfd, lost_since) == 0;
+	if (*lost && lost_since->tv_sec == 0)
+		log_notice("the store's file system was mounted again since the journal was "
+			   "last open, without a clean close (a reboot or a power cut): every "
+			   "directory marked since the last ack is walked, since the store "
+			   "may have lost changes the peer holds", "dir=%s", j->dir);
 	rc = jseg_scan(j->dirfd, j->acked_seq, true, journal_recover_rec, rec, scan);
 	if (rc < 0) {
 		log_error("cannot read the journal", "dir=%s err=%s", j->dir, strerror(-rc));
@@ -345,6 +351,13 @@ static int journal_start(struct journal *j, const struct jseg_scan *scan,
 	if (rc < 0)
 		return rc;
 	j->ackfile_started = true;
+	/* After recovery read the old one (journal_recover_scan). */
+	rc = jseg_storefs_write(j->dirfd, j->rootfd);
+	if (rc < 0)
+		log_warn("journal cannot note the store's file system; after a crash the "
+			 "next open walks every marked directory", "dir=%s err=%s", j->dir,
+			 strerror(-rc));
+	rc = 0;
 
 	pthread_mutex_lock(&j->mu);
 	/* Records were lost in the middle: only a full rescan is safe. */
@@ -437,7 +450,16 @@ void journal_close(struct journal *j)
 		pthread_cond_broadcast(&j->acked_cv);
 		pthread_mutex_unlock(&j->mu);
 		pthread_join(j->committer, NULL);
-		if (!j->io_error)
+		/* "closed" says the next open needs no recovery, so the store
+		 * must be durable too: a power cut after the close would
+		 * otherwise lose what the ack file says the peer holds. */
+		if (j->io_error)
+			;
+		else if (syncfs(j->rootfd) < 0)
+			log_warn("cannot make the store durable at close; the next open "
+				 "treats this as a crash", "store=%s err=%s", j->store,
+				 strerror(errno));
+		else
 			jseg_closed_write(j->dirfd);	/* everything is committed */
 	}
 	if (j->seg_fd >= 0)

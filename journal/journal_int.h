@@ -253,9 +253,11 @@ int jpending_resolve_marks(const char *store, const struct jpending_mark *m, siz
  * later has no mark of its own). 0 or -ENOMEM. */
 int jpending_marks_rename(struct jpending_mark **m, size_t *n, size_t *cap,
 			  const char *from, const char *to, bool exchange);
-/* LOST_SINCE for the journal in DIRFD: the newest segment's mtime less a
- * slack for the commit window and the coarse ctime clock. Returns 0 or
+/* LOST_SINCE for the journal in DIRFD, not closed cleanly, of the store
+ * in STOREFD: the newest segment's mtime less a slack for the commit
+ * window and the coarse ctime clock; 0 (everything) if the store's file
+ * system was mounted again since (jseg_storefs_changed). Returns 0 or
  * -ENOENT (no segment). Call before anything rewrites a segment. */
-int jpending_lost_since(int dirfd, struct timespec *out);
+int jpending_lost_since(int dirfd, int storefd, struct timespec *out);
 
 #endif

@@ -45,10 +45,22 @@ static void jpending_join(char *buf, size_t len, const char *dir, const char *na
  * and the kernel's coarse timestamps, generously. */
 #define JPENDING_LOST_SLACK_S 2
 
-int jpending_lost_since(int dirfd, struct timespec *out)
+int jpending_lost_since(int dirfd, int storefd, struct timespec *out)
 {
-	int rc = journal_no_lost_window ? -ENOENT : jseg_last_write(dirfd, out);
+	int rc;
 
+	if (journal_no_lost_window)
+		return -ENOENT;
+	/* The store's file system was mounted again since the journal was
+	 * last open (a reboot, a power cut): it lost what its page cache
+	 * held, which the peer may hold. Its ctimes tell nothing then (they
+	 * were lost with the rest), so every marked directory is walked. */
+	if (jseg_storefs_changed(dirfd, storefd)) {
+		out->tv_sec = 0;
+		out->tv_nsec = 0;
+		return 0;
+	}
+	rc = jseg_last_write(dirfd, out);
 	if (rc == 0)
 		out->tv_sec -= JPENDING_LOST_SLACK_S;
 	return rc;
@@ -419,7 +431,7 @@ static int jpending_list(const char *state_dir, const char *store_dir, bool deep
 	struct timespec lost;
 	bool have_lost;
 	uint64_t acked;
-	int dfd, rc;
+	int dfd, sfd, rc;
 
 	struct stat st;
 
@@ -435,7 +447,10 @@ static int jpending_list(const char *state_dir, const char *store_dir, bool deep
 		goto out_close;
 	}
 	pathset_init(&c.seen);
-	have_lost = !jseg_closed_seen(dfd) && jpending_lost_since(dfd, &lost) == 0;
+	sfd = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	have_lost = !jseg_closed_seen(dfd) && jpending_lost_since(dfd, sfd, &lost) == 0;
+	if (sfd >= 0)
+		close(sfd);
 	c.store = store;
 	c.lost_since = have_lost ? &lost : NULL;
 	rc = jseg_ack_read(dfd, &acked);

@@ -80,5 +80,13 @@ bool jseg_closed_take(int dirfd);
 bool jseg_closed_seen(int dirfd);
 /* Writes it atomically: acked.tmp, fsync, rename, fsync the directory. */
 int jseg_ack_write(int dirfd, uint64_t seq);
+/* The file "storefs": which instance of the store's file system the
+ * journal was last opened on (the kernel's boot id and the store's unique
+ * mount id). jseg_storefs_changed is true when the file is missing or
+ * unreadable or names another instance: the store's file system was
+ * mounted again (a reboot, a power cut) and lost what its page cache held.
+ * jseg_storefs_write records this one: 0 or -errno. */
+bool jseg_storefs_changed(int dirfd, int storefd);
+int jseg_storefs_write(int dirfd, int storefd);
 
 #endif

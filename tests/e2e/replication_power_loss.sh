@@ -15,7 +15,11 @@
 # before the ack file passes what the peer acked) is held, so the cut
 # comes after the peer's ack and before this node's store is durable.
 # Round 2 is the normal order: once the ack file has passed the peer's ack,
-# a cut loses nothing.
+# a cut loses nothing. Round 3 cuts while a copy streams into a new
+# folder, with the thread held again: the store's file system lost the
+# folder and the ctimes that would show it, so only the journal's marks
+# can say what to walk (every marked folder, as the store's file system was
+# mounted again).
 . "$(dirname "$0")/lib.sh"
 . "$TWINFS_SRC/tests/e2e/replication_lib.sh"
 . "$TWINFS_SRC/tests/e2e/power_cut_lib.sh"
@@ -78,6 +82,32 @@ check "round 2: the cut lost nothing" same_stores "$A_STORE" "$P_STORE"
 start_mount
 check "round 2: synced after the cut" synced
 check "round 2: stores equal after the cut" stores_replicated
+
+note "round 3: a cut while a copy streams into a new folder, the store never synced"
+# Held again: the store's file system keeps nothing of this round, so the
+# new folder the peer already holds is gone from it, and so are the
+# ctimes that would tell the mount what changed.
+rm -f "$T/hold.release"
+python3 "$(dirname "$0")/thread_hold.py" "$MOUNT_PID" tw-ackfile "$T/hold.ready3" \
+	"$T/hold.release" 120 2>"$T/hold.err" &
+hold=$!; track_pid $hold
+wait_until 10 test -e "$T/hold.ready3" || fail "the ack-file thread could not be held"
+mkdir "$MNT/big"
+( i=0; while [ $i -lt 300 ]; do
+	head -c 20000 /dev/urandom >"$MNT/big/b$i"
+	head -c 4096 /dev/urandom | dd of="$MNT/d/f$((i % 8 + 1))" bs=4096 seek=$((i % 5)) \
+		conv=notrunc status=none
+	i=$((i + 1))
+done ) 2>/dev/null &
+writer=$!
+wait_until 30 test -e "$P_STORE/big/b50" || fail "the copy did not reach the peer"
+cut
+wait "$writer"
+check "round 3: the cut lost the new folder the peer holds" \
+	sh -c "[ ! -e '$A_STORE/big' ] && [ -d '$P_STORE/big' ]"
+start_mount
+check "round 3: synced after the cut" synced
+check "round 3: stores equal after the cut" stores_replicated
 dump_logs_on_failure
 stop_mount
 finish
