@@ -11,6 +11,7 @@
 #                      killed; ext4 then mounts the copy at DIR again and
 #                      replays its journal. The caller unmounts what PID
 #                      served, after HOOK, if anything.
+#   pc_base DIR        what the rounds change: DIR with f1 to f8 and sub/
 #   pc_changes DIR N   changes of every kind for round N (below)
 command -v mkfs.ext4 >/dev/null || skip "needs e2fsprogs"
 PC_IMG=$T/pc-disk.img PC_LOOP="" PC_DIR=""
@@ -42,10 +43,17 @@ pc_cut() {
 	mount -o commit=300 "$PC_LOOP" "$PC_DIR" || fail "mount after the cut"
 }
 
-# pc_changes DIR N: in DIR (which holds f1 to f8), changes of every kind for
-# round N: overwrites in place (no allocation: a journal commit carries
-# none of their data), an append, new files, a rename, a chmod, an xattr,
-# a hard link, a symlink and a removal of round N-1's file.
+pc_base() {
+	mkdir "$1" "$1/sub"
+	for i in 1 2 3 4 5 6 7 8; do head -c $((i * 40000)) /dev/urandom >"$1/f$i"; done
+	echo inside >"$1/sub/in"
+}
+
+# pc_changes DIR N: in DIR (pc_base), changes of every kind for round N:
+# overwrites in place (no allocation: a journal commit carries none of
+# their data), an append, a truncation, new files, a rename, a chmod, an
+# xattr, an mtime set alone, a hard link, a symlink, a removal of round
+# N-1's file, and the mode, an xattr and the mtime of the folder sub.
 pc_changes() {
 	_d=$1; shift
 	for i in 1 2 3; do
@@ -61,4 +69,10 @@ pc_changes() {
 	ln "$_d/f8" "$_d/link$1"
 	ln -s "f$1" "$_d/sym$1"
 	rm -f "$_d/new$(($1 - 1)).2"
+	truncate -s $((100000 - $1 * 1000)) "$_d/f5"
+	touch -m -d "@$((1500000000 + $1))" "$_d/f2"
+	chmod "75$1" "$_d/sub"
+	python3 -c 'import os,sys; os.setxattr(sys.argv[1], "user.d", sys.argv[2].encode())' \
+		"$_d/sub" "round $1"
+	touch -m -d "@$((1600000000 + $1))" "$_d/sub"
 }

@@ -45,8 +45,7 @@ cut() {
 
 start_serve
 start_mount
-mkdir "$MNT/d"
-for i in 1 2 3 4 5 6 7 8; do head -c $((i * 40000)) /dev/urandom >"$MNT/d/f$i"; done
+pc_base "$MNT/d"
 check "the first files synced" synced
 # A clean unmount writes the store manifest, so the next mount's scan
 # finds nothing changed: only the journal can name what the cut loses.

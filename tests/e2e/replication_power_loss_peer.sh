@@ -30,8 +30,7 @@ cut() {
 
 start_serve
 start_mount
-mkdir "$MNT/d"
-for i in 1 2 3 4 5 6 7 8; do head -c $((i * 40000)) /dev/urandom >"$MNT/d/f$i"; done
+pc_base "$MNT/d"
 check "the first files synced" synced
 for r in 1 2 3; do
 	pc_changes "$MNT/d" "$r"
