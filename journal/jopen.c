@@ -453,13 +453,11 @@ void journal_close(struct journal *j)
 		/* "closed" says the next open needs no recovery, so the store
 		 * must be durable too: a power cut after the close would
 		 * otherwise lose what the ack file says the peer holds. */
-		if (j->io_error)
-			;
-		else if (syncfs(j->rootfd) < 0)
+		if (!j->io_error && syncfs(j->rootfd) < 0)
 			log_warn("cannot make the store durable at close; the next open "
 				 "treats this as a crash", "store=%s err=%s", j->store,
 				 strerror(errno));
-		else
+		else if (!j->io_error)
 			jseg_closed_write(j->dirfd);	/* everything is committed */
 	}
 	if (j->seg_fd >= 0)
