@@ -275,6 +275,35 @@ static void fs_rename_seed(struct fs *fs, struct inode *dir, int dirfd, const ch
 		record_alias_note(fs, dir, name, st.st_dev, st.st_ino);
 }
 
+/*
+ * A RENAME_WHITEOUT that fails can still change its source folder: ext4
+ * makes the whiteout before it finds the rename impossible (a non-empty
+ * folder in the way: ENOTEMPTY), and the folder keeps the mtime that gave
+ * it, as it does outside the mount. Nothing is recorded for a failed call,
+ * so the peer's folder kept the old mtime while both stores had nothing
+ * pending (difftest seed 616). The folder's new mtime goes to the peer as
+ * a SETATTR, and the kernel's cached attributes of it are dropped.
+ */
+static void fs_rename_failed_dir(struct fs *fs, struct inode *dir, int dirfd,
+				 const struct stat *before)
+{
+	struct record rec;
+	struct stat st;
+
+	if (fstat(dirfd, &st) < 0 || (st.st_mtim.tv_sec == before->st_mtim.tv_sec &&
+				       st.st_mtim.tv_nsec == before->st_mtim.tv_nsec))
+		return;
+	record_begin(fs, &rec, JOP_SETATTR, dir, NULL, NULL, NULL);
+	rec.op.attr_mask = JATTR_MTIME;
+	rec.op.mode = st.st_mode;
+	rec.op.uid = st.st_uid;
+	rec.op.gid = st.st_gid;
+	rec.op.atime = st.st_atim;
+	rec.op.mtime = st.st_mtim;
+	record_end(fs, &rec, true);
+	fuse_lowlevel_notify_inval_inode(fs->se, inode_id(fs->itab, dir), -1, 0);
+}
+
 void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	       fuse_ino_t newparent, const char *newname, unsigned int flags)
 {
@@ -282,6 +311,8 @@ void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct inode *from = inode_get(fs->itab, parent);
 	struct inode *to = inode_get(fs->itab, newparent);
 	struct record rec;
+	struct stat before;
+	bool whiteout = false;
 	int rc = 0, ffd, tfd;
 
 	ffd = inode_fd_get(fs->itab, from);
@@ -291,6 +322,8 @@ void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -tfd);
 		return;
 	}
+	if (flags & RENAME_WHITEOUT)
+		whiteout = fstat(ffd, &before) == 0;
 	record_begin(fs, &rec, JOP_RENAME, from, name, to, newname);
 	rec.op.flags = flags;
 	if (renameat2(ffd, name, tfd, newname, flags) < 0)
@@ -311,6 +344,8 @@ void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			inode_renamed(fs->itab, &st, from, name);
 	}
 	record_end(fs, &rec, rc == 0);
+	if (rc < 0 && whiteout)
+		fs_rename_failed_dir(fs, from, ffd, &before);
 	inode_fd_put(fs->itab, to, tfd);
 	inode_fd_put(fs->itab, from, ffd);
 	fuse_reply_err(req, -rc);
