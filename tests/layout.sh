@@ -3,7 +3,8 @@
 # run so that they stay true as the code grows: fs/ includes and links
 # nothing of the network; no production .c over 1,500 lines and no
 # function over 150; no dated measurement text in *.c/*.h (the evidence
-# lives in docs/benchmarks.md); the README stays a user guide (≤ 16 KiB).
+# lives in docs/benchmarks.md); the README stays a user guide (≤ 16 KiB);
+# every script ctest runs is executable (a fresh clone keeps git's mode).
 # Reads the source tree only.
 . "$(dirname "$0")/e2e/lib.sh"
 cd "$TWINFS_SRC" || fail "no source tree at $TWINFS_SRC"
@@ -32,6 +33,11 @@ dated=$(grep -nE '20[0-9]{2}-[01][0-9]-[0-3][0-9]|[0-2][0-9]:[0-5][0-9] UTC|meas
 	$(find common conf fs journal netsync src bench -name '*.[ch]') || true)
 [ -n "$dated" ] && echo "$dated" >&2
 check "no dated measurement text in *.c/*.h" [ -z "$dated" ]
+
+noexec=$(grep -rhoE 'twinfs_e2e_test\([a-z0-9_]+ [^ )]+' --include='*.cmake' --include=CMakeLists.txt . |
+	awk '{print $2}' | sort -u | while read -r f; do [ -x "$f" ] || echo "$f"; done)
+[ -n "$noexec" ] && echo "not executable: $noexec" >&2
+check "every script ctest runs is executable" [ -z "$noexec" ]
 
 size=$(wc -c <README.md)
 check "README.md is a user guide of at most 16 KiB ($size bytes)" [ "$size" -le 16384 ]
