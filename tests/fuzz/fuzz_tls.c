@@ -5,6 +5,7 @@
  * chooses the context. Every input must end in a failed (or, for a replay
  * of a real ClientHello, unfinished) handshake, never a crash or a leak;
  * no input may get an authenticated session. */
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,15 +21,33 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct tls_ctx *ctx_psk, *ctx_pin;
+static char fuzz_tls_dir[] = "/tmp/twinfs-fuzz-tls.XXXXXX";
+
+static int fuzz_tls_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+/* The keys made for the run go with it: every run of the suite made a
+ * folder of them in /tmp and left it there. */
+static void fuzz_tls_cleanup(void)
+{
+	nftw(fuzz_tls_dir, fuzz_tls_rm, 8, FTW_DEPTH | FTW_PHYS);
+}
 
 static void fuzz_tls_init(void)
 {
-	static char dir[] = "/tmp/twinfs-fuzz-tls.XXXXXX";
+	char *dir = fuzz_tls_dir;
 	char psk[128], why[512], id[80], cert[256], key[256];
 	struct tls_opts o = { 0 };
 
 	if (!mkdtemp(dir))
 		abort();
+	atexit(fuzz_tls_cleanup);
 	snprintf(psk, sizeof(psk), "%s/psk", dir);
 	if (tls_keygen_psk(psk, why, sizeof(why)) < 0 || tls_keygen_cert(dir, why, sizeof(why)) < 0)
 		abort();
