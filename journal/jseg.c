@@ -407,41 +407,13 @@ void jseg_closed_write(int dirfd)
 		close(fd);
 }
 
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x4000U	/* Linux 6.8 */
-#endif
-
-/* "boot <boot_id> mnt <unique mount id>\n" of the store's file system now;
- * mnt 0 where the kernel has no unique mount ids (the boot id alone then). */
-static int jseg_storefs_id(int storefd, char *buf, size_t len)
-{
-	char boot[64] = "";
-	struct statx stx;
-	unsigned long long mnt = 0;
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-
-	if (!f)
-		return -errno;
-	if (!fgets(boot, sizeof boot, f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	boot[strcspn(boot, "\n")] = '\0';
-	if (statx(storefd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &stx) == 0 &&
-	    (stx.stx_mask & STATX_MNT_ID_UNIQUE))
-		mnt = stx.stx_mnt_id;
-	snprintf(buf, len, "boot %s mnt %llu\n", boot, mnt);
-	return 0;
-}
-
 bool jseg_storefs_changed(int dirfd, int storefd)
 {
 	char now[160], was[160] = "";
 	ssize_t n;
 	int fd;
 
-	if (jseg_storefs_id(storefd, now, sizeof now) < 0)
+	if (fsutil_instance(storefd, now, sizeof now) < 0)
 		return true;
 	fd = openat(dirfd, "storefs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -460,7 +432,7 @@ int jseg_storefs_write(int dirfd, int storefd)
 	size_t len;
 	int fd, rc;
 
-	rc = jseg_storefs_id(storefd, now, sizeof now);
+	rc = fsutil_instance(storefd, now, sizeof now);
 	if (rc < 0)
 		return rc;
 	len = strlen(now);
