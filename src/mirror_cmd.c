@@ -10,6 +10,7 @@
 #include "src/mirror_cmd.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
@@ -219,6 +220,7 @@ static int mirror_go(struct mirror_cli *m)
 	struct mirror_stats st = { 0 };
 	struct tls_ctx *tls = NULL;
 	struct hashcache *cache = NULL;
+	int srcfd = -1;
 	struct link l;
 	pthread_t thr;
 	bool thr_up;
@@ -229,11 +231,19 @@ static int mirror_go(struct mirror_cli *m)
 		fprintf(stderr, "twinfs mirror: cannot secure the link: %s\n", st.error);
 		return EX_CONFIG;
 	}
-	if (m->cache_dir && (rc = hashcache_open(m->cache_dir, &cache)) < 0) {
-		fprintf(stderr, "twinfs mirror: cannot use the cache in %s: %s\n", m->cache_dir,
-			strerror(-rc));
-		tls_ctx_free(tls);
-		return EX_CANTCREAT;
+	if (m->cache_dir) {
+		/* the cache's lists describe the source tree: its file system
+		 * decides which of them are believed (hashcache.h) */
+		srcfd = open(m->src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		rc = srcfd < 0 ? -errno : hashcache_open(m->cache_dir, srcfd, &cache);
+		if (rc < 0) {
+			fprintf(stderr, "twinfs mirror: cannot use the cache in %s: %s\n",
+				m->cache_dir, strerror(-rc));
+			if (srcfd >= 0)
+				close(srcfd);
+			tls_ctx_free(tls);
+			return EX_CANTCREAT;
+		}
 	}
 	m->o.cache = cache;
 	rc = link_init(&l, MIRROR_TIMEOUT_MS);
@@ -257,8 +267,9 @@ static int mirror_go(struct mirror_cli *m)
 		link_close(&loc.l);
 	}
 	if (cache) {
-		hashcache_save(cache);
+		hashcache_save_synced(cache);
 		hashcache_close(cache);
+		close(srcfd);
 	}
 	tls_ctx_free(tls);
 	mirror_summary(m, &st, rc);

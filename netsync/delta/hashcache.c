@@ -1,7 +1,9 @@
 /*
  * hashcache — the digest cache (hashcache.h): an open-addressing table on
- * (dev, ino) in memory; on disk DIR/hashcache, a header, the records back
- * to back and an XXH64 of everything before it. Any thread (c->mu).
+ * (dev, ino) in memory; on disk DIR/hashcache, a header (with the tree's
+ * file system instance and whether that file system was synced after
+ * every list in the file was made), the records back to back and an XXH64
+ * of everything before it. Any thread (c->mu); the saves block on disk.
  */
 #include "netsync/delta/hashcache.h"
 
@@ -17,10 +19,15 @@
 
 #include <xxhash.h>
 
+#include "common/fsutil.h"
+#include "common/log.h"
 #include "netsync/delta/blockhash.h"
 
-#define HC_MAGIC 0x3248434657544e49ull	/* "INTWFCH2" little-endian (1 had
-						 * whole-file digests: ignored) */
+#define HC_MAGIC 0x3348434657544e49ull	/* "INTWFCH3" little-endian (1 had
+						 * whole-file digests, 2 no file
+						 * system instance: ignored) */
+#define HC_SYNCED 1u			/* header flag, see hashcache_open */
+#define HC_FSID_LEN 96
 #define HC_MAX_ENTRIES (4u << 20)
 #define HC_MAX_BLOCKS (1u << 24)	/* per file kept (2^24 * 16 = 256 MiB) */
 
@@ -29,14 +36,19 @@ struct hc_ent {
 	int64_t mtime_ns, ctime_ns;
 	uint32_t bs, n;		/* block list, n == 0: none */
 	uint8_t *blocks;
+	uint64_t gen;		/* c->gen when the list was stored */
 };
 
 struct hashcache {
 	pthread_mutex_t mu;
 	char *path;
+	int rootfd;		/* the tree's (borrowed), for syncfs */
+	char fsid[HC_FSID_LEN];	/* its file system instance ("" unknown) */
 	struct hc_ent *t;	/* cap slots, ino == 0 && dev == 0: free */
 	size_t cap, n;
-	bool dirty;
+	bool dirty;		/* the table differs from the file */
+	bool file_synced;	/* the file has HC_SYNCED */
+	uint64_t gen;		/* moved by each hashcache_save_synced */
 	uint64_t hits, lookups;
 };
 
@@ -160,6 +172,7 @@ void hashcache_store_blocks(struct hashcache *c, const struct stat *st,
 		e->blocks = copy;
 		e->bs = b->block_size;
 		e->n = b->n;
+		e->gen = c->gen;
 		copy = NULL;
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -184,21 +197,23 @@ struct hc_rec {		/* on disk, little-endian (x86 and arm64 hosts) */
 	uint32_t bs, n;
 };
 
-static void hc_load(struct hashcache *c)
-{
-	FILE *f = fopen(c->path, "rb");
-	uint64_t magic = 0, count = 0, sum;
-	XXH64_state_t *st = NULL;
+struct hc_head {	/* on disk, first */
+	uint64_t magic, flags;
+	char fsid[HC_FSID_LEN];
+	uint64_t count;
+};
 
-	if (!f)
-		return;
-	st = XXH64_createState();
-	if (!st || fread(&magic, 8, 1, f) != 1 || magic != HC_MAGIC ||
-	    fread(&count, 8, 1, f) != 1 || count > HC_MAX_ENTRIES)
-		goto out;
-	XXH64_reset(st, 0);
-	XXH64_update(st, &magic, 8);
-	XXH64_update(st, &count, 8);
+static void hc_clear(struct hashcache *c)
+{
+	for (size_t i = 0; i < c->cap; i++)
+		free(c->t[i].blocks);
+	memset(c->t, 0, c->cap * sizeof(*c->t));
+	c->n = 0;
+}
+
+/* The records of F into the table, summed into ST. 0, or -1 when damaged. */
+static int hc_load_records(struct hashcache *c, FILE *f, uint64_t count, XXH64_state_t *st)
+{
 	for (uint64_t i = 0; i < count; i++) {
 		struct hc_rec r;
 		struct stat key = { 0 };
@@ -206,13 +221,13 @@ static void hc_load(struct hashcache *c)
 		uint8_t *blocks = NULL;
 
 		if (fread(&r, sizeof(r), 1, f) != 1 || r.n > HC_MAX_BLOCKS)
-			goto bad;
+			return -1;
 		XXH64_update(st, &r, sizeof(r));
 		if (r.n) {
 			blocks = malloc((size_t)r.n * 16);
 			if (!blocks || fread(blocks, 16, r.n, f) != r.n) {
 				free(blocks);
-				goto bad;
+				return -1;
 			}
 			XXH64_update(st, blocks, (size_t)r.n * 16);
 		}
@@ -226,27 +241,90 @@ static void hc_load(struct hashcache *c)
 		e = hc_get(c, &key);
 		if (!e) {
 			free(blocks);
-			goto bad;
+			return -1;
 		}
 		e->bs = r.bs;
 		e->n = r.n;
 		e->blocks = blocks;
 	}
-	if (fread(&sum, 8, 1, f) == 1 && sum == XXH64_digest(st)) {
-		c->dirty = false;
+	return 0;
+}
+
+/* Loads the file; *H its header (magic 0: none or damaged, the table
+ * then empty: that only costs reading content again). */
+static void hc_load(struct hashcache *c, struct hc_head *h)
+{
+	FILE *f = fopen(c->path, "rb");
+	XXH64_state_t *st = NULL;
+	uint64_t sum;
+
+	memset(h, 0, sizeof(*h));
+	if (!f)
+		return;
+	st = XXH64_createState();
+	if (!st || fread(h, sizeof(*h), 1, f) != 1 || h->magic != HC_MAGIC ||
+	    h->count > HC_MAX_ENTRIES)
+		goto bad;
+	XXH64_reset(st, 0);
+	XXH64_update(st, h, sizeof(*h));
+	if (hc_load_records(c, f, h->count, st) == 0 && fread(&sum, 8, 1, f) == 1 &&
+	    sum == XXH64_digest(st))
 		goto out;
-	}
-bad:	/* damaged: start empty (it only costs reading content again) */
-	for (size_t i = 0; i < c->cap; i++)
-		free(c->t[i].blocks);
-	memset(c->t, 0, c->cap * sizeof(*c->t));
-	c->n = 0;
+bad:
+	hc_clear(c);
+	h->magic = 0;
 out:
 	XXH64_freeState(st);
 	fclose(f);
 }
 
-int hashcache_open(const char *dir, struct hashcache **out)
+/* Which lists of the file to believe. Content the page cache held when a
+ * list was made may never have reached the disk, and a power cut can
+ * then leave the file's key (whose ctime committed) over the old content:
+ * a list that matches it would say the disk holds what it lost, and a
+ * resync would skip blocks that differ. So the file is believed only
+ * (1) in the file system instance it was written in (the page cache it
+ * describes is still there), or (2) when the tree's file system was
+ * synced after every list in it was made (hashcache_save_synced, at
+ * exit). A file of kind (2) is believed once: it is removed here, as
+ * this run will change the tree and can lose power before its own save. */
+static void hc_load_checked(struct hashcache *c)
+{
+	struct hc_head h;
+	char *slash;
+
+	hc_load(c, &h);
+	if (h.magic != HC_MAGIC)
+		return;
+	if (h.flags & HC_SYNCED) {
+		if (unlink(c->path) < 0 && errno != ENOENT) {
+			hc_clear(c);
+			return;
+		}
+		slash = strrchr(c->path, '/');
+		if (slash) {
+			*slash = '\0';
+			(void)fsutil_sync_dir(c->path);
+			*slash = '/';
+		}
+		c->dirty = true;
+		return;
+	}
+	h.fsid[HC_FSID_LEN - 1] = '\0';
+	if (c->fsid[0] && strcmp(h.fsid, c->fsid) == 0) {
+		c->dirty = false;
+		return;
+	}
+	if (c->n)
+		log_notice("hash cache set aside: the file system it describes was mounted again "
+			   "since it was written, without a sync after it (a reboot or power cut "
+			   "can have lost content its lists describe); resyncs read content again",
+			   "file=%s lists=%zu", c->path, c->n);
+	hc_clear(c);
+	c->dirty = true;
+}
+
+int hashcache_open(const char *dir, int rootfd, struct hashcache **out)
 {
 	struct hashcache *c = calloc(1, sizeof(*c));
 
@@ -257,22 +335,30 @@ int hashcache_open(const char *dir, struct hashcache **out)
 		free(c);
 		return -ENOMEM;
 	}
-	hc_load(c);
+	c->rootfd = rootfd;
+	if (fsutil_instance(rootfd, c->fsid, sizeof(c->fsid)) < 0)
+		c->fsid[0] = '\0';	/* unknown: no file from an earlier run is believed */
+	hc_load_checked(c);
 	*out = c;
 	return 0;
 }
 
-int hashcache_save(struct hashcache *c)
+/* Writes the lists stored before generation CUT (all: UINT64_MAX) with
+ * FLAGS: temp file, fsync, rename, fsync of the directory. Under c->mu.
+ * 0 or -errno. */
+static int hc_write(struct hashcache *c, uint64_t flags, uint64_t cut)
 {
 	char tmp[4096 + 16];
 	XXH64_state_t *st;
-	uint64_t magic = HC_MAGIC, count, sum;
+	struct hc_head h = { .magic = HC_MAGIC, .flags = flags };
+	uint64_t sum;
 	FILE *f;
 	int fd, rc = 0;
 
-	pthread_mutex_lock(&c->mu);
-	if (!c->dirty)
-		goto out_unlock;
+	memcpy(h.fsid, c->fsid, sizeof(h.fsid));
+	for (size_t i = 0; i < c->cap; i++)
+		if ((c->t[i].dev || c->t[i].ino) && c->t[i].gen < cut)
+			h.count++;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", c->path);
 	/* 0600 whatever the umask: the mount runs with umask 0 (fs/fs.c), and
 	 * nothing in a state dir is open to other users. fchmod for a .tmp an
@@ -283,7 +369,7 @@ int hashcache_save(struct hashcache *c)
 		if (fd >= 0)
 			close(fd);
 		unlink(tmp);
-		goto out_unlock;
+		return rc;
 	}
 	f = fdopen(fd, "wb");
 	st = XXH64_createState();
@@ -293,17 +379,14 @@ int hashcache_save(struct hashcache *c)
 			close(fd);
 		goto out_close;
 	}
-	count = c->n;
 	XXH64_reset(st, 0);
-	fwrite(&magic, 8, 1, f);
-	fwrite(&count, 8, 1, f);
-	XXH64_update(st, &magic, 8);
-	XXH64_update(st, &count, 8);
+	fwrite(&h, sizeof(h), 1, f);
+	XXH64_update(st, &h, sizeof(h));
 	for (size_t i = 0; i < c->cap; i++) {
 		const struct hc_ent *e = &c->t[i];
 		struct hc_rec r;
 
-		if (!e->dev && !e->ino)
+		if ((!e->dev && !e->ino) || e->gen >= cut)
 			continue;
 		memset(&r, 0, sizeof(r));
 		r.dev = e->dev;
@@ -330,11 +413,61 @@ out_close:
 	XXH64_freeState(st);
 	if (rc == 0 && rename(tmp, c->path) < 0)
 		rc = -errno;
-	if (rc == 0)
-		c->dirty = false;
-	else
+	if (rc == 0) {
+		char *slash = strrchr(c->path, '/');
+
+		if (slash) {
+			*slash = '\0';
+			rc = fsutil_sync_dir(c->path);
+			*slash = '/';
+		}
+	} else {
 		unlink(tmp);
-out_unlock:
+	}
+	if (rc == 0)
+		c->file_synced = flags & HC_SYNCED;
+	return rc;
+}
+
+int hashcache_save(struct hashcache *c)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&c->mu);
+	if (c->dirty) {
+		rc = hc_write(c, 0, UINT64_MAX);
+		if (rc == 0)
+			c->dirty = false;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+int hashcache_save_synced(struct hashcache *c)
+{
+	uint64_t cut;
+	int rc;
+
+	pthread_mutex_lock(&c->mu);
+	if (!c->dirty && c->file_synced) {
+		pthread_mutex_unlock(&c->mu);
+		return 0;
+	}
+	cut = ++c->gen;		/* lists stored from now on are left out */
+	pthread_mutex_unlock(&c->mu);
+	if (syncfs(c->rootfd) < 0) {
+		rc = -errno;
+		(void)hashcache_save(c);
+		return rc;
+	}
+	pthread_mutex_lock(&c->mu);
+	rc = hc_write(c, HC_SYNCED, cut);
+	if (rc == 0) {
+		c->dirty = false;
+		for (size_t i = 0; i < c->cap && !c->dirty; i++)
+			if ((c->t[i].dev || c->t[i].ino) && c->t[i].gen >= cut)
+				c->dirty = true;
+	}
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }

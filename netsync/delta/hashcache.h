@@ -5,8 +5,10 @@
  * set), so an unchanged tree is compared and a delta computed without
  * reading content. Kept as one file, DIR/hashcache (STATE of serve and of
  * a mount; the mirror client's --cache DIR), loaded at open and written
- * atomically at save. `verify` and `--checksum` never use it: they read.
- * Thread-safe (one mutex).
+ * atomically at save. A file from an earlier run is believed only where
+ * what it describes is known to be on the disk (hashcache_open).
+ * `verify` and `--checksum` never use it: they read. Thread-safe (one
+ * mutex).
  */
 #ifndef TWINFS_HASHCACHE_H
 #define TWINFS_HASHCACHE_H
@@ -17,11 +19,22 @@
 struct blockhash;
 struct hashcache;
 
-/* Loads DIR/hashcache (a missing or damaged file gives an empty cache).
- * 0 or -ENOMEM. */
-int hashcache_open(const char *dir, struct hashcache **out);
-/* Writes the cache if it changed (temp file, fsync, rename). 0 or -errno. */
+/* Loads DIR/hashcache for the tree open on ROOTFD (borrowed: it must stay
+ * open until hashcache_close). A missing or damaged file gives an empty
+ * cache, and so does one written by hashcache_save in another instance of
+ * the tree's file system (a reboot, a power cut or a remount since: the
+ * page cache its lists were made from may never have reached the disk).
+ * One written by hashcache_save_synced is believed, and removed, as the
+ * tree changes from now on. 0 or -ENOMEM. */
+int hashcache_open(const char *dir, int rootfd, struct hashcache **out);
+/* Writes the cache if it changed (temp file, fsync, rename), believed
+ * again only in this instance of the file system. 0 or -errno. */
 int hashcache_save(struct hashcache *c);
+/* syncfs of the tree, then writes the lists made before it started,
+ * believed in any later instance: at exit, once nothing this process
+ * does writes the tree. 0 or -errno (a failed syncfs still saves as
+ * hashcache_save does). */
+int hashcache_save_synced(struct hashcache *c);
 void hashcache_close(struct hashcache *c);	/* NULL is fine; does not save */
 
 /* The block list at block size BS: 1 and *OUT (a copy), 0, or -ENOMEM. */

@@ -1179,7 +1179,7 @@ int sender_new(struct event_base *base, struct journal *j,
 	s->take_ev = evtimer_new(base, sender_take_cb, s);
 	s->cont_ev = evtimer_new(base, sender_cont_cb, s);
 	s->held = sentmap_new(BLOCK_SIZE);
-	if (hashcache_open(o->state_dir, &s->hcache) < 0)
+	if (hashcache_open(o->state_dir, s->store_fd, &s->hcache) < 0)
 		s->hcache = NULL;	/* out of memory: resyncs read everything */
 	if (!s->retry_ev || !s->take_ev || !s->cont_ev || !s->held) {
 		rc = -ENOMEM;
@@ -1249,7 +1249,7 @@ void sender_free(struct sender *s)
 	repairs_free(&s->repairs);
 	sender_scan_forget(s);
 	pool_close(s->pool);
-	if (s->hcache && hashcache_save(s->hcache) < 0)
+	if (s->hcache && hashcache_save_synced(s->hcache) < 0)
 		log_warn("cannot write the hash cache; the next resync reads more",
 			 "state=%s", s->state_dir);
 	hashcache_close(s->hcache);

@@ -1199,7 +1199,7 @@ static void serve_delta_stop(struct serve *s)
 	mirrorsess_free(s->mirror);
 	s->mirror = NULL;
 	if (s->cache)
-		hashcache_save(s->cache);
+		hashcache_save_synced(s->cache);
 	hashcache_close(s->cache);
 	s->cache = NULL;
 }
@@ -1285,7 +1285,7 @@ int serve_run(const struct serve_opts *o, int ready_fd, bool detach)
 			goto out_syncer;
 		}
 	}
-	rc = hashcache_open(o->state, &s.cache);
+	rc = hashcache_open(o->state, receiver_store_fd(s.recv), &s.cache);
 	if (rc == 0)
 		rc = hashjob_new(s.base, s.cache, serve_hashed, &s, &s.hashjob);
 	if (rc < 0)

@@ -323,11 +323,15 @@ static void test_hashcache(void **state)
 	struct stat st = { .st_dev = 1, .st_ino = 2, .st_size = 3 };
 	struct blockhash b = { .size = 3, .block_size = 4096, .n = 1 }, got;
 	uint64_t n, hits, lookups;
+	int rootfd, otherfd;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	b.h = (uint8_t *)"fedcba9876543210";
-	assert_int_equal(hashcache_open(dir, &c), 0);
+	rootfd = open(dir, O_RDONLY | O_DIRECTORY);
+	otherfd = open("/proc", O_RDONLY | O_DIRECTORY);	/* another mount */
+	assert_true(rootfd >= 0 && otherfd >= 0);
+	assert_int_equal(hashcache_open(dir, rootfd, &c), 0);
 	assert_int_equal(hashcache_lookup_blocks(c, &st, 4096, &got), 0);
 	hashcache_store_blocks(c, &st, &b);
 	{
@@ -342,7 +346,12 @@ static void test_hashcache(void **state)
 		assert_int_equal(fst.st_mode & 07777, 0600);
 	}
 	hashcache_close(c);
-	assert_int_equal(hashcache_open(dir, &c), 0);
+	/* written by hashcache_save: not believed on another file system
+	 * instance (the page cache it was made from may be gone) */
+	assert_int_equal(hashcache_open(dir, otherfd, &c), 0);
+	assert_int_equal(hashcache_lookup_blocks(c, &st, 4096, &got), 0);
+	hashcache_close(c);
+	assert_int_equal(hashcache_open(dir, rootfd, &c), 0);
 	assert_int_equal(hashcache_lookup_blocks(c, &st, 4096, &got), 1);
 	assert_memory_equal(got.h, b.h, 16);
 	blockhash_free(&got);
@@ -352,20 +361,36 @@ static void test_hashcache(void **state)
 	hashcache_stats(c, &n, &hits, &lookups);
 	assert_int_equal(n, 1);
 	assert_int_equal(hits, 1);
+	/* written after a syncfs of the tree: believed on any instance, once
+	 * (the file goes at open: the tree changes from then on) */
+	st.st_ctim.tv_nsec = 0;
+	hashcache_store_blocks(c, &st, &b);
+	assert_int_equal(hashcache_save_synced(c), 0);
+	hashcache_close(c);
+	snprintf(file, sizeof(file), "%s/hashcache", dir);
+	assert_int_equal(hashcache_open(dir, otherfd, &c), 0);
+	assert_int_equal(hashcache_lookup_blocks(c, &st, 4096, &got), 1);
+	blockhash_free(&got);
+	assert_int_equal(access(file, F_OK), -1);
+	hashcache_close(c);
+	assert_int_equal(hashcache_open(dir, otherfd, &c), 0);
+	assert_int_equal(hashcache_lookup_blocks(c, &st, 4096, &got), 0);
+	hashcache_store_blocks(c, &st, &b);
+	assert_int_equal(hashcache_save(c), 0);
 	hashcache_close(c);
 	/* a damaged file is an empty cache */
-	snprintf(file, sizeof(file), "%s/hashcache", dir);
 	{
 		int fd = open(file, O_WRONLY);
 
-		assert_int_equal(pwrite(fd, "X", 1, 20), 1);
+		assert_int_equal(pwrite(fd, "X", 1, 140), 1);
 		close(fd);
 	}
-	assert_int_equal(hashcache_open(dir, &c), 0);
-	st.st_ctim.tv_nsec = 0;
+	assert_int_equal(hashcache_open(dir, otherfd, &c), 0);
 	assert_int_equal(hashcache_lookup_blocks(c, &st, 4096, &got), 0);
 	hashcache_close(c);
 	unlink(file);
+	close(rootfd);
+	close(otherfd);
 	rmdir(dir);
 }
 
