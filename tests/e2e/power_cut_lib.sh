@@ -1,46 +1,66 @@
-# Helpers for the power-cut tests (source after lib.sh): a store folder on
-# ext4 over a loop device whose image is a file in $T, and a power cut of
-# the daemon that writes it.
-#   pc_disk DIR        the file system, mounted at DIR (made; every later
-#                      commit of its journal waits 300 s)
-#   pc_cut PID [HOOK]  the cut: PID is stopped (SIGSTOP: no new IO), the
-#                      image copied twice (the copies must match: no block
-#                      IO reached it meanwhile; the page cache writes back
-#                      after 30 s, so only the daemon's own syncs push
-#                      anything out), HOOK run (a command string), PID
-#                      killed; ext4 then mounts the copy at DIR again and
-#                      replays its journal. The caller unmounts what PID
-#                      served, after HOOK, if anything.
+# Helpers for the power-cut tests (source after lib.sh): store folders on
+# ext4 over loop devices whose images are files in $T, and a power cut of
+# the daemons that write them.
+#   pc_disk DIR        a file system, mounted at DIR (made; every later
+#                      commit of its journal waits 300 s); call once per
+#                      disk (two for a cut of both nodes)
+#   pc_cut "PIDS" [HOOK] [HOOK2]
+#                      the cut of every disk at once: PIDS are stopped
+#                      (SIGSTOP: no new IO), each image copied twice (the
+#                      copies must match: no block IO reached it
+#                      meanwhile; the page cache writes back after 30 s,
+#                      so only the daemons' own syncs push anything out),
+#                      HOOK run (a command string), PIDS killed, HOOK2
+#                      run; ext4 then mounts each copy at its DIR again
+#                      and replays its journal. HOOK2 unmounts what PIDS
+#                      served, if anything.
 #   pc_base DIR        what the rounds change: DIR with f1 to f8 and sub/
 #   pc_changes DIR N   changes of every kind for round N (below)
 command -v mkfs.ext4 >/dev/null || skip "needs e2fsprogs"
-PC_IMG=$T/pc-disk.img PC_LOOP="" PC_DIR=""
-on_exit 'sleep 0.2; [ -n "$PC_DIR" ] && { umount "$PC_DIR" 2>/dev/null || umount -l "$PC_DIR" 2>/dev/null; }
-	[ -n "$PC_LOOP" ] && losetup -d "$PC_LOOP"'
+PC_N=0
+on_exit 'sleep 0.2; _i=1; while [ "$_i" -le "$PC_N" ]; do
+		eval "_d=\$PC_DIR_$_i _l=\$PC_LOOP_$_i"
+		umount "$_d" 2>/dev/null || umount -l "$_d" 2>/dev/null
+		[ -n "$_l" ] && losetup -d "$_l"; _i=$((_i + 1)); done'
 
 pc_disk() {
-	PC_DIR=$1
-	truncate -s 256M "$PC_IMG"
-	PC_LOOP=$(losetup --show -f "$PC_IMG") || fail "losetup"
-	mkfs.ext4 -q -F "$PC_LOOP" || fail "mkfs.ext4"
-	rm -rf "$PC_DIR"; mkdir -p "$PC_DIR"
-	mount -o commit=300 "$PC_LOOP" "$PC_DIR" || fail "mount ext4"
+	PC_N=$((PC_N + 1))
+	eval "PC_DIR_$PC_N=\$1 PC_LOOP_$PC_N=''"
+	truncate -s 256M "$T/pc-disk$PC_N.img"
+	_l=$(losetup --show -f "$T/pc-disk$PC_N.img") || fail "losetup"
+	eval "PC_LOOP_$PC_N=$_l"
+	mkfs.ext4 -q -F "$_l" || fail "mkfs.ext4"
+	rm -rf "$1"; mkdir -p "$1"
+	mount -o commit=300 "$_l" "$1" || fail "mount ext4"
 }
 
 pc_cut() {
-	kill -STOP "$1"
-	cp --sparse=always "$PC_IMG" "$T/pc-crash.img"
-	cp --sparse=always "$PC_IMG" "$T/pc-crash2.img"
-	cmp -s "$T/pc-crash.img" "$T/pc-crash2.img" || fail "the image changed while it was copied"
-	rm -f "$T/pc-crash2.img"
+	kill -STOP $1
+	_i=1
+	while [ "$_i" -le "$PC_N" ]; do
+		_img=$T/pc-disk$_i.img
+		cp --sparse=always "$_img" "$T/pc-crash$_i.img"
+		cp --sparse=always "$_img" "$T/pc-crash$_i.b"
+		cmp -s "$T/pc-crash$_i.img" "$T/pc-crash$_i.b" ||
+			fail "image $_i changed while it was copied"
+		rm -f "$T/pc-crash$_i.b"
+		_i=$((_i + 1))
+	done
 	[ -n "${2:-}" ] && eval "$2"
-	kill -9 "$1"; kill -CONT "$1"; wait "$1" 2>/dev/null
+	kill -9 $1; kill -CONT $1
+	for _p in $1; do wait "$_p" 2>/dev/null; done
 	[ -n "${3:-}" ] && eval "$3"
-	umount "$PC_DIR" || umount -l "$PC_DIR"
-	losetup -d "$PC_LOOP"; PC_LOOP=""
-	mv "$T/pc-crash.img" "$PC_IMG"
-	PC_LOOP=$(losetup --show -f "$PC_IMG") || fail "losetup after the cut"
-	mount -o commit=300 "$PC_LOOP" "$PC_DIR" || fail "mount after the cut"
+	_i=1
+	while [ "$_i" -le "$PC_N" ]; do
+		eval "_d=\$PC_DIR_$_i _l=\$PC_LOOP_$_i"
+		umount "$_d" || umount -l "$_d"
+		losetup -d "$_l"; eval "PC_LOOP_$_i=''"
+		mv "$T/pc-crash$_i.img" "$T/pc-disk$_i.img"
+		_l=$(losetup --show -f "$T/pc-disk$_i.img") || fail "losetup after the cut"
+		eval "PC_LOOP_$_i=$_l"
+		mount -o commit=300 "$_l" "$_d" || fail "mount after the cut"
+		_i=$((_i + 1))
+	done
 }
 
 pc_base() {
