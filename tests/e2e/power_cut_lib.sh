@@ -18,10 +18,18 @@
 #   pc_changes DIR N   changes of every kind for round N (below)
 command -v mkfs.ext4 >/dev/null || skip "needs e2fsprogs"
 PC_N=0
-on_exit 'sleep 0.2; _i=1; while [ "$_i" -le "$PC_N" ]; do
+# (a function: lib.sh runs each line of an on_exit string on its own)
+pc_cleanup() {
+	sleep 0.2
+	_i=1
+	while [ "$_i" -le "$PC_N" ]; do
 		eval "_d=\$PC_DIR_$_i _l=\$PC_LOOP_$_i"
 		umount "$_d" 2>/dev/null || umount -l "$_d" 2>/dev/null
-		[ -n "$_l" ] && losetup -d "$_l"; _i=$((_i + 1)); done'
+		[ -n "$_l" ] && losetup -d "$_l"
+		_i=$((_i + 1))
+	done
+}
+on_exit pc_cleanup
 
 pc_disk() {
 	PC_N=$((PC_N + 1))

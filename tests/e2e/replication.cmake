@@ -12,6 +12,7 @@ twinfs_e2e_test(e2e_replication_power_loss tests/e2e/replication_power_loss.sh T
 twinfs_e2e_test(e2e_replication_power_loss_peer tests/e2e/replication_power_loss_peer.sh TIMEOUT 180)
 twinfs_e2e_test(e2e_replication_power_loss_hashcache tests/e2e/replication_power_loss_hashcache.sh TIMEOUT 180)
 twinfs_e2e_test(e2e_replication_power_loss_both tests/e2e/replication_power_loss_both.sh TIMEOUT 240)
+twinfs_e2e_test(e2e_replication_power_loss_seed tests/e2e/replication_power_loss_seed.sh TIMEOUT 180)
 twinfs_e2e_test(e2e_replication_peer_kill tests/e2e/replication_peer_kill.sh TIMEOUT 120)
 twinfs_e2e_test(e2e_replication_primary_kill tests/e2e/replication_primary_kill.sh TIMEOUT 240)
 twinfs_e2e_test(e2e_replication_netcut tests/e2e/replication_netcut.sh TIMEOUT 120)
