@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -153,13 +154,24 @@ int hashcache_lookup_blocks(struct hashcache *c, const struct stat *st, uint32_t
 	return rc;
 }
 
+/* A key proves its content only once its ctime is older than the
+ * timestamp granularity: before Linux 6.13 (multigrain timestamps) a write
+ * in the same clock tick as the last change, and on a file system with
+ * 1 s timestamps one in the same second, leaves ctime as it was, so the
+ * list of a file changed just now is not kept (git's "racily clean"). */
+#define HC_RACY_NS (2ll * 1000000000)
+
 void hashcache_store_blocks(struct hashcache *c, const struct stat *st,
 			    const struct blockhash *b)
 {
+	struct timespec now;
 	struct hc_ent *e;
 	uint8_t *copy;
 
 	if (b->n == 0 || b->n > HC_MAX_BLOCKS || b->size != (uint64_t)st->st_size)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (hc_ns(&st->st_ctim) > hc_ns(&now) - HC_RACY_NS)
 		return;
 	copy = malloc((size_t)b->n * 16);
 	if (!copy)

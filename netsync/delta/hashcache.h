@@ -40,6 +40,8 @@ void hashcache_close(struct hashcache *c);	/* NULL is fine; does not save */
 /* The block list at block size BS: 1 and *OUT (a copy), 0, or -ENOMEM. */
 int hashcache_lookup_blocks(struct hashcache *c, const struct stat *st, uint32_t bs,
 			    struct blockhash *out);
+/* Keeps B under ST's key, unless ST's ctime is under 2 s old (a write in
+ * the same tick need not move it: see hashcache.c). */
 void hashcache_store_blocks(struct hashcache *c, const struct stat *st,
 			    const struct blockhash *b);
 /* Entries held, lookups that hit, and lookups in all. */

@@ -86,6 +86,10 @@ rebaseline() {
 	start_mount
 	synced 60
 }
+# a list is kept only once the file's ctime is over 2 s old (a write in
+# the same tick need not move it: netsync/delta/hashcache.c)
+settled() { [ -z "$(find "$A_STORE" "$P_STORE" -newerct "@$(($(date +%s) - 3))" -print -quit)" ]; }
+wait_until 10 settled || fail "the stores kept changing"
 rebaseline
 rebaseline
 read=$(jkey "$A_STATE" resync_files_read)

@@ -13,7 +13,8 @@
 # syncfs would make the overwrite durable) is held from before the
 # overwrite until the disk is captured, and a file written and fsynced
 # directly in the store's file system commits the overwritten file's new
-# times without its data. The peer is restored from an older copy so that
+# times without its data. The baseline comes over 2 s after the
+# overwrites, so that the cache keeps their lists (hashcache.c). The peer is restored from an older copy so that
 # the primary sends a baseline, which reads (and caches) the file.
 . "$(dirname "$0")/lib.sh"
 . "$TWINFS_SRC/tests/e2e/replication_lib.sh"
@@ -45,6 +46,11 @@ for off in 8 20; do
 done
 head -c 4096 /dev/urandom | dd of="$MNT/d/g2" bs=4096 seek=3 conv=notrunc status=none
 check "the overwrites synced" synced
+# the cache keeps a list only once the file's ctime is over 2 s old (a
+# write in the same tick need not move it); the data stays in the page
+# cache meanwhile (written back after 30 s)
+settled() { [ -z "$(find "$A_STORE" -newerct "@$(($(date +%s) - 3))" -print -quit)" ]; }
+wait_until 10 settled || fail "the store kept changing"
 
 note "the peer comes back from an older copy: a baseline reads and caches the files"
 kill_serve

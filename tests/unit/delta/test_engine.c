@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -361,6 +362,22 @@ static void test_hashcache(void **state)
 	hashcache_stats(c, &n, &hits, &lookups);
 	assert_int_equal(n, 1);
 	assert_int_equal(hits, 1);
+	{
+		/* a file changed within the timestamp granularity: not kept */
+		struct stat fresh = st;
+
+		fresh.st_ino = 9;
+		clock_gettime(CLOCK_REALTIME, &fresh.st_ctim);
+		fresh.st_ctim.tv_sec -= 1;
+		hashcache_store_blocks(c, &fresh, &b);
+		assert_int_equal(hashcache_lookup_blocks(c, &fresh, 4096, &got), 0);
+		fresh.st_ctim.tv_sec -= 2;
+		hashcache_store_blocks(c, &fresh, &b);
+		assert_int_equal(hashcache_lookup_blocks(c, &fresh, 4096, &got), 1);
+		blockhash_free(&got);
+		hashcache_stats(c, &n, &hits, &lookups);
+		assert_int_equal(n, 2);
+	}
 	/* written after a syncfs of the tree: believed on any instance, once
 	 * (the file goes at open: the tree changes from then on) */
 	st.st_ctim.tv_nsec = 0;
