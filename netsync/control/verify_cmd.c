@@ -236,6 +236,15 @@ static int verify_fetch(struct verify_link *l, struct inventory *inv, char *why,
 			}
 			return 0;
 		}
+		if (proto_decode_entry(&f, &e) == 0 && (e.flags & PROTO_ENTRY_F_ROOT)) {
+			bool bad = false;
+
+			if (!inventory_take_root(inv, &e, &bad) || bad || inv->n) {
+				snprintf(why, len, "a malformed root entry from the peer");
+				return -EBADMSG;
+			}
+			continue;
+		}
 		if (proto_decode_entry(&f, &e) < 0 ||
 		    (inv->n && inventory_path_cmp(inv->e[inv->n - 1].path, e.path) >= 0)) {
 			snprintf(why, len, "a malformed or out-of-order entry from the peer");

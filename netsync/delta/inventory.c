@@ -279,6 +279,53 @@ static int inv_entry(struct inv_walk *w, int dirfd, const char *name, const char
 	return inventory_add(w->inv, &e);
 }
 
+/* The root's own entry (path ""): its mode, owner, mtime and xattrs,
+ * which a replica's root must match as any folder's. */
+static int inv_root(struct inv_walk *w, int rootfd)
+{
+	struct proto_entry *e = &w->inv->root;
+	struct stat st;
+	int rc;
+
+	if (fstat(rootfd, &st) < 0)
+		return -errno;
+	*e = (struct proto_entry){ .path = "", .mode = st.st_mode, .uid = st.st_uid,
+				   .gid = st.st_gid, .nlink = 1,
+				   .mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+					       st.st_mtim.tv_nsec };
+	rc = inv_hash_xattrs(rootfd, ".", w->o->replicated_xattrs, e);
+	e->err = rc < 0 ? (uint32_t)-rc : 0;
+	w->inv->has_root = true;
+	return 0;
+}
+
+int inventory_encode_root(const struct inventory *inv, struct evbuffer *out)
+{
+	struct proto_entry r;
+
+	if (!inv->has_root)
+		return 0;
+	r = inv->root;
+	r.path = ".";
+	r.target = r.link = NULL;
+	r.flags |= PROTO_ENTRY_F_ROOT;
+	return proto_encode_entry(out, &r);
+}
+
+bool inventory_take_root(struct inventory *inv, const struct proto_entry *e, bool *bad)
+{
+	if (!(e->flags & PROTO_ENTRY_F_ROOT))
+		return false;
+	*bad = inv->has_root || strcmp(e->path, ".") != 0 || !S_ISDIR(e->mode) || e->target ||
+	       e->link;
+	inv->root = *e;
+	inv->root.path = "";
+	inv->root.target = inv->root.link = NULL;
+	inv->root.flags &= ~PROTO_ENTRY_F_ROOT;
+	inv->has_root = true;
+	return true;
+}
+
 int inventory_add_path(struct inventory *inv, int rootfd, const char *path, bool hash)
 {
 	/* what replication carries: content, and user.* and trusted.* */
@@ -512,7 +559,9 @@ int inventory_walk(const char *root, const struct inventory_opts *o, struct inve
 		}
 		close(pfd);
 	} else {
-		rc = inv_dir(&w, rootfd, "");
+		rc = inv_root(&w, rootfd);
+		if (rc == 0)
+			rc = inv_dir(&w, rootfd, "");
 	}
 	if (rc == 0)
 		rc = inv_link_groups(&w);
@@ -640,6 +689,13 @@ size_t inventory_compare(const struct inventory *l, const struct inventory *r,
 {
 	struct inv_cmp c = { .ln = lname, .rn = rname, .fn = fn, .arg = arg };
 	size_t i = 0, j = 0;
+
+	if (l->has_root && r->has_root) {
+		struct proto_entry lr = l->root, rr = r->root;
+
+		lr.path = rr.path = ".";
+		inv_cmp_entry(&c, &lr, &rr);
+	}
 
 	while (i < l->n || j < r->n) {
 		int d = i == l->n ? 1 : j == r->n ? -1 :

@@ -16,10 +16,16 @@
 
 #include "netsync/wire/proto.h"
 
+struct evbuffer;
+
 struct inventory {
 	struct proto_entry *e;	/* sorted in tree order; strings owned */
 	size_t n, cap;
 	uint64_t bytes_read;	/* content hashed while building it */
+	/* the root's own mode, owner, mtime and xattrs (path ""), when the
+	 * whole tree was walked: a replica's root must match too */
+	struct proto_entry root;
+	bool has_root;
 };
 
 /* Tree order: byte order with '/' below every other byte, so that a
@@ -71,6 +77,14 @@ int inventory_entry_same(const struct proto_entry *a, const struct proto_entry *
 
 /* Appends a copy of E (its strings copied). 0 or -ENOMEM. */
 int inventory_add(struct inventory *inv, const struct proto_entry *e);
+/* The root's ENTRY frame ("." with PROTO_ENTRY_F_ROOT), first of a whole
+ * tree's, if INV has the root: 0 or -errno. */
+int inventory_encode_root(const struct inventory *inv, struct evbuffer *out);
+/* A received entry E that is a root: kept as INV's root (true), or false
+ * for any other entry. *BAD is set when E claims to be the root but is
+ * not a folder named ".", or INV has one already (the caller checks that
+ * it came first). */
+bool inventory_take_root(struct inventory *inv, const struct proto_entry *e, bool *bad);
 /* Sorts and assigns the link field of hard-linked names (after a build
  * this is done; after inventory_add of received entries it is not
  * needed: they arrive with theirs). */

@@ -188,7 +188,8 @@ static int mc_attr_entry(struct mc *c, const struct proto_entry *e, uint32_t mas
  * (prefetch_xattrs). */
 static int mc_xattrs(struct mc *c, const char *path, const char *peer_path)
 {
-	int rc = prefetch_xattrs(c->rootfd, -1, path, peer_path, MC_SEQ, c->out);
+	/* the root's own ("" on the wire) is read as "." */
+	int rc = prefetch_xattrs(c->rootfd, -1, *path ? path : ".", peer_path, MC_SEQ, c->out);
 
 	if (rc < 0)
 		return mc_fail(c, rc, "cannot encode the xattrs of %s: %s", path, strerror(-rc));
@@ -655,7 +656,15 @@ static int mc_fetch(struct mc *c, const char *root, struct inventory *inv)
 					       strerror((int)err > 0 && err < 4096 ? (int)err : EIO));
 			return 0;
 		}
-		/* untrusted: well-formed, inside the subtree, in tree order */
+		/* untrusted: well-formed, inside the subtree, in tree order; the
+		 * root's own entry only first, and only of the whole tree */
+		if (proto_decode_entry(&f, &e) == 0 && (e.flags & PROTO_ENTRY_F_ROOT)) {
+			bool bad = false;
+
+			if (!inventory_take_root(inv, &e, &bad) || bad || *root || inv->n > first)
+				return mc_fail(c, -EBADMSG, "a malformed root entry from the peer");
+			continue;
+		}
 		if (proto_decode_entry(&f, &e) < 0 || path_check(e.path, false) < 0 ||
 		    (*root && !(strncmp(e.path, root, strlen(root)) == 0 &&
 				(e.path[strlen(root)] == '/' || !e.path[strlen(root)]))) ||
@@ -695,6 +704,10 @@ static int mc_inventories(struct mc *c, const char *src_root, struct inventory *
 				     root, strerror(-w.rc));
 		for (size_t i = 0; rc == 0 && i < w.inv.n; i++)
 			rc = inventory_add(src, &w.inv.e[i]);
+		if (w.inv.has_root) {	/* its strings are not the walk's */
+			src->root = w.inv.root;
+			src->has_root = true;
+		}
 		inventory_free(&w.inv);
 	}
 	inventory_sort(src);

@@ -366,10 +366,12 @@ static void plan_keep_one(const struct pathset_entry *e, void *arg)
 }
 
 /* Every source folder whose names or attributes change gets its ATTR
- * last (what the items create or remove in it moves its mtime). */
+ * last (what the items create or remove in it moves its mtime); the
+ * root's goes after all of them. */
 static int plan_dirs(struct plan_ctx *c)
 {
 	struct plan *pl = c->pl;
+	int rc;
 
 	for (size_t i = 0; i < pl->n; i++) {
 		const struct plan_item *it = &pl->it[i];
@@ -386,7 +388,12 @@ static int plan_dirs(struct plan_ctx *c)
 			return -ENOMEM;
 		pl->dirs[pl->n_dirs++] = e;
 	}
-	return 0;
+	if (!c->src->has_root || !pathset_find(&c->touched, ""))
+		return 0;
+	rc = ARRAY_GROW(pl->dirs, pl->cap_dirs, pl->n_dirs + 1, 64);
+	if (rc == 0)
+		pl->dirs[pl->n_dirs++] = &c->src->root;
+	return rc;
 }
 
 struct plan_prune_arg {
@@ -425,6 +432,14 @@ int plan_build(const struct inventory *src, const struct inventory *peer,
 		} else {
 			rc = plan_peer_only(&c, &peer->e[j++]);
 		}
+	}
+	/* the roots' own attributes (both walked whole): one item when they
+	 * differ, itemized "./" */
+	if (rc == 0 && src->has_root && peer->has_root) {
+		uint32_t w = plan_attr_diff(&src->root, &peer->root);
+
+		if (w)
+			rc = plan_add(&c, PLAN_META, &src->root, &peer->root, w);
 	}
 	if (rc == 0)
 		rc = plan_renames(&c);
@@ -516,6 +531,6 @@ void plan_itemize(const struct plan_item *it, char *buf, size_t len)
 		snprintf(buf, len, "%c%c%s %s => %s", y, plan_type_char(e->mode), flags, e->path,
 			 e->link);
 	else
-		snprintf(buf, len, "%c%c%s %s%s", y, plan_type_char(e->mode), flags, e->path,
-			 S_ISDIR(e->mode) ? "/" : "");
+		snprintf(buf, len, "%c%c%s %s%s", y, plan_type_char(e->mode), flags,
+			 *e->path ? e->path : ".", S_ISDIR(e->mode) ? "/" : "");
 }

@@ -118,6 +118,8 @@ static int ms_tree(struct ms *m, const struct proto_frame *f)
 	io.with_sub = (q.flags & PROTO_TREE_F_SUBTREE) && *path;
 	io.hash_content = (q.flags & PROTO_TREE_F_CHECKSUM) != 0;
 	rc = inventory_walk(m->o->store, &io, &inv);
+	if (rc == 0 && inventory_encode_root(&inv, m->out) < 0)
+		rc = -EINVAL;	/* the root's entry is always encodable */
 	for (size_t i = 0; rc == 0 && i < inv.n; i++) {
 		if (proto_encode_entry(m->out, &inv.e[i]) < 0)
 			continue;	/* cannot be named on the wire: not in any replica */

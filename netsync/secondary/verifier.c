@@ -38,6 +38,7 @@ struct verifier {
 	struct inventory inv;	/* the thread's until done, then the loop's */
 	int walk_rc;
 	size_t next;		/* entries encoded so far */
+	bool root_sent;		/* the root's own entry went first */
 	uint64_t progress_ns;	/* the output last drained (or the walk ended) */
 	bool ended;		/* ENTRIES_END queued */
 	bool finished;		/* written, or the connection is gone */
@@ -72,6 +73,14 @@ static void verifier_fill(struct verifier *v)
 	if (!v->bev || v->ended)
 		return;
 	out = bufferevent_get_output(v->bev);
+	if (!v->root_sent) {
+		v->root_sent = true;
+		if (inventory_encode_root(&v->inv, out) < 0) {
+			log_error("cannot encode the store root's entry", "store=%s", v->store);
+			verifier_close(v);
+			return;
+		}
+	}
 	while (v->next < v->inv.n && evbuffer_get_length(out) < VERIFIER_OUT_HIGH) {
 		if (proto_encode_entry(out, &v->inv.e[v->next]) < 0) {
 			log_error("cannot encode an inventory entry", "path=%s",

@@ -18,13 +18,14 @@
 
 #include "journal/op.h"
 
-#define PROTO_VERSION 9u	/* 2: PRUNE; 3: OP results (mtimes after the op);
+#define PROTO_VERSION 10u	/* 2: PRUNE; 3: OP results (mtimes after the op);
 				 * 4: ENTRY flags and nlink, the delta frames;
 				 * 5: generation histories, TAIL, DIVERGED, RESOLVE;
 				 * 6: HASH_REQ ONE_NAME, no quick check;
 				 * 7: a split brain's stream, DIVERGED HELD;
 				 * 8: DIVERGED's whole folders;
-				 * 9: DIVERGED's link counts */
+				 * 9: DIVERGED's link counts;
+				 * 10: a whole tree's root ENTRY (F_ROOT) */
 #define PROTO_MAGIC 0x31465754u	/* "TWF1" on the wire */
 #define PROTO_HDR_LEN 24u
 #define PROTO_MAX_BLOCK (16u << 20)	/* DATA block bytes */
@@ -184,7 +185,8 @@ struct proto_error {
  * (netsync/delta/inventory.h): every attribute the stores must agree on,
  * read fresh, with content and xattrs as XXH3-128 digests. */
 struct proto_entry {
-	const char *path;	/* tree-relative, never "" (the root is left out) */
+	const char *path;	/* tree-relative, never "" (the root itself is
+				 * "." with PROTO_ENTRY_F_ROOT) */
 	uint32_t mode, uid, gid;	/* st_mode: type and permission bits */
 	uint64_t size;
 	int64_t mtime_ns;
@@ -200,6 +202,9 @@ struct proto_entry {
 	uint32_t nlink;		/* link count (non-directories) */
 };
 #define PROTO_ENTRY_F_HASHED (1u << 0)	/* hash holds the content digest */
+#define PROTO_ENTRY_F_ROOT (1u << 1)	/* the tree's root (path "."): first of
+					 * a whole tree's entries, not counted
+					 * by ENTRIES_END */
 
 const char *proto_type_name(unsigned type);
 const char *proto_err_name(unsigned code);

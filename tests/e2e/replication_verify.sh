@@ -2,7 +2,8 @@
 # `twinfs verify`: after `twinfs sync` a mount and its peer verify
 # identical (--state, and SRC_DIR HOST:PORT against the serve); a byte
 # flipped in the peer's store with size and mtime kept is found and the
-# file named (exit 65); two local trees compare the same way; over TLS
+# file named (exit 65); two local trees compare the same way, their roots'
+# own mode, mtime and xattrs included; over TLS
 # --state uses the mount's keys, and a verifier without the key is
 # refused (exit 69) with the reason.
 . "$(dirname "$0")/lib.sh"
@@ -29,6 +30,11 @@ check "verify STORE HOST:PORT: identical" [ $rc -eq 0 ]
 
 "$TWINFS_BIN" sync --state "$A_STATE" --verify >"$T/v0" 2>&1; rc=$?
 check "sync --verify after sync: exit 0, identical" sh -c "[ $rc -eq 0 ] && grep -q '^identical:' '$T/v0'"
+chmod 0755 "$MNT"; touch -m -d @1500000000 "$MNT"; setfattr -n user.top -v 1 "$MNT"
+"$TWINFS_BIN" sync --state "$A_STATE" --verify >"$T/v4s" 2>&1; rc=$?
+cat "$T/v4s"
+check "the mount's root, changed, is replicated: sync --verify identical" \
+	sh -c "[ $rc -eq 0 ] && grep -q '^identical:' '$T/v4s'"
 
 # bit rot on the peer: one byte, size and mtime as they were
 python3 - "$P_STORE/d/f7" <<'PY'
@@ -57,6 +63,14 @@ chmod 640 "$T/copy/d/f5"
 "$TWINFS_BIN" verify "$A_STORE" "$T/copy" >"$T/v4" 2>&1; rc=$?
 check "a mode change is found (exit 65)" [ $rc -eq 65 ]
 check "it says mode" grep -q '^d/f5: mode: 0644 here, 0640 on the other side' "$T/v4"
+# the roots themselves: their own mode, mtime and xattrs are compared too
+chmod 0705 "$T/copy"; touch -m -d @1400000000 "$T/copy"
+setfattr -n user.top -v 2 "$T/copy"
+"$TWINFS_BIN" verify "$A_STORE" "$T/copy" >"$T/v4r" 2>&1; rc=$?
+cat "$T/v4r"
+check "the root's own mode, mtime and xattrs are found (exit 65)" sh -c \
+	"[ $rc -eq 65 ] && grep -q '^\.: mode: ' '$T/v4r' && grep -q '^\.: mtime: ' '$T/v4r' &&
+	 grep -q '^\.: xattrs: ' '$T/v4r'"
 
 # no key: refused by the peer's handshake
 "$TWINFS_BIN" keygen --psk "$T/wrong" >/dev/null
