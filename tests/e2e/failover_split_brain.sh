@@ -61,10 +61,11 @@ make_split() {
 streamed() { [ "$(cat "$A_STORE/y1" 2>/dev/null)" = "B's y1" ] &&
 	[ "$(cat "$A_STORE/s2" 2>/dev/null)" = "B's s2" ]; }
 # untouched: B's store as it was; A's as it was but for y1 and s2, B's
+# (the roots left out of the second: copying into expect/ moved its mtime)
 untouched() {
 	rm -rf "$T/expect"; cp -a "$T/snap/A" "$T/expect"
 	cp -a "$B_STORE/y1" "$B_STORE/s2" "$T/expect/"
-	same_stores "$B_STORE" "$T/snap/B" && same_stores "$A_STORE" "$T/expect"
+	same_stores "$B_STORE" "$T/snap/B" && same_stores "$A_STORE" "$T/expect" --no-root
 }
 same_lists() { [ "$(diverged A)" = "$(diverged B)" ]; }
 listed() { case " $(diverged "$1") " in *" $2 "*) return 0;; esac; return 1; }

@@ -58,7 +58,7 @@ rm -rf "$P_STORE" "$P_STATE"; cp -a "$T/old-store" "$P_STORE"; cp -a "$T/old-sta
 start_serve
 check "the baseline synced" synced 60
 check "stores equal before the cut" stores_replicated
-check "the baseline wrote the hash cache" test -s "$A_STATE/hashcache"
+check "the baseline wrote the hash cache" wait_until 10 test -s "$A_STATE/hashcache"
 python3 -c 'import os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
 os.write(fd, b"x"); os.fsync(fd)' "$T/primary/commit"

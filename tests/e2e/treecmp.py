@@ -3,8 +3,8 @@
 
 Owns the rule "the peer's store equals the primary's store field for field":
 it walks both trees with lstat (never following a symlink, never opening a
-FIFO, socket or device) and compares, for every entry below the root (the
-root itself is left out: each side creates its own):
+FIFO, socket or device) and compares, for the root (as ".": its mode,
+owner, mtime and xattrs) and every entry below it:
   type, permission bits (setuid/setgid/sticky included), uid, gid,
   size (regular files and symlinks), mtime in ns (every file type),
   symlink target, rdev major:minor (devices), hard-link group (every
@@ -15,6 +15,8 @@ filesystem's layout and the tree's shape, not from anything replicated.
 
 Usage: treecmp.py [--no-mtime] [--ignore PATH]... LEFT RIGHT
   --no-mtime     leave mtimes out (a mount's kernel cache keeps its own)
+  --no-root      leave the roots themselves out (trees that are not
+                 replicas of each other as a whole, e.g. a subfolder)
   --ignore PATH  leave out PATH and everything under it (relative to the
                  roots, or an absolute path inside either root)
 Exit: 0 the trees are equal; 1 they differ (one "path: field: left vs
@@ -78,11 +80,25 @@ def _hash(path, st):
     return h.hexdigest()[:32]
 
 
-def scan(root, mtime=True, ignore=()):
-    """{relpath: {field: value}} for every entry below root."""
+def scan(root, mtime=True, ignore=(), with_root=True):
+    """{relpath: {field: value}} for every entry below root, and for the
+    root itself as "." (its mode, owner, mtime and xattrs) unless
+    with_root is False."""
     entries = {}
     inodes = {}
     ignore = set(ignore)
+    if with_root:
+        try:
+            st = os.lstat(root)
+            e = {"type": _kind(st.st_mode), "mode": "%04o" % stat.S_IMODE(st.st_mode),
+                 "owner": "%d:%d" % (st.st_uid, st.st_gid)}
+            if mtime:
+                e["mtime_ns"] = st.st_mtime_ns
+            for n, v in _xattrs(root).items():
+                e["xattr " + n] = v
+        except OSError as err:
+            e = {"lstat": "<error %s>" % err.strerror}
+        entries["."] = e
 
     def walk(dirpath, rel):
         try:
@@ -150,7 +166,7 @@ def _short(path, limit=100):
     return "%s...(%d chars)...%s" % (path[:40], len(path) - 80, path[-40:])
 
 
-def compare(left, right, mtime=True, ignore=()):
+def compare(left, right, mtime=True, ignore=(), with_root=True):
     """Differences between the trees, one line each (empty if equal)."""
     def rel_ignores(root):
         out = []
@@ -165,8 +181,8 @@ def compare(left, right, mtime=True, ignore=()):
         return out
 
     ign = rel_ignores(left) + rel_ignores(right)
-    a = scan(left, mtime, ign)
-    b = scan(right, mtime, ign)
+    a = scan(left, mtime, ign, with_root)
+    b = scan(right, mtime, ign, with_root)
     diffs = []
     for r in sorted(set(a) | set(b)):
         sr = _short(r)
@@ -191,6 +207,7 @@ def compare(left, right, mtime=True, ignore=()):
 
 def main(argv):
     mtime = True
+    with_root = True
     ignore = []
     max_lines = MAX_LINES
     args = []
@@ -200,6 +217,8 @@ def main(argv):
             mtime = False
         elif a == "--ignore":
             ignore.append(next(it, ""))
+        elif a == "--no-root":
+            with_root = False
         elif a == "--max-lines":
             max_lines = int(next(it, "50"))
         elif a in ("-h", "--help"):
@@ -210,7 +229,7 @@ def main(argv):
     if len(args) != 2 or not all(os.path.isdir(x) for x in args):
         sys.stderr.write(__doc__)
         return 2
-    diffs = compare(args[0], args[1], mtime, ignore)
+    diffs = compare(args[0], args[1], mtime, ignore, with_root)
     if not diffs:
         return 0
     print("treecmp: %s vs %s: %d difference(s)" % (args[0], args[1], len(diffs)))
