@@ -14,6 +14,10 @@
 #                      run; ext4 then mounts each copy at its DIR again
 #                      and replays its journal. HOOK2 unmounts what PIDS
 #                      served, if anything.
+#   pc_primary         the mount's store ($A_STORE) on such a disk at
+#                      $T/primary, its STATE on another file system
+#   pc_peer            serve's on one at $T/peer (the caller makes
+#                      $P_STORE), its STATE on another file system
 #   pc_base DIR        what the rounds change: DIR with f1 to f8 and sub/
 #   pc_changes DIR N   changes of every kind for round N (below)
 command -v mkfs.ext4 >/dev/null || skip "needs e2fsprogs"
@@ -40,6 +44,22 @@ pc_disk() {
 	mkfs.ext4 -q -F "$_l" || fail "mkfs.ext4"
 	rm -rf "$1"; mkdir -p "$1"
 	mount -o commit=300 "$_l" "$1" || fail "mount ext4"
+}
+
+pc_primary() {
+	A_STATE=$T/primary-state
+	on_exit '[ -n "$MOUNT_PID" ] && kill -9 "$MOUNT_PID" 2>/dev/null; umount -l "$MNT" 2>/dev/null'
+	pc_disk "$T/primary"
+	mkdir -p "$A_STORE" "$A_STATE"
+	sync -f "$T/primary"
+}
+
+pc_peer() {
+	P_STATE=$T/peer-state
+	on_exit '[ -n "$SERVE_PID" ] && kill -9 "$SERVE_PID" 2>/dev/null'
+	pc_disk "$T/peer"
+	mkdir -p "$P_STATE"
+	sync -f "$T/peer"
 }
 
 pc_cut() {

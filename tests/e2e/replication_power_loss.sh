@@ -24,10 +24,7 @@
 . "$TWINFS_SRC/tests/e2e/replication_lib.sh"
 . "$TWINFS_SRC/tests/e2e/power_cut_lib.sh"
 
-A_STATE=$T/primary-state
-on_exit '[ -n "$MOUNT_PID" ] && kill -9 "$MOUNT_PID" 2>/dev/null; umount -l "$MNT" 2>/dev/null'
-pc_disk "$T/primary"
-mkdir -p "$A_STORE" "$A_STATE"; sync -f "$T/primary"
+pc_primary
 
 status_key() {
 	"$TWINFS_BIN" status --state "$A_STATE" --json |

@@ -16,10 +16,8 @@
 . "$TWINFS_SRC/tests/e2e/replication_lib.sh"
 . "$TWINFS_SRC/tests/e2e/power_cut_lib.sh"
 
-P_STATE=$T/peer-state
-on_exit '[ -n "$SERVE_PID" ] && kill -9 "$SERVE_PID" 2>/dev/null'
-pc_disk "$T/peer"
-mkdir -p "$P_STORE" "$P_STATE"; sync -f "$T/peer"
+pc_peer
+mkdir -p "$P_STORE"
 
 # cut: the power cut (power_cut_lib.sh); serve is then started again on
 # what the disk kept.

@@ -17,12 +17,7 @@
 . "$TWINFS_SRC/tests/e2e/replication_lib.sh"
 . "$TWINFS_SRC/tests/e2e/power_cut_lib.sh"
 
-P_STATE=$T/peer-state
-on_exit '[ -n "$SERVE_PID" ] && kill -9 "$SERVE_PID" 2>/dev/null'
-pc_disk "$T/peer"
-P_STORE=$T/peer/store
-mkdir -p "$P_STATE"
-sync -f "$T/peer"
+pc_peer
 
 pc_base "$A_STORE/d"
 for i in $(seq 1 30); do head -c $((i * 7000)) /dev/urandom >"$A_STORE/d/g$i"; done
