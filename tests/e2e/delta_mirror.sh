@@ -55,6 +55,7 @@ rm "$S/typ_link"; echo now-a-file >"$S/typ_link"
 chmod 600 "$S/d/f12"; chown 99:98 "$S/d/f13"
 ln "$S/d/f14" "$S/d/f14.link"; rm "$S/d/e/hard1"; cp -p "$S/d/f1" "$S/d/e/hard1"
 setfattr -n user.colour -v red "$S/d/f6"; setfattr -n user.new -v 1 "$S/d/f15"
+chmod 0750 "$S"; setfattr -n user.top -v 1 "$S"	# the root's own
 python3 - "$S/big" <<'PY'
 import sys
 with open(sys.argv[1], "r+b") as f:
@@ -72,6 +73,7 @@ check "a rename" grep -q '^Rf.* d/e/f11.renamed (from d/f11)$' "$T/dry"
 check "a permission change" grep -q '^\.f\.\.\.p.* d/f12$' "$T/dry"
 check "a hard link" grep -q '^hf.* d/f14.link => d/f14$' "$T/dry"
 check "a type change" grep -q '^cd+++++++++ typ_file/$' "$T/dry"
+check "the root's own attributes" grep -q '^\.d\.\.tp\.\.\.\.x \./$' "$T/dry"
 
 mirror --delete --json >"$T/j3"; rc=$?
 check "the second mirror exits 0" [ $rc -eq 0 ]
