@@ -29,6 +29,7 @@
 #include <xxhash.h>
 
 #include "common/array.h"
+#include "common/xattrname.h"
 
 #define INV_READ_CHUNK (1u << 20)
 #define INV_XATTR_LIST (64u << 10)
@@ -154,10 +155,6 @@ static int inv_name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool inv_xattr_replicated(const char *name)
-{
-	return strncmp(name, "user.", 5) == 0 || strncmp(name, "trusted.", 8) == 0;
-}
 
 /* listxattrat(2) is missing or filtered: /proc paths from then on. */
 static int inv_no_listxattrat;
@@ -205,7 +202,7 @@ static int inv_hash_xattrs(int dirfd, const char *name, bool replicated_only,
 	if (len < 0)
 		return errno == ENOTSUP ? 0 : -errno;
 	for (char *p = list; p < list + len && n < 1024; p += strlen(p) + 1)
-		if (!replicated_only || inv_xattr_replicated(p))
+		if (!replicated_only || xattrname_replicated(p))
 			names[n++] = p;
 	e->n_xattrs = (uint32_t)n;
 	if (!n)

@@ -168,6 +168,22 @@ static int mc_attr(struct mc *c, const char *path, uint32_t mask, const struct s
 	return mc_maybe_flush(c);
 }
 
+/* prefetch_caps of the source's PATH (FD open on it, or -1) as PEER_PATH,
+ * after its ATTR. */
+static int mc_caps(struct mc *c, int fd, const char *path, const char *peer_path)
+{
+	int own = fd < 0 ? openat(c->rootfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+				  O_NOCTTY | O_CLOEXEC) : -1;
+	int rc = fd >= 0 || own >= 0 ? prefetch_caps(fd < 0 ? own : fd, peer_path, MC_SEQ,
+						     c->out) : 0;
+
+	if (own >= 0)
+		close(own);
+	if (rc < 0)
+		return mc_fail(c, rc, "cannot encode the capabilities of %s", path);
+	return mc_maybe_flush(c);
+}
+
 /* ATTR from an inventory entry (no size). */
 static int mc_attr_entry(struct mc *c, const struct proto_entry *e, uint32_t mask)
 {
@@ -267,6 +283,8 @@ static int mc_whole(struct mc *c, const struct proto_entry *e, const char *peer_
 	/* the attributes from before the reading (prefetch.c says why) */
 	if (rc == 0)
 		rc = mc_attr(c, peer_path, MC_META | JATTR_SIZE, &st);
+	if (rc == 0)
+		rc = mc_caps(c, fd, e->path, peer_path);
 	close(fd);
 	if (rc == 0) {
 		c->st->files_whole++;
@@ -406,6 +424,8 @@ static int mc_delta_finish(struct mc *c, struct mc_pend *p)
 	}
 	if (rc >= 0)
 		rc = mc_attr(c, e->path, MC_META | JATTR_SIZE, &st);
+	if (rc >= 0)
+		rc = mc_caps(c, fd, e->path, e->path);
 	if (rc >= 0) {
 		fc.size = mine.size;
 		blockhash_digest(&mine, fc.digest);
@@ -537,7 +557,8 @@ static int mc_item(struct mc *c, const struct plan_item *it, size_t i)
 			rc = mc_xattrs(c, e->path, e->path);
 		if (rc || S_ISDIR(e->mode))
 			return rc;	/* a folder's attributes go last */
-		return mc_attr_entry(c, e, S_ISLNK(e->mode) ? MC_META & ~JATTR_MODE : MC_META);
+		rc = mc_attr_entry(c, e, S_ISLNK(e->mode) ? MC_META & ~JATTR_MODE : MC_META);
+		return rc || !S_ISREG(e->mode) ? rc : mc_caps(c, -1, e->path, e->path);
 	case PLAN_DELETE:
 		c->st->deleted++;
 		return 0;

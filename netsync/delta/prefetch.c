@@ -24,6 +24,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/xattrname.h"
 #include "netsync/wire/proto.h"
 
 #define PF_BLOCK PROTO_BLOCK_SIZE
@@ -170,6 +171,19 @@ int prefetch_next(struct prefetch *p, struct prefetch_chunk *c, bool wait)
 
 /* ---- encoding ---- */
 
+int prefetch_caps(int fd, const char *peer_path, uint64_t seq, struct evbuffer *out)
+{
+	char val[256];
+	struct journal_op op = { .type = JOP_SETXATTR, .path = peer_path,
+				 .xname = XATTRNAME_CAPS, .xvalue = val };
+	ssize_t n = fgetxattr(fd, XATTRNAME_CAPS, val, sizeof(val));
+
+	if (n <= 0)
+		return 0;	/* none, or gone since: the next run sees it */
+	op.xsize = (size_t)n;
+	return proto_encode_op(out, seq, &op) < 0 ? -EINVAL : 0;
+}
+
 int prefetch_xattrs(int rootfd, int fd, const char *path, const char *peer_path,
 		    uint64_t seq, struct evbuffer *out)
 {
@@ -194,7 +208,7 @@ int prefetch_xattrs(int rootfd, int fd, const char *path, const char *peer_path,
 	for (ssize_t i = 0; n > 0 && i < n; i += (ssize_t)strlen(names + i) + 1) {
 		size_t l = strlen(names + i) + 1;
 
-		if (!strncmp(names + i, "user.", 5) || !strncmp(names + i, "trusted.", 8)) {
+		if (xattrname_replicated(names + i)) {
 			memmove(names + keep, names + i, l);
 			keep += l;
 		}
@@ -336,7 +350,8 @@ static int pf_item(struct prefetch *p, const struct plan_item *it, struct prefet
 					.gid = st.st_gid, .size = (uint64_t)st.st_size,
 					.mtime = st.st_mtim };
 
-		rc = proto_encode_attr(c->buf, &a) < 0 ?
+		rc = proto_encode_attr(c->buf, &a) < 0 ||
+		     prefetch_caps(fd, peer_path, p->seq, c->buf) < 0 ?
 		     pf_fail(c, -EINVAL, "cannot encode the attributes of", e->path) : 0;
 	}
 	if (rc == 0 && peer_path != e->path) {

@@ -44,7 +44,7 @@ int prefetch_next(struct prefetch *p, struct prefetch_chunk *c, bool wait);
 void prefetch_stop(struct prefetch *p);
 
 /*
- * The replicated xattrs (user.*, trusted.*) of the source's PATH (FD open
+ * The replicated xattrs (common/xattrname.h) of the source's PATH (FD open
  * on it, or -1: by name under ROOTFD, never following it) as the whole
  * xattr state of PEER_PATH on the peer: REMOVEXATTR with the keep-list,
  * then a SETXATTR per name (docs/protocol.md, "Whole xattr state"),
@@ -53,5 +53,12 @@ void prefetch_stop(struct prefetch *p);
  */
 int prefetch_xattrs(int rootfd, int fd, const char *path, const char *peer_path,
 		    uint64_t seq, struct evbuffer *out);
+/*
+ * A write or a chown drops a file's capabilities (security.capability) on
+ * the peer, and a file's xattrs go before its DATA and ATTR: where the
+ * source file open on FD has them, a SETXATTR of them as PEER_PATH's, to
+ * follow its ATTR, appended to OUT. 0 or -EINVAL. Any thread.
+ */
+int prefetch_caps(int fd, const char *peer_path, uint64_t seq, struct evbuffer *out);
 
 #endif

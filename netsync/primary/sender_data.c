@@ -21,6 +21,7 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "common/xattrname.h"
 #include "journal/journal.h"
 #include "netsync/delta/hashcache.h"
 #include "netsync/wire/proto.h"
@@ -345,8 +346,27 @@ static bool sender_delta_holds(struct sender *s, const void *buf, size_t n)
 	return true;
 }
 
+/* A write drops a file's capabilities (security.capability), on the peer
+ * as here, and the batch's DATA reaches the peer after all of its ops, so
+ * a capability set after the file's last write here would be dropped
+ * there by that write's DATA: where the file has one now, it follows the
+ * file's ATTR (which may chown, which drops it too). */
+static void sender_put_caps(struct evbuffer *out, uint64_t seq, const char *path, int fd)
+{
+	char val[256];
+	ssize_t n = fgetxattr(fd, XATTRNAME_CAPS, val, sizeof(val));
+	struct journal_op op = { .type = JOP_SETXATTR, .path = path, .xname = XATTRNAME_CAPS };
+
+	if (n <= 0)
+		return;
+	op.xvalue = val;
+	op.xsize = (size_t)n;
+	if (proto_encode_op(out, seq, &op) < 0)
+		log_warn("cannot re-send a file's capabilities", "path=%s", path);
+}
+
 /* The current file's data is sent: its xattr state where due, its ATTR,
- * and the cursor moves to the next file. */
+ * its capabilities, and the cursor moves to the next file. */
 static void cursor_end_file(struct sender *s, struct evbuffer *out,
 			    const struct journal_dirty *d)
 {
@@ -373,6 +393,7 @@ static void cursor_end_file(struct sender *s, struct evbuffer *out,
 		a.atime = c->st.st_atim;
 		a.mtime = c->st.st_mtim;
 		proto_encode_attr(out, &a);
+		sender_put_caps(out, c->cur->b->end_seq, d->path, c->fd);
 		sentmap_trim(s->held, d->path, a.size);
 		if (c->dl)
 			cursor_mine_end(s, &c->st);

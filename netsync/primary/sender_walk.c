@@ -23,6 +23,7 @@
 #include "common/array.h"
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "common/xattrname.h"
 #include "journal/journal.h"
 #include "netsync/wire/proto.h"
 #include "netsync/primary/sentmap.h"
@@ -218,12 +219,12 @@ int sender_put_xattr_state(struct evbuffer *out, uint64_t seq, const char *path,
 		rc = -errno;
 		goto out_free;
 	}
-	/* system.* and security.* belong to the host (ACLs are replicated
-	 * through the mode only, labels are the peer's own) */
+	/* what a replica carries (common/xattrname.h); labels and other
+	 * system.* names are each host's own */
 	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
 		size_t l = strlen(names + i) + 1;
 
-		if (strncmp(names + i, "user.", 5) == 0 || strncmp(names + i, "trusted.", 8) == 0) {
+		if (xattrname_replicated(names + i)) {
 			memmove(names + keep, names + i, l);
 			keep += l;
 		}

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/xattrname.h"
 #include "netsync/wire/path.h"
 
 #define CONFLICTS_DIR "conflicts"
@@ -82,7 +83,7 @@ static void conflicts_copy_xattrs(int in, int out)
 		const char *x = names + off;
 		ssize_t v;
 
-		if (strncmp(x, "user.", 5) != 0 && strncmp(x, "trusted.", 8) != 0)
+		if (!xattrname_replicated(x))
 			continue;
 		v = fgetxattr(in, x, val, sizeof(val));
 		if (v >= 0)

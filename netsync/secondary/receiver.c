@@ -84,8 +84,8 @@ struct recv_fd {
 	uint64_t wb_off, wb_end;	/* written since the last writeback kick */
 	uint64_t drop_off;	/* pages of this run before it are dropped */
 	uint64_t touched;	/* touch_gen its inode was put in the touch set */
-	/* made here (O_EXCL) and no xattr set on it since: it has none to
-	 * remove (a keep-list REMOVEXATTR right after its CREATE is a no-op) */
+	/* made here (O_EXCL), no xattr set since: none to remove (a keep-list
+	 * REMOVEXATTR after its CREATE) but an ACL its folder's default gave */
 	bool fresh;
 };
 
@@ -1057,8 +1057,10 @@ static int recv_xattr(struct receiver *r, struct path_ref *ref, const struct jou
 	if (!op->xname && op->type == JOP_REMOVEXATTR) {
 		if (op->xsize && ((const char *)op->xvalue)[op->xsize - 1] != '\0')
 			return -EINVAL;
-		if (slot && slot->fresh)
-			return 0;	/* made here: none to remove */
+		/* made here: none to remove but an access ACL inherited from
+		 * its folder's default ACL */
+		if (slot && slot->fresh && fgetxattr(slot->fd, "system.posix_acl_access", NULL, 0) < 0)
+			return 0;
 		snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", ref->dirfd, ref->name);
 		return storeops_xattr_keep(slot ? slot->fd : -1, p, op);
 	}

@@ -18,6 +18,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/xattrname.h"
+
 /* chmod of NAME without following it (a symlink has no mode to set). */
 int storeops_chmod(int dirfd, const char *name, mode_t mode)
 {
@@ -115,8 +117,7 @@ int storeops_xattr_keep(int fd, const char *p, const struct journal_op *op)
 	for (ssize_t i = 0; n > 0 && i < n && rc == 0; i += (ssize_t)strlen(names + i) + 1) {
 		const char *name = names + i;
 
-		if ((strncmp(name, "user.", 5) != 0 && strncmp(name, "trusted.", 8) != 0) ||
-		    storeops_in_list(op->xvalue, op->xsize, name))
+		if (!xattrname_replicated(name) || storeops_in_list(op->xvalue, op->xsize, name))
 			continue;
 		if ((fd >= 0 ? fremovexattr(fd, name) : lremovexattr(p, name)) < 0 &&
 		    errno != ENODATA)

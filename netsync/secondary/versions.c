@@ -15,6 +15,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/xattrname.h"
 #include "netsync/delta/inventory.h"
 #include "netsync/wire/path.h"
 #include "netsync/wire/proto.h"
@@ -39,7 +40,7 @@ static int versions_xattrs(struct evbuffer *out, int fd, const char *as)
 		struct journal_op op = { .type = JOP_SETXATTR, .path = as, .xname = names + off };
 		ssize_t v;
 
-		if (strncmp(op.xname, "user.", 5) != 0 && strncmp(op.xname, "trusted.", 8) != 0)
+		if (!xattrname_replicated(op.xname))
 			continue;
 		v = fgetxattr(fd, op.xname, val, sizeof(val));
 		if (v < 0)
