@@ -5,7 +5,7 @@
 # included, in the log directory).
 # Usage: bench/difftest-soak.sh [--duration SECONDS] [--seed FIRST]
 #        [--ops PER_SEED] [--faults LIST] [--shrink-seconds S] [--logs DIR]
-#        [--op-set classic|all] [--mount-args "ARGS"] [--strict-apply]
+#        [--op-set classic|all|security] [--mount-args "ARGS"] [--strict-apply]
 #        (needs root and a build in ./build; BUILD=dir to change)
 # --mount-args "--no-uring --mode sync" runs the other transport and mode.
 set -eu

@@ -18,7 +18,7 @@ re-run it with --replay FILE.
 Usage: difftest.py --twinfs BIN [--seed N] [--ops K] [--seeds M]
         [--faults none|all|stop,cont,kill,restart,overflow,umount,remount]
         [--mode control|mount] [--keep DIR] [--shrink-seconds S]
-        [--replay FILE] [--op-set classic|all] [--mount-args ARGS]
+        [--replay FILE] [--op-set classic|all|security] [--mount-args ARGS]
         [--strict-apply]
 Exit: 0 every seed passed, 1 a property failed, 2 harness error.
 """

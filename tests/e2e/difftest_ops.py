@@ -105,8 +105,12 @@ EXTRA = [
 # O_TMPFILE is a set of its own: a twinfs mount refuses it (EOPNOTSUPP;
 # libfuse 3.14 has no tmpfile operation), so with it the mount's errnos
 # differ from a plain directory's by design, not by a replication fault.
+# File capabilities and POSIX ACLs (replicated since 005ab4d), a set of
+# their own so that the CI's fixed "all" seeds keep their sequences.
+SECURITY = [(3, "setcap"), (3, "setacl")]
 OP_SETS = {"classic": CLASSIC, "all": CLASSIC + EXTRA,
-           "tmpfile": CLASSIC + EXTRA + [(3, "tmpfile")]}
+           "tmpfile": CLASSIC + EXTRA + [(3, "tmpfile")],
+           "security": CLASSIC + EXTRA + SECURITY}
 WEIGHTS = CLASSIC
 
 
@@ -192,7 +196,23 @@ def _op_extra(r, kind, p):
         return [kind, p, r.choice([0o2755, 0o2745, 0o6644, 0o2644, 0o4755])]
     if kind == "unlink_slot":
         return [kind, r.randrange(FD_SLOTS)]
+    if kind == "setcap":
+        return [kind, p, r.choice(["set", "set", "remove"])]
+    if kind == "setacl":
+        return [kind, p, r.choice(["access", "access", "default"]), r.choice([-1, 0, 4, 5, 7])]
     raise ValueError(kind)
+
+
+CAPS = bytes.fromhex("0100000200200000000000000000000000000000")   # cap_net_raw+ep
+
+
+def _acl(perm):
+    """A POSIX ACL's xattr value: user::rw-, user:1234:PERM, group::r--,
+    mask::PERM|r, other::r--."""
+    import struct
+    e = [(0x01, 6, 0xffffffff), (0x02, perm, 1234), (0x04, 4, 0xffffffff),
+         (0x10, perm | 4, 0xffffffff), (0x20, 4, 0xffffffff)]
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *x) for x in e)
 
 
 def generate(seed, n, faults=(), op_set="classic"):
@@ -458,6 +478,17 @@ class Applier:
             except FileExistsError:
                 pass
             os.rename(P(a[0]), P(a[1]))
+        elif k == "setcap":
+            if a[1] == "set":
+                os.setxattr(P(a[0]), "security.capability", CAPS, follow_symlinks=False)
+            else:
+                os.removexattr(P(a[0]), "security.capability", follow_symlinks=False)
+        elif k == "setacl":
+            name = "system.posix_acl_" + a[1]
+            if a[2] < 0:
+                os.removexattr(P(a[0]), name, follow_symlinks=False)
+            else:
+                os.setxattr(P(a[0]), name, _acl(a[2]), follow_symlinks=False)
         elif k == "utimens":
             ts = (_Timespec * 2)(*[_timespec(v) for v in (a[1], a[2])])
             if _libc.utimensat(AT_FDCWD, os.fsencode(P(a[0])), ts, 0x100) != 0:
