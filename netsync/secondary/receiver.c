@@ -30,9 +30,8 @@
 
 #define RECV_FD_CACHE 8
 /* A batch's touch set holds at most this many files/directories (each a
- * dup'ed fd), and at most limits_touch_max() under a low open-file limit;
- * a fuller one is handed off to be fsynced early (see
- * receiver_set_spill), so that a big batch never costs a syncfs. */
+ * dup'ed fd), at most limits_touch_max() under a low open-file limit; a
+ * fuller one is fsynced early (receiver_set_spill): never a syncfs. */
 #define RECV_TOUCH_MAX SYNCER_FSYNC_MAX
 /* Open-addressing index over touch_keys (a power of two, at most half
  * full), so that telling whether an inode is touched already costs the
@@ -42,20 +41,15 @@
 /*
  * Early writeback. A DATA block is only pwritten; it becomes durable at
  * its batch's end (fsync or syncfs on the syncer thread). Left alone, the
- * kernel keeps up to dirty_background_ratio of RAM (2.4 GB on the 24 GiB
- * test machine) of it in the page cache, so the batch-end fsync of a large
- * file wrote hundreds of MB in one go while the sender's window was full
- * (docs/benchmarks.md, "The peer's writeback"). So every RECV_WB_CHUNK
- * bytes written contiguously to one file are handed to the disk at once
- * with sync_file_range(WRITE), which starts the writeback and does not
- * wait for it: the disk streams while data arrives and the fsync at the
- * batch end finds little left to do. This adds no durability claim (the
- * fsync still decides), and small files (below the chunk) are left to the
- * batch-end sync, which writes them together. The chunk is one DATA block
- * (1 MiB), not the 8 MiB it was: the disk is shared with the readers on
- * the primary's side (on the test machine, the `cp` feeding the mount
- * reads its source from it), and a read queues behind the writes already
- * handed to the disk.
+ * kernel keeps up to dirty_background_ratio of RAM of it in the page
+ * cache, and the batch-end fsync of a large file wrote it in one go while
+ * the sender's window was full (docs/benchmarks.md, "The peer's
+ * writeback"). So every RECV_WB_CHUNK bytes written contiguously to one
+ * file go to the disk at once with sync_file_range(WRITE), which does not
+ * wait: the disk streams while data arrives. No durability claim (the
+ * fsync decides); small files are left to the batch-end sync. The chunk
+ * is one DATA block (1 MiB): a read on a shared disk queues behind the
+ * writes already handed to it.
  */
 #define RECV_WB_CHUNK PROTO_BLOCK_SIZE
 
@@ -64,16 +58,14 @@
  * (until a failover, when they come from disk like any cold file), yet
  * each new page-cache page costs CPU on the one thread that applies the
  * stream: it is allocated, charged, later reclaimed, and on a VM with free
- * page reporting (the test machine) a page the host took back faults on
- * first touch (docs/benchmarks.md, "The peer's writeback"). So
- * during a long contiguous run of writes to one file, the pages more than
- * RECV_DROP_LAG behind the last writeback kick are dropped
- * (POSIX_FADV_DONTNEED) once their writeback finished (sync_file_range
- * WAIT_BEFORE; it was started RECV_DROP_LAG ago, so the wait rarely
- * blocks). Freed pages are reused by the next writes while still hot.
- * Dirty pages are never dropped, and durability is unchanged: the batch
- * end still fsyncs the file. Runs shorter than the lag (small files,
- * scattered writes into a database file) keep their pages.
+ * page reporting a page the host took back faults on first touch
+ * (docs/benchmarks.md, "The peer's writeback"). So during a long
+ * contiguous run of writes to one file, the pages more than RECV_DROP_LAG
+ * behind the last writeback kick are dropped (POSIX_FADV_DONTNEED) once
+ * written back (sync_file_range WAIT_BEFORE, rarely blocking: started
+ * RECV_DROP_LAG ago). Freed pages are reused by the next writes, hot.
+ * Dirty pages are never dropped; the batch end still fsyncs the file.
+ * Shorter runs (small files, scattered writes) keep their pages.
  */
 #define RECV_DROP_LAG (8u << 20)
 
@@ -579,13 +571,20 @@ static int recv_chown(struct receiver *r, int dirfd, const char *name,
 
 /* Sets owner, mode and times of NAME as MASK says; size is done by the
  * caller. Order: owner first (chown clears set-id bits), then mode, then
- * times (last, so nothing moves them afterwards). */
+ * times (last, so nothing moves them afterwards). STATE (an ATTR frame:
+ * a state, not a call) leaves a right owner alone: any chown drops file
+ * capabilities, which the xattrs sent before it (walks, mirror) set. */
 static int recv_set_meta(struct receiver *r, int dirfd, const char *name,
 			 uint32_t mask, uint32_t mode, uint32_t uid, uint32_t gid,
-			 const struct timespec *atime, const struct timespec *mtime)
+			 const struct timespec *atime, const struct timespec *mtime, bool state)
 {
+	struct stat st;
 	int rc;
 
+	if ((mask & (JATTR_UID | JATTR_GID)) && state &&
+	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (!(mask & JATTR_UID) || st.st_uid == uid) && (!(mask & JATTR_GID) || st.st_gid == gid))
+		mask &= ~(uint32_t)(JATTR_UID | JATTR_GID);
 	if (mask & (JATTR_UID | JATTR_GID)) {
 		rc = recv_chown(r, dirfd, name, (mask & JATTR_UID) ? uid : (uid_t)-1,
 				(mask & JATTR_GID) ? gid : (gid_t)-1);
@@ -614,10 +613,11 @@ static int recv_set_meta(struct receiver *r, int dirfd, const char *name,
  * already right are left alone: every new file gets both at its CREATE
  * and again in the ATTR after its data, and each change dirties the
  * inode; one fstat is cheaper. A chown may clear set-id bits, so after
- * one the mode is always set. */
+ * one the mode is always set. Not STATE (a SETATTR the primary's store
+ * ran): its chown runs, as it did there, and drops what it dropped. */
 static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 			    uint32_t mask, uint32_t mode, uint32_t uid, uint32_t gid,
-			    const struct timespec *atime, const struct timespec *mtime)
+			    const struct timespec *atime, const struct timespec *mtime, bool state)
 {
 	struct stat own;
 	bool chowned = false;
@@ -629,7 +629,7 @@ static int recv_set_meta_fd(struct receiver *r, int fd, const struct stat *st,
 		uid_t u = (mask & JATTR_UID) ? uid : (uid_t)-1;
 		gid_t g = (mask & JATTR_GID) ? gid : (gid_t)-1;
 
-		if (!st || (u != (uid_t)-1 && u != st->st_uid) ||
+		if (!state || !st || (u != (uid_t)-1 && u != st->st_uid) ||
 		    (g != (gid_t)-1 && g != st->st_gid)) {
 			if (fchown(fd, u, g) < 0 && !(errno == EPERM && !r->is_root))
 				return -errno;
@@ -713,7 +713,7 @@ out_meta:
 	if (fstat(fd, &st) == 0)
 		(void)linkclaim_note(&r->claims, &st, op->path);	/* best effort */
 	rc = recv_set_meta_fd(r, fd, NULL, JATTR_UID | JATTR_GID | JATTR_MODE, op->mode,
-			      op->uid, op->gid, NULL, NULL);
+			      op->uid, op->gid, NULL, NULL, true);
 	if (slot) {
 		if (rc == 0)
 			recv_touch_slot(r, slot);	/* owner, mode */
@@ -752,7 +752,7 @@ static int recv_mkdir(struct receiver *r, struct path_ref *ref, const struct jou
 		}
 	}
 	return recv_set_meta(r, ref->dirfd, ref->name, JATTR_UID | JATTR_GID | JATTR_MODE,
-			     op->mode, op->uid, op->gid, NULL, NULL);
+			     op->mode, op->uid, op->gid, NULL, NULL, false);
 }
 
 /*
@@ -797,7 +797,7 @@ static int recv_mknod(struct receiver *r, struct path_ref *ref, const struct jou
 		}
 	}
 	return recv_set_meta(r, ref->dirfd, ref->name, JATTR_UID | JATTR_GID | JATTR_MODE,
-			     op->mode, op->uid, op->gid, NULL, NULL);
+			     op->mode, op->uid, op->gid, NULL, NULL, false);
 }
 
 static int recv_symlink(struct receiver *r, struct path_ref *ref, const struct journal_op *op)
@@ -828,7 +828,7 @@ static int recv_symlink(struct receiver *r, struct path_ref *ref, const struct j
 	}
 out_owner:
 	return recv_set_meta(r, ref->dirfd, ref->name, JATTR_UID | JATTR_GID, 0,
-			     op->uid, op->gid, NULL, NULL);
+			     op->uid, op->gid, NULL, NULL, false);
 }
 
 /* Sets the results of OP: the entries at path (in DIRFD/NAME) and path2
@@ -1002,7 +1002,7 @@ static int recv_rename(struct receiver *r, const struct journal_op *op)
 static int recv_setattr(struct receiver *r, struct path_ref *ref, const char *path,
 			uint32_t mask, uint64_t size, uint32_t mode, uint32_t uid,
 			uint32_t gid, const struct timespec *atime,
-			const struct timespec *mtime)
+			const struct timespec *mtime, bool state)
 {
 	struct recv_fd *slot = *path ? recv_fd_find(r, path) : NULL;
 	struct stat st;
@@ -1027,8 +1027,8 @@ static int recv_setattr(struct receiver *r, struct path_ref *ref, const char *pa
 	}
 	if (slot)
 		return recv_set_meta_fd(r, slot->fd, have ? &st : NULL, mask, mode, uid, gid,
-					atime, mtime);
-	return recv_set_meta(r, ref->dirfd, ref->name, mask, mode, uid, gid, atime, mtime);
+					atime, mtime, state);
+	return recv_set_meta(r, ref->dirfd, ref->name, mask, mode, uid, gid, atime, mtime, state);
 }
 
 /* True if the xattr OP sets has that value already (through FD, or the
@@ -1140,7 +1140,7 @@ int receiver_op(struct receiver *r, const struct proto_op *m)
 		break;
 	case JOP_SETATTR:
 		rc = recv_setattr(r, &ref, op->path, op->attr_mask, op->size, op->mode,
-				  op->uid, op->gid, &op->atime, &op->mtime);
+				  op->uid, op->gid, &op->atime, &op->mtime, false);
 		break;
 	case JOP_SETXATTR:
 	case JOP_REMOVEXATTR:
@@ -1245,7 +1245,7 @@ int receiver_attr(struct receiver *r, const struct proto_attr *m)
 	if (rc < 0)
 		return recv_fail(r, m->path, rc);
 	rc = recv_setattr(r, &ref, m->path, m->mask, m->size, m->mode, m->uid, m->gid,
-			  &m->atime, &m->mtime);
+			  &m->atime, &m->mtime, true);
 	if (rc < 0 && recv_absent_ok(m, rc))
 		rc = 0;
 	if (rc == 0) {
