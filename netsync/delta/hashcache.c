@@ -219,7 +219,8 @@ static void hc_clear(struct hashcache *c)
 {
 	for (size_t i = 0; i < c->cap; i++)
 		free(c->t[i].blocks);
-	memset(c->t, 0, c->cap * sizeof(*c->t));
+	if (c->t)
+		memset(c->t, 0, c->cap * sizeof(*c->t));
 	c->n = 0;
 }
 
