@@ -155,7 +155,6 @@ static int inv_name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-
 /* listxattrat(2) is missing or filtered: /proc paths from then on. */
 static int inv_no_listxattrat;
 
@@ -325,7 +324,7 @@ bool inventory_take_root(struct inventory *inv, const struct proto_entry *e, boo
 
 int inventory_add_path(struct inventory *inv, int rootfd, const char *path, bool hash)
 {
-	/* what replication carries: content, and user.* and trusted.* */
+	/* what replication carries: content and the replicated xattrs */
 	static const struct inventory_opts with = { .hash_content = true,
 						    .replicated_xattrs = true };
 	static const struct inventory_opts without = { .replicated_xattrs = true };

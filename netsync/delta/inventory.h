@@ -46,8 +46,8 @@ int inventory_build(const char *root, const char *skip, struct inventory *inv);
 /* How inventory_walk reads a tree (the mirror and resync walks). */
 struct inventory_opts {
 	bool hash_content;	/* read and hash every regular file */
-	bool replicated_xattrs;	/* digest only user.* and trusted.* (what
-				 * replication carries), not every namespace */
+	bool replicated_xattrs;	/* digest only what replication carries
+				 * (common/xattrname.h), not every name */
 	const char *skip;	/* a subtree left out (may be NULL) */
 	const char *sub;	/* walk only this subtree ("" or NULL: all) */
 	bool with_sub;		/* include the entry of SUB itself */
@@ -65,7 +65,7 @@ long inventory_find(const struct inventory *inv, const char *path);
 
 /*
  * Appends the entry at PATH of the tree under ROOTFD, read as a walk of
- * what replication carries reads it (user.* and trusted.* xattrs; the
+ * what replication carries reads it (the replicated xattrs; the
  * content hashed if HASH; no link field). Returns 1, 0 when nothing is
  * there (nothing appended), or -errno. For single paths (a demoted
  * primary's tail, a split brain's versions), not walks.

@@ -94,8 +94,8 @@ bool storeops_in_list(const char *list, size_t len, const char *name)
 
 /*
  * REMOVEXATTR without a name: the xattrs the entry has on the primary
- * (user.* and trusted.*, the ones replicated) are the NUL-terminated names
- * in xvalue; every other one of those namespaces goes. The sender sends
+ * (the replicated ones, common/xattrname.h) are the NUL-terminated names
+ * in xvalue; every other replicated one goes. The sender sends
  * it, then a SETXATTR per name, with the re-sent state of a path, so
  * that the path's xattrs are the primary's whatever the peer held (a
  * replay after a crash may have left another inode's under that name).
