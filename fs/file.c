@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -527,7 +528,8 @@ void fs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 	struct fs *fs = fs_of(req);
 	struct fs_file *f = fs_file_of(fi);
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
-	ssize_t n;
+	char caps[256];
+	ssize_t n, ncaps = -1;
 
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = f->fd;
@@ -544,8 +546,15 @@ void fs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 			return;
 		}
 	}
+	/* The page cache's delayed write (a mapping's dirty pages written
+	 * back) is no write(2): a local filesystem keeps the file's
+	 * capabilities through it, the store's pwrite would drop them. */
+	if (fi->writepage && !__atomic_load_n(&f->inode->no_caps, __ATOMIC_RELAXED))
+		ncaps = fgetxattr(f->fd, FS_XATTR_CAPS, caps, sizeof(caps));
 	record_write_begin(fs, f->inode, f->fd);
 	n = fuse_buf_copy(&out, in, 0);
+	if (ncaps > 0 && fgetxattr(f->fd, FS_XATTR_CAPS, NULL, 0) < 0 && errno == ENODATA)
+		(void)fsetxattr(f->fd, FS_XATTR_CAPS, caps, (size_t)ncaps, 0);
 	if (n < 0) {
 		fuse_reply_err(req, (int)-n);
 		return;
